@@ -1,0 +1,111 @@
+"""The ``advisor`` command line: a thin layer over the engine.
+
+Bare ``advisor`` opens the terminal app; the subcommands do the same work for scripts. Each
+subcommand lives in its own module and is imported only when it runs (or when help lists it),
+so ``advisor --help`` stays fast and TensorFlow is imported only where a probe runs.
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from advisor import __version__
+from advisor.errors import AdvisorError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# name -> "module:attribute"; the order is the order of `advisor --help`.
+SUBCOMMANDS = {
+    "recommend": "advisor.cli.recommend:recommend",
+    "probe": "advisor.cli.probe:probe",
+    "models": "advisor.cli.probe:models",
+    "prices": "advisor.cli.prices:prices",
+    "devices": "advisor.cli.estimate:devices",
+    "validate": "advisor.cli.estimate:validate",
+    "import": "advisor.cli.probe:import_results",
+    "locate": "advisor.cli.locate:locate",
+}
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one error line and exit (the only way the CLI reports a failure)."""
+    click.echo(f"advisor: error: {message}", err=True)
+    sys.exit(code)
+
+
+class AdvisorGroup(click.Group):
+    """A group that loads subcommands lazily and turns every user error into one line."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if name not in SUBCOMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(SUBCOMMANDS), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"no such command {name!r}{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            fail("cancelled", 130)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "advisor"
+            fail(f"{exc.format_message()} (see '{where} --help')", 2)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except AdvisorError as exc:
+            fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            fail("cancelled", 130)
+        except BrokenPipeError:
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+@click.group(
+    "advisor", cls=AdvisorGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS
+)
+@click.version_option(__version__, "-V", "--version", prog_name="advisor")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Where should I train this model? Measure it here, predict it everywhere, compare prices.
+
+    Run without a command to open the terminal app. For scripts:
+
+    \b
+      advisor recommend --model lstm --deadline 8h
+      advisor probe --model mnist_cnn --json
+      advisor prices refresh
+    """
+    if ctx.invoked_subcommand is None:
+        from advisor.tui import run_app
+
+        run_app()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="advisor")

@@ -1,0 +1,73 @@
+"""One output switch for every command that prints rows: ``--table`` (default), ``--json``, ``--csv``.
+
+``--json`` and ``--csv`` are contracts for scripts: plain values, stable keys, nothing decorative.
+The table is for people and is drawn with rich (imported only when a table is drawn).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+FORMATS = ("table", "json", "csv")
+
+
+def output_format(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--table/--json/--csv`` to a command; it receives the choice as ``fmt``."""
+
+    @click.option(
+        "--table", "fmt", flag_value="table", default=True, help="Print a table (default)."
+    )
+    @click.option("--json", "fmt", flag_value="json", help="Print JSON for scripts.")
+    @click.option("--csv", "fmt", flag_value="csv", help="Print CSV for spreadsheets.")
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return command(*args, **kwargs)
+
+    return wrapper
+
+
+def emit(
+    rows: Sequence[dict[str, Any]],
+    fmt: str,
+    *,
+    columns: Sequence[str] | None = None,
+    title: str | None = None,
+    payload: Any = None,
+) -> None:
+    """Print ``rows`` in ``fmt``. ``payload`` replaces the rows in JSON output when given."""
+    columns = list(columns or (rows[0].keys() if rows else []))
+    if fmt == "json":
+        click.echo(
+            json.dumps(payload if payload is not None else list(rows), indent=2, default=str)
+        )
+    elif fmt == "csv":
+        writer = csv.DictWriter(
+            sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, header_style="bold")
+        for column in columns:
+            table.add_column(column.replace("_", " "))
+        for row in rows:
+            table.add_row(*(_cell(row.get(column)) for column in columns))
+        Console().print(table)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

@@ -1,0 +1,54 @@
+"""The contract of the estimation layer: a target device in, a predicted time with spread out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+
+_STANDARD_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class Target:
+    """What an offering runs the training on (one rentable machine)."""
+
+    accelerator: str | None
+    """Accelerator name as in the price database (``T4``, ``A100-80GB``, ``tpu-v5litepod-8``)."""
+    accelerator_count: int = 0
+    vcpus: float | None = None
+    cpu_family: str | None = None
+    """CPU family when known (``skylake``, ``icelake``, ``milan``, ``graviton3``, ...)."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted full-training time on one target, log-normally spread around the median."""
+
+    seconds: float
+    """Median (p50) predicted wall time of the full training."""
+    log_sigma: float
+    """Spread in log space: quantile q is ``seconds * exp(z_q * log_sigma)``."""
+    fits: bool = True
+    """False when model plus activations at this batch do not fit the target's memory."""
+    reason: str | None = None
+    """Why the target is excluded (does not fit, unknown accelerator, ...), else None."""
+    measured: bool = False
+    """True when a probe measured on the target itself was used directly."""
+    extrapolated: bool = False
+    """True when the target lies beyond the hardware the model was calibrated on."""
+    kernel_path: str = ""
+    """What runs there, e.g. ``cuDNN LSTM, fp32`` or ``XLA, bf16``."""
+    steps: tuple[str, ...] = field(default_factory=tuple)
+    """Human-readable explanation, one line per scaling step (for ``--explain``)."""
+
+    def quantile(self, q: float) -> float:
+        return self.seconds * math.exp(_STANDARD_NORMAL.inv_cdf(q) * self.log_sigma)
+
+    def probability_within(self, seconds: float) -> float:
+        """Chance the training finishes within ``seconds``."""
+        if seconds <= 0:
+            return 0.0
+        if self.log_sigma <= 0:
+            return 1.0 if self.seconds <= seconds else 0.0
+        return _STANDARD_NORMAL.cdf(math.log(seconds / self.seconds) / self.log_sigma)

@@ -1,0 +1,9 @@
+"""The Textual app (issue 7). ``run_app()`` is what bare ``advisor`` calls."""
+
+from __future__ import annotations
+
+
+def run_app() -> None:
+    from advisor.tui.app import make_app
+
+    make_app().run()

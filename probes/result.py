@@ -1,0 +1,98 @@
+"""What a probe measured: plain data, stored in SQLite and exported in the reference CSV format.
+
+This is the contract between ``probes`` (which fills it) and the estimation layer (which scales
+it to other devices). Keep it plain: no TensorFlow objects, everything JSON-serialisable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The device a probe ran on, as much as the cross-device model needs to know."""
+
+    cpu_model: str
+    """CPU model name, e.g. ``Intel(R) Xeon(R) Platinum 8481C``."""
+    logical_cpus: int
+    """Logical CPUs visible to the process."""
+    threads: int
+    """Intra-op threads TensorFlow used."""
+    accelerator: str | None
+    """Accelerator name as cloud catalogs spell it (``H100``, ``T4``), or None on a CPU."""
+    accelerator_memory_gib: float | None
+    tensorflow: str
+    """TensorFlow version."""
+    onednn: bool
+    xla: bool
+    precision: str
+    """``fp32``, ``mixed`` (float16/bfloat16 compute), ..."""
+
+    @property
+    def key(self) -> str:
+        """Stable short id of this device, part of the probe store's key."""
+        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """One training run: which workload, how much data, how long."""
+
+    workload: str
+    """Zoo id (``imdb_bilstm``) or ``file:<sha256 prefix>`` for a user's .keras model."""
+    samples: int
+    validation_samples: int
+    epochs: int
+    batch_size: int
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return -(-self.samples // self.batch_size)
+
+    @property
+    def validation_steps(self) -> int:
+        return -(-self.validation_samples // self.batch_size) if self.validation_samples else 0
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """A probe's measurements and its prediction of the full training time on this device."""
+
+    config: WorkloadConfig
+    device: Fingerprint
+    step_seconds: float
+    """Steady-state wall time of one training step (median), at ``config.batch_size``."""
+    step_interval: tuple[float, float]
+    """95% confidence interval of the steady-state step time."""
+    validation_step_seconds: float
+    """Wall time of one validation step (0 when the workload does not validate)."""
+    epoch_overhead_seconds: float
+    """Per-epoch work beyond the steps: shuffling, callbacks, iterator set-up."""
+    startup_seconds: float
+    """Build, tracing/compilation and warm-up steps, paid once."""
+    predicted_seconds: float
+    """Full training (all epochs, validation included, start-up excluded), median."""
+    predicted_interval: tuple[float, float]
+    samples_per_second: float
+    probe_seconds: float
+    """Wall time the probe itself took."""
+    flops_per_sample: float
+    """Training FLOPs per sample (forward + backward)."""
+    parameters: int
+    peak_host_bytes: int
+    peak_device_bytes: int | None = None
+    op_split: dict[str, float] = field(default_factory=dict)
+    """Share of step time by op class: ``matmul_conv``, ``elementwise``, ``recurrent``,
+    ``embedding``, ``input_pipeline``, ``overhead`` (sums to ~1)."""
+    thread_scaling: dict[int, float] = field(default_factory=dict)
+    """CPU only: intra-op threads -> steady-state step seconds."""
+    batch_scaling: dict[int, float] = field(default_factory=dict)
+    """Batch size -> steady-state step seconds, for every batch size measured."""
+    extrapolated: bool = False
+    """True when the step time at ``config.batch_size`` was modelled from smaller batches."""
+    created_at: str = ""
+    """ISO-8601 UTC time of the measurement."""
