@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 PRICING_MODELS = ("on_demand", "spot")
 
 
-@dataclass(frozen=True)
-class Rentable:
+class Rentable(NamedTuple):
     """One machine a user can rent, with the total hourly price of everything rented.
 
     For GCP an attachable accelerator is priced without its host; ``pricing.query`` composes it
     with its host VM, so ``usd_per_hour`` is always what the user pays.
+
+    A NamedTuple, not a dataclass: a recommendation builds 100,000 of these, and a tuple is built
+    four times faster (``Rentable._make(row)`` straight from a database row).
     """
 
     provider: str
@@ -31,6 +34,9 @@ class Rentable:
     """Total: host plus accelerators."""
     host_usd_per_hour: float
     accelerator_usd_per_hour: float
+    interruptions_per_hour: float
+    """Expected preemptions per hour of running: 0 on demand; for spot the instance's own rate
+    where published (AWS Spot Advisor), else the provider's stated default (``BillingRule``)."""
     fetched_at: str
     source: str
 
