@@ -1,36 +1,234 @@
-"""The advisor terminal app. A placeholder screen until the app issue (7) lands."""
+"""The advisor terminal app: pick a workload, watch it probed, compare where to train.
+
+Presentation only: every number comes from the engine through ``advisor.tui.engine``. Blocking
+work (probes, recommendations, price queries and refreshes) runs in thread workers that post
+messages back, so the interface never freezes.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
 
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
-from textual.widgets import Footer, Header, Static
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
-WELCOME = """\
-[b]advisor[/b]: where should I train this model?
+from advisor.tui import engine
+from advisor.tui.form import FormState, WorkloadForm
+from advisor.tui.help import HelpScreen
+from advisor.tui.messages import (
+    ProbeFinished,
+    ProbeProgressed,
+    RecommendationFailed,
+    RecommendationReady,
+)
+from advisor.tui.prices import PricesScreen
+from advisor.tui.probe_view import ProbeView
+from advisor.tui.results import CostTimePlot, ExplainPanel, ResultsTable
 
-The interactive app is being built. Meanwhile, from the command line:
-
-  advisor recommend --model lstm --deadline 8h
-  advisor prices list --accelerator T4
-  advisor probe --model mnist_mlp
-
-Press [b]ctrl+q[/b] to quit.
-"""
+RECOMPUTE_DELAY = 0.4
+"""Seconds of quiet after the last edit before re-ranking (typing a deadline re-ranks once)."""
 
 
 class AdvisorApp(App[None]):
     TITLE = "advisor"
-    BINDINGS: ClassVar[list[BindingType]] = [("ctrl+q", "quit", "Quit")]
+    SUB_TITLE = "where should I train this model?"
+    CSS_PATH = "advisor.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("ctrl+q", "quit", "Quit"),
+        ("r", "recommend", "Recommend"),
+        ("x", "cancel_probe", "Cancel probe"),
+        ("f", "fresh_probe", "Probe again"),
+        ("p", "prices", "Prices"),
+        ("e", "export", "Export"),
+        ("t", "toggle_theme", "Theme"),
+        ("question_mark,f1", "help", "Help"),
+    ]
+
+    def __init__(self, state: FormState | None = None) -> None:
+        super().__init__()
+        self.state = state or FormState()
+        self.payload: dict[str, Any] = {}
+        self.explanations: dict[int, list[str]] = {}
+        self.probe_result: Any = None
+        self._cancel = threading.Event()
+        self._pending: Timer | None = None
+        self.probing = False
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(WELCOME, id="welcome")
+        with Horizontal(id="main"):
+            yield WorkloadForm(self.state, id="form")
+            with Vertical(id="right"):
+                yield ProbeView()
+                yield Static("Starting...", id="summary")
+                with TabbedContent(id="tabs"):
+                    with TabPane("Options", id="tab-options"):
+                        yield ResultsTable(id="results")
+                    with TabPane("Cost vs time", id="tab-chart"):
+                        yield CostTimePlot(id="plot")
+                    with TabPane("Why", id="tab-why"):
+                        yield ExplainPanel("Select an option to see why.", id="explain")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.action_recommend()
 
-def make_app() -> AdvisorApp:
+    # --- recommendation -------------------------------------------------------------------
+
+    def on_workload_form_form_changed(self, message: WorkloadForm.FormChanged) -> None:
+        model_changed = message.state.model != self.state.model
+        sizes_changed = (message.state.epochs, message.state.samples, message.state.batch_size) != (
+            self.state.epochs,
+            self.state.samples,
+            self.state.batch_size,
+        )
+        self.state = message.state
+        if model_changed or sizes_changed:
+            self.probe_result = None
+        if self._pending is not None:
+            self._pending.stop()
+        self._pending = self.set_timer(RECOMPUTE_DELAY, self.action_recommend)
+
+    def action_recommend(self) -> None:
+        if self.probing:
+            return
+        if self.probe_result is None:
+            self.find_or_probe(self.state, fresh=False)
+        else:
+            self.rank(self.state, self.probe_result)
+
+    def action_fresh_probe(self) -> None:
+        if not self.probing:
+            self.find_or_probe(self.state, fresh=True)
+
+    @work(thread=True, exclusive=True, group="probe")
+    def find_or_probe(self, state: FormState, fresh: bool) -> None:
+        try:
+            stored = None if fresh else engine.stored_probe(state)
+            if stored is not None:
+                self.post_message(ProbeFinished(stored))
+                return
+            self._cancel.clear()
+            self.probing = True
+            self.call_from_thread(self.query_one(ProbeView).started, state.model)
+            result = engine.run_probe(
+                state, progress=lambda e: self.post_message(ProbeProgressed(e)), cancel=self._cancel
+            )
+            self.post_message(ProbeFinished(result))
+        except Exception as exc:
+            self.post_message(ProbeFinished(error=engine.one_line(exc)))
+        finally:
+            self.probing = False
+
+    def on_probe_progressed(self, message: ProbeProgressed) -> None:
+        self.query_one(ProbeView).progressed(message.event)
+
+    def on_probe_finished(self, message: ProbeFinished) -> None:
+        view = self.query_one(ProbeView)
+        if message.error:
+            view.finished(f"Probe: {message.error}")
+            self._summary(message.error, infeasible=True)
+            return
+        self.probe_result = message.result
+        view.finished(engine.describe_probe(message.result))
+        self.rank(self.state, message.result)
+
+    @work(thread=True, exclusive=True, group="recommend")
+    def rank(self, state: FormState, probe: Any) -> None:
+        try:
+            payload, explanations = engine.recommend(state, probe)
+            self.post_message(RecommendationReady(payload, explanations))
+        except Exception as exc:
+            self.post_message(RecommendationFailed(engine.one_line(exc)))
+
+    def on_recommendation_ready(self, message: RecommendationReady) -> None:
+        self.payload = message.payload
+        self.explanations = message.explanations
+        self.query_one(ResultsTable).show(message.payload.get("options", []))
+        self.query_one(CostTimePlot).show(message.payload)
+        summary = engine.summary_line(message.payload)
+        self._summary(summary, infeasible=not engine.feasible(message.payload))
+        self._explain_row(0)
+
+    def on_recommendation_failed(self, message: RecommendationFailed) -> None:
+        self._summary(message.error, infeasible=True)
+
+    def _summary(self, text: str, *, infeasible: bool) -> None:
+        summary = self.query_one("#summary", Static)
+        summary.update(text)
+        summary.set_class(infeasible, "infeasible")
+
+    def on_data_table_row_highlighted(self, event: ResultsTable.RowHighlighted) -> None:
+        if isinstance(event.data_table, ResultsTable):
+            self._explain_row(event.cursor_row)
+
+    def _explain_row(self, row: int) -> None:
+        option = self.selected_option(row)
+        lines = self.explanations.get(option["rank"], []) if option else []
+        self.query_one(ExplainPanel).explain(option, lines)
+
+    def selected_option(self, row: int | None = None) -> dict[str, Any] | None:
+        table = self.query_one(ResultsTable)
+        if table.row_count == 0:
+            return None
+        index = table.cursor_row if row is None else row
+        rank = int(table.get_row_at(index)[0])
+        return next((o for o in self.payload.get("options", []) if o["rank"] == rank), None)
+
+    # --- other actions ----------------------------------------------------------------------
+
+    def action_cancel_probe(self) -> None:
+        if self.probing:
+            self._cancel.set()
+
+    def action_prices(self) -> None:
+        self.push_screen(PricesScreen())
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+    def action_export(self) -> None:
+        option = self.selected_option()
+        if option is None:
+            self.notify("Nothing to export yet.", severity="warning")
+            return
+        self.push_screen(ExportScreen(), lambda path: self._export(option, path))
+
+    def _export(self, option: dict[str, Any], path: str | None) -> None:
+        if not path:
+            return
+        try:
+            written = engine.export(self.payload, option, Path(path))
+        except Exception as exc:
+            self.notify(engine.one_line(exc), severity="error")
+            return
+        self.notify("Wrote " + ", ".join(str(p) for p in written))
+
+
+class ExportScreen(ModalScreen[str | None]):
+    """Ask where to write the chosen option (SkyPilot YAML, plus JSON beside it)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Label("Export the highlighted option: SkyPilot task YAML (and .json beside it)")
+            yield Input("advisor-task.yaml", id="export-path")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+def make_app(state: FormState | None = None) -> AdvisorApp:
     """The one factory for the CLI and the tests."""
-    return AdvisorApp()
+    return AdvisorApp(state)

@@ -1,0 +1,179 @@
+"""The app's only door to the engine: form state in, plain payloads out.
+
+Everything here runs in worker threads. It translates the form's raw strings into the engine's
+requests (so a bad deadline reads exactly as on the command line) and returns what the widgets
+render: the ``advisor recommend --json`` payload and one explanation per option.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from advisor import config
+from advisor.errors import AdvisorError, UsageError
+from advisor.recommend import report, service, skypilot
+from advisor.recommend.deadline import describe_seconds, parse_duration
+from advisor.recommend.model import Constraints, Filters, Recommendation
+from advisor.tui.form import FormState
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as the command line would print it (engine errors), or its type and text."""
+    if isinstance(exc, AdvisorError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _int(text: str, what: str) -> int | None:
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a whole number, not {text!r}") from None
+    if value <= 0:
+        raise UsageError(f"{what} must be positive, not {value}")
+    return value
+
+
+def _float(text: str, what: str) -> float | None:
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, not {text!r}") from None
+
+
+def request_for(state: FormState) -> service.Request:
+    """The engine's request for what the form says (raises UsageError on bad input)."""
+    if not (state.spot or state.on_demand):
+        raise UsageError("choose spot, on-demand or both")
+    confidence = _float(state.confidence, "confidence") or 0.9
+    if not 0 < confidence < 1:
+        raise UsageError(f"confidence must be between 0 and 1, not {confidence}")
+    return service.Request(
+        model=state.model,
+        epochs=_int(state.epochs, "epochs"),
+        samples=_int(state.samples, "samples"),
+        batch_size=_int(state.batch_size, "batch size"),
+        filters=Filters(
+            provider=state.provider or None,
+            region=state.region or None,
+            accelerator=state.accelerator or None,
+            spot=None if state.spot and state.on_demand else state.spot,
+        ),
+        constraints=Constraints(
+            objective=state.objective,
+            deadline_seconds=parse_duration(state.deadline) if state.deadline else None,
+            budget_usd=_float(state.budget, "budget"),
+            confidence=confidence,
+            top=50,
+        ),
+    )
+
+
+def stored_probe(state: FormState) -> Any:
+    """The stored probe for this workload on this machine, or None."""
+    return service.stored_probe(request_for(state))
+
+
+def run_probe(
+    state: FormState, *, progress: Callable[[Any], None], cancel: threading.Event
+) -> Any:
+    """Probe the workload here (seconds); stores the result; ``cancel`` stops it, storing nothing."""
+    return service.probe_and_store(request_for(state), progress=progress, cancel=cancel)
+
+
+def describe_probe(probe: Any) -> str:
+    return (
+        f"Measured here: {probe.step_seconds * 1000:.1f} ms/step, full training here "
+        f"{describe_seconds(probe.predicted_seconds)} ({probe.created_at[:16]})"
+    )
+
+
+def recommend(state: FormState, probe: Any) -> tuple[dict[str, Any], dict[int, list[str]]]:
+    rec: Recommendation = service.rank(request_for(state), probe)
+    payload = report.as_json(rec)
+    explanations = {o.rank: report.explain(rec, o) for o in rec.options}
+    return payload, explanations
+
+
+def feasible(payload: dict[str, Any]) -> bool:
+    return any(o.get("meets_deadline") for o in payload.get("options", []))
+
+
+def summary_line(payload: dict[str, Any]) -> str:
+    options = payload.get("options", [])
+    if not options:
+        return "No offering matches these filters."
+    best = options[0]
+    where = f"{best['provider']} {best['region']} {best['instance_type']}"
+    if best.get("accelerator"):
+        where += f" ({best['accelerator']} x{best['accelerator_count']})"
+    if not feasible(payload):
+        return f"Nothing meets the constraints. Closest: {where}. " + " ".join(
+            payload.get("hints", [])
+        )
+    return (
+        f"Best: {where}, {best['pricing']}, {best['predicted_hours']:.2f} h, "
+        f"${best['cost_usd']:.2f} (P(deadline) {best['p_meet_deadline']:.0%})"
+    )
+
+
+def export(payload: dict[str, Any], option: dict[str, Any], path: Path) -> list[Path]:
+    """Write the option as a SkyPilot task (``path``) and as JSON beside it."""
+    import json
+
+    yaml_path = skypilot.write_option(path, option, workload=payload["workload"])
+    json_path = path.with_suffix(".json")
+    json_path.write_text(json.dumps(option, indent=2) + "\n", encoding="utf-8")
+    return [yaml_path, json_path]
+
+
+def price_rows(filters: dict[str, str]) -> list[dict[str, Any]]:
+    from pricing import database, query
+
+    max_price = _float(filters.get("max-price", ""), "max price")
+    db = database.connect()
+    rows = query.rentables(
+        db,
+        provider=filters.get("provider") or None,
+        region=filters.get("region") or None,
+        accelerator=filters.get("accelerator") or None,
+        max_price=max_price,
+    )
+    rows.sort(key=lambda r: r.usd_per_hour)
+    return [r._asdict() for r in rows]
+
+
+def source_rows() -> list[dict[str, Any]]:
+    from pricing import database, query
+
+    ttl = config.load().prices_ttl_days
+    rows = []
+    for s in query.source_status(database.connect(), ttl):
+        age = "never" if s.age_days is None else f"{s.age_days:.1f} days"
+        rows.append(
+            {
+                "source": f"{s.source}/{s.unit}",
+                "status": s.last_status + (" (stale)" if s.stale else ""),
+                "age": age,
+                "note": s.last_error or "",
+            }
+        )
+    return rows
+
+
+def refresh_prices(progress: Callable[[str, int, int | None, str], None]) -> list[Any]:
+    from pricing import database, refresh
+
+    def relay(event: Any) -> None:
+        progress(f"{event.source}/{event.unit}", event.done, event.total, event.phase)
+
+    return refresh.refresh(
+        database.connect(), None, urls=config.load().source_urls, progress=relay
+    )

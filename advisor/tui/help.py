@@ -1,0 +1,43 @@
+"""The help screen: what the app does and every key."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# advisor
+
+Pick a workload on the left and set a deadline or a budget. advisor measures the workload on this
+machine (a probe of a few seconds, reused once stored), predicts its training time on every cloud
+machine in the price database, and ranks them.
+
+| key | does |
+|---|---|
+| `r` | recommend again now (changes re-rank on their own) |
+| `x` | cancel a running probe (nothing is stored) |
+| `f` | probe again, fresh |
+| `p` | prices: browse, filter, refresh |
+| `e` | export the highlighted option as a SkyPilot task and JSON |
+| `s` | sort the table by the next column (or click a header) |
+| `t` | dark / light theme |
+| `ctrl+p` | command palette |
+| `?` or `f1` | this help |
+| `ctrl+q` | quit |
+
+Columns: `hours p50/p90` predicted training time; `cost p50/p90` expected cost with billing
+rules and spot preemptions; `P(deadline)` the chance of finishing by the deadline.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [("escape,q,question_mark,f1", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Markdown(HELP)

@@ -1,0 +1,43 @@
+"""Live view of a running probe: progress, a step-time sparkline, the narrowing interval, ETA."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Label, ProgressBar, Sparkline
+
+
+class ProbeView(Vertical):
+    """Shows the probe's progress events; idle text when no probe runs."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("No probe running.", id="probe-status")
+        yield ProgressBar(total=100, show_eta=False, id="probe-progress")
+        yield Sparkline([], id="probe-sparkline")
+
+    def started(self, workload: str) -> None:
+        self.query_one("#probe-status", Label).update(
+            f"Probing {workload} on this machine... (press x to cancel)"
+        )
+        self.query_one("#probe-progress", ProgressBar).update(progress=0)
+        self.query_one("#probe-sparkline", Sparkline).data = []
+
+    def progressed(self, event: Any) -> None:
+        """``event`` is a ``probes.run.ProbeProgress``."""
+        parts = [f"{event.phase}: {event.steps} steps"]
+        if event.relative_half_width is not None:
+            parts.append(f"step time known to +-{event.relative_half_width * 100:.1f}%")
+        if event.eta_seconds is not None:
+            parts.append(f"ETA {event.eta_seconds:.0f}s")
+            total = event.elapsed_seconds + event.eta_seconds
+            fraction = event.elapsed_seconds / total if total > 0 else 0.0
+            self.query_one("#probe-progress", ProgressBar).update(progress=100 * fraction)
+        self.query_one("#probe-status", Label).update("  ".join(parts))
+        if event.recent:
+            self.query_one("#probe-sparkline", Sparkline).data = [s * 1000 for s in event.recent]
+
+    def finished(self, text: str) -> None:
+        self.query_one("#probe-status", Label).update(text)
+        self.query_one("#probe-progress", ProgressBar).update(progress=100)
