@@ -165,3 +165,11 @@ def test_cpu_machine_speed_follows_the_family_peak() -> None:
     haswell = cpu_machine("haswell", 16, calibration)
     icelake = cpu_machine("icelake", 16, calibration)
     assert icelake.compute_flops > haswell.compute_flops
+
+
+def test_the_probes_own_thread_scaling_sets_the_cpu_scaling() -> None:
+    flat = probe("mnist_cnn", 0.2)
+    flat = replace(flat, thread_scaling={1: 0.21, 2: 0.2})  # threads barely help this one
+    linear = replace(probe("mnist_cnn", 0.2), thread_scaling={1: 0.4, 2: 0.2})
+    target = Target(None, 0, 16, "skylake")
+    assert predict(flat, target).seconds > 2 * predict(linear, target).seconds

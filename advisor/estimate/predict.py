@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
+from functools import lru_cache
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, memory
@@ -61,7 +63,7 @@ def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> P
     same_precision = probe.device.precision == _probe_precision(precision)
     if is_same_device(probe.device, target) and (same_precision or not target.accelerator):
         return _measured(probe)  # on a CPU, mixed precision runs the same fp32 kernels
-    calibration = shipped_calibration()
+    calibration = with_measured_thread_scaling(shipped_calibration(), probe)
     facts = facts_for(probe)
     source, source_guess = source_machine(probe.device, calibration)
     if source is None:
@@ -142,6 +144,32 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         family=family,
         activation_bytes_per_sample=activation_bytes(probe.config.workload, probe.flops_per_sample),
     )
+
+
+def with_measured_thread_scaling(calibration: Calibration, probe: ProbeResult) -> Calibration:
+    """The calibration with USL contention fitted to the probe's own thread scaling, if measured.
+
+    Coherency (``usl_beta``) stays calibrated: a 2-8 thread probe cannot see the decline that
+    sets in at 32-64 vCPUs.
+    """
+    points = tuple(sorted((n, t) for n, t in probe.thread_scaling.items() if n >= 1 and t > 0))
+    if len(points) < 2:
+        return calibration
+    return replace(calibration, usl_alpha=_fit_alpha(points, calibration.usl_beta))
+
+
+@lru_cache(maxsize=256)
+def _fit_alpha(points: tuple[tuple[int, float], ...], beta: float) -> float:
+    """Contention alpha in [0, 1] (steps of 0.005) that makes step x speedup most constant."""
+    best_alpha, best_error = 0.0, math.inf
+    for i in range(201):
+        alpha = i / 200
+        logs = [math.log(t * n / (1 + alpha * (n - 1) + beta * n * (n - 1))) for n, t in points]
+        mean = sum(logs) / len(logs)
+        error = sum((x - mean) ** 2 for x in logs)
+        if error < best_error:
+            best_alpha, best_error = alpha, error
+    return best_alpha
 
 
 def source_machine(device: Fingerprint, calibration: Calibration) -> tuple[Machine | None, bool]:
