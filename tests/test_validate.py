@@ -132,3 +132,23 @@ def test_the_fit_is_rerunnable_and_moves_only_what_the_data_sees(tmp_path: Path)
     assert set(fitted.log_sigma) >= {"all"}
     blob = json.loads(output.read_text())
     assert blob["in_sample"]["n_pairs"] == 6
+
+
+def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path) -> None:
+    export = HEADER + (
+        "lab,mnist_cnn,CPU,2,Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz,tensorflow-2.21.0,"
+        "fp32,128,12,seconds_total,900,advisor probe\n"
+        "lab,mnist_cnn,CPU,2,Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz,tensorflow-2.21.0,"
+        "fp32,128,12,samples_per_second,840,advisor probe\n"
+        "lab,mnist_cnn,T4,,,tensorflow-2.21.0,fp32,128,12,seconds_total,60,advisor probe\n"
+        "lab,mnist_cnn,T4,,,tensorflow-2.21.0,fp32,128,12,steps_per_second,100,advisor probe\n"
+    )
+    pairs, skipped = validate.evaluate(
+        read_reference(write(tmp_path, export)), shipped_calibration()
+    )
+    assert len(pairs) == 2
+    assert skipped == {"another metric of a run already counted": 2}
+    assert {p.source_label for p in pairs} == {
+        "CPU 2 vCPU Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz",
+        "T4 fp32",
+    }

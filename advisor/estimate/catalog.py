@@ -169,6 +169,14 @@ def family_of_cpu_model(cpu_model: str) -> tuple[str, bool]:
     return DEFAULT_CPU_FAMILY, True
 
 
+def resolve_family(text: str | None) -> str | None:
+    """A family name from a family name or a CPU model string (a probe export writes the model)."""
+    if not text or text in cpu_families():
+        return text
+    family, guessed = family_of_cpu_model(text)
+    return None if guessed else family
+
+
 def cpu_family(name: str | None) -> tuple[CpuFamily, bool]:
     """A family by name, or the stated default; the flag is True when the default was used."""
     families = cpu_families()

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import UsageError
+from advisor.estimate import catalog
 from advisor.estimate.calibration import Calibration
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
-from advisor.estimate.reference import ReferenceRow
+from advisor.estimate.reference import METRICS, ReferenceRow
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
 
@@ -48,9 +49,8 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
     stack = Stack(tensorflow_major=row.tensorflow_major, vectorised=row.vectorised)
     precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
-        return cpu_machine(
-            row.cpu_family, row.vcpus or 1, calibration, stack=stack, precision=precision
-        )
+        family = catalog.resolve_family(row.cpu_family)
+        return cpu_machine(family, row.vcpus or 1, calibration, stack=stack, precision=precision)
     return accelerator_machine(row.device, 1, calibration, stack=stack, precision=precision)
 
 
@@ -60,7 +60,8 @@ def evaluate(
     """Every ordered pair's result, and the skipped rows counted by reason."""
     skipped: dict[str, int] = defaultdict(int)
     groups: dict[tuple[str, str], list[tuple[ReferenceRow, Machine]]] = defaultdict(list)
-    for row in rows:
+    seen: set[tuple[str, str, str, int]] = set()
+    for row in sorted(rows, key=lambda r: METRICS.index(r.metric)):
         try:
             workload = zoo.get(row.workload)
         except UsageError:
@@ -70,6 +71,11 @@ def evaluate(
         if machine is None:
             skipped["accelerator not in the device catalog"] += 1
             continue
+        run = (row.source, workload.id, row.label, row.batch_size)
+        if run in seen:  # another metric of the same run (a probe export writes four)
+            skipped["another metric of a run already counted"] += 1
+            continue
+        seen.add(run)
         groups[(row.source, workload.id)].append((row, machine))
     pairs = []
     for (source, workload_id), members in groups.items():
