@@ -111,7 +111,8 @@ def test_recurrent_work_runs_cudnn_on_a_modern_gpu_and_is_flagged() -> None:
 
 def test_more_vcpus_saturate_instead_of_scaling_linearly() -> None:
     calibration = shipped_calibration()
-    assert usl_speedup(64, calibration) < 2 * usl_speedup(8, calibration)
+    assert usl_speedup(64, calibration) < 4 * usl_speedup(8, calibration)  # 8x the vCPUs
+    assert usl_speedup(64, calibration) <= usl_speedup(32, calibration)  # Woolf 2017
     p = probe("mnist_cnn", 0.2)
     t8 = predict(p, Target(None, 0, 8, "skylake")).seconds
     t64 = predict(p, Target(None, 0, 64, "skylake")).seconds

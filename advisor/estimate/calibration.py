@@ -42,6 +42,8 @@ class Calibration:
     """Share of the MXU's bf16 peak reached through XLA; a prior."""
     memory_efficiency: float = 0.6
     """Share of peak memory bandwidth that streaming kernels reach."""
+    cpu_sync_per_thread: float = 0.02
+    """Growth of the per-step CPU overhead with each thread (fork/join of every op)."""
     cpu_half_batch_per_thread: float = 0.1
     """Batch per CPU thread at which kernels reach half their efficiency (small batches leave
     threads idle)."""

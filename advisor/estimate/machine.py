@@ -92,7 +92,9 @@ def cpu_machine(
         label=f"{vcpus:g} vCPU {family.name}{' (default family)' if defaulted else ''}",
         compute_flops=compute,
         bandwidth=bandwidth,
-        overhead_s=calibration.cpu_overhead_s * clock,
+        overhead_s=calibration.cpu_overhead_s
+        * clock
+        * (1 + calibration.cpu_sync_per_thread * vcpus),
         cell_step_s=calibration.cpu_cell_step_s * clock,
         threads=vcpus,
         kernel_path=path,
