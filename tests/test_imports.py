@@ -22,6 +22,7 @@ ENGINE = [
     "advisor.estimate.calibration",
     "advisor.estimate.calibrate",
     "advisor.estimate.machine",
+    "advisor.estimate.measured",
     "advisor.estimate.memory",
     "advisor.estimate.predict",
     "advisor.estimate.reference",

@@ -5,7 +5,8 @@ prediction = predict(probe, Target("T4", 1), precision="mixed")
 """
 
 from advisor.estimate import catalog
+from advisor.estimate.measured import measured_on
 from advisor.estimate.model import Prediction, Target
-from advisor.estimate.predict import measured_on, predict
+from advisor.estimate.predict import predict
 
 __all__ = ["Prediction", "Target", "catalog", "measured_on", "predict"]
