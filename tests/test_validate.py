@@ -152,3 +152,11 @@ def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path
         "CPU 2 vCPU Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz",
         "T4 fp32",
     }
+
+
+def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> None:
+    rows = read_reference(shipped("calibration-holdout-dle.csv"))  # never used by the fit
+    pairs, skipped = validate.evaluate(rows, shipped_calibration())
+    assert len(pairs) == 12 and not skipped
+    to_a100_mixed = [p for p in pairs if p.target_label == "A100 mixed"]
+    assert all(p.order_right for p in to_a100_mixed)  # the fastest, from every other row

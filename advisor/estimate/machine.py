@@ -27,6 +27,12 @@ class Stack:
     tensorflow_major: int = 2
     vectorised: bool = True
     """CPU kernels built with AVX2/FMA or wider (oneDNN); False for TensorFlow 1's pip wheel."""
+    tf32: bool | None = None
+    """fp32 matmuls as TF32 on Ampere+; None: TensorFlow's default (on from 2.4, off in 1.x)."""
+
+    @property
+    def uses_tf32(self) -> bool:
+        return self.tf32 if self.tf32 is not None else self.tensorflow_major >= 2
 
 
 MODERN = Stack()
@@ -136,7 +142,7 @@ def accelerator_machine(
     if precision == "mixed" and spec.half_tflops > spec.fp32_tflops:
         peak, efficiency, path = spec.half_tflops, calibration.tensor_efficiency, "mixed fp16"
         path += " on tensor cores" if spec.has_tensor_cores else " (fast fp16, no tensor cores)"
-    elif spec.tf32_tflops and stack.tensorflow_major >= 2:
+    elif spec.tf32_tflops and stack.uses_tf32:
         peak, efficiency, path = spec.tf32_tflops, calibration.tensor_efficiency, "fp32 as TF32"
     else:
         peak, efficiency, path = spec.fp32_tflops, calibration.gpu_efficiency, "fp32"

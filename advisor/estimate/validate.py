@@ -46,7 +46,11 @@ class PairResult:
 
 def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | None:
     """The machine a reference row measured (None when its accelerator is not in the catalog)."""
-    stack = Stack(tensorflow_major=row.tensorflow_major, vectorised=row.vectorised)
+    stack = Stack(
+        tensorflow_major=row.tensorflow_major,
+        vectorised=row.vectorised,
+        tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
+    )
     precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
         family = catalog.resolve_family(row.cpu_family)
