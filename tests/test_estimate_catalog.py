@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
+from click.testing import CliRunner
 
+from advisor.cli import cli
 from advisor.estimate import catalog
 from advisor.locations import shipped
 
@@ -67,3 +70,21 @@ def test_tpu_slices_count_their_chips() -> None:
 )
 def test_cpu_models_map_to_families(model: str, family: str, guessed: bool) -> None:
     assert catalog.family_of_cpu_model(model) == (family, guessed)
+
+
+def test_advisor_devices_lists_every_priced_accelerator_with_its_source() -> None:
+    result = CliRunner().invoke(cli, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert price_accelerators() <= {row["name"] for row in rows}
+    assert all(row["source"] for row in rows)
+
+
+def test_advisor_devices_cpus_prints_per_vcpu_throughput_as_csv() -> None:
+    result = CliRunner().invoke(cli, ["devices", "--cpus", "--csv"])
+    assert result.exit_code == 0, result.output
+    header, *lines = result.output.strip().splitlines()
+    assert header.startswith("name,vendor,isa,vcpu_gflops")
+    assert len(lines) == 13
+    skylake = next(line for line in lines if line.startswith("skylake,"))
+    assert skylake.split(",")[3] == "64.0"  # 2.0 GHz x 64 FLOPs/cycle / 2 threads
