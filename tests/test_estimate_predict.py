@@ -174,3 +174,18 @@ def test_the_probes_own_thread_scaling_sets_the_cpu_scaling() -> None:
     linear = replace(probe("mnist_cnn", 0.2), thread_scaling={1: 0.4, 2: 0.2})
     target = Target(None, 0, 16, "skylake")
     assert predict(flat, target).seconds > 2 * predict(linear, target).seconds
+
+
+def test_the_probes_batch_scaling_sets_the_overhead_share() -> None:
+    flat = replace(probe("mnist_cnn", 0.1), batch_scaling={32: 0.1, 128: 0.1})  # all overhead
+    proportional = replace(probe("mnist_cnn", 0.1), batch_scaling={32: 0.025, 128: 0.1})
+    target = Target("A100", 1)
+    assert predict(proportional, target).seconds < predict(flat, target).seconds / 3
+
+
+def test_a_users_own_model_is_predicted_from_what_its_probe_measured() -> None:
+    p = probe("mnist_cnn", 0.2, op_split={"matmul_conv": 0.7, "elementwise": 0.2, "overhead": 0.1})
+    own = replace(p, config=replace(p.config, workload="file:0123abcd"))
+    result = predict(own, Target("L4", 1), precision="mixed")
+    assert 0 < result.seconds < own.predicted_seconds
+    assert result.fits and result.extrapolated  # L4 is not in the calibration data

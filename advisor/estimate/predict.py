@@ -18,7 +18,6 @@ from advisor.estimate.calibration import DEFAULT_LOG_SIGMA, Calibration, shipped
 from advisor.estimate.machine import (
     MODERN,
     Machine,
-    Stack,
     accelerator_machine,
     check_precision,
     cpu_machine,
@@ -105,9 +104,9 @@ def source_machine(device: Fingerprint, calibration: Calibration) -> tuple[Machi
     if device.accelerator:
         return accelerator_machine(device.accelerator, 1, calibration, precision=precision), False
     family, guessed = catalog.family_of_cpu_model(device.cpu_model)
-    stack = Stack(vectorised=device.onednn or MODERN.vectorised)
     threads = device.threads or device.logical_cpus
-    return cpu_machine(family, threads, calibration, stack=stack, precision=precision), guessed
+    # TensorFlow 2 wheels are vectorised (AVX2/AVX-512) with or without oneDNN.
+    return cpu_machine(family, threads, calibration, stack=MODERN, precision=precision), guessed
 
 
 def target_machine(target: Target, calibration: Calibration, precision: str) -> Machine:
