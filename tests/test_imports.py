@@ -18,6 +18,16 @@ ENGINE = [
     "probes.result",
     "pricing.model",
     "advisor.estimate.model",
+    "advisor.estimate.catalog",
+    "advisor.estimate.calibration",
+    "advisor.estimate.calibrate",
+    "advisor.estimate.machine",
+    "advisor.estimate.measured",
+    "advisor.estimate.memory",
+    "advisor.estimate.predict",
+    "advisor.estimate.reference",
+    "advisor.estimate.steps",
+    "advisor.estimate.validate",
 ]
 
 

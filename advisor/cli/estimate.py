@@ -1,24 +1,146 @@
-"""``advisor devices`` and ``advisor validate`` (issue 5 builds the estimation layer)."""
+"""``advisor devices`` and ``advisor validate``: the device catalog and the predictor's accuracy."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
 import click
 
+from advisor.cli.output import emit, output_format
 from advisor.errors import AdvisorError
 
 _HELP = {"help_option_names": ["-h", "--help"]}
+_ACCELERATOR_COLUMNS = (
+    "name",
+    "kind",
+    "chips",
+    "fp32_tflops",
+    "tf32_tflops",
+    "half_tflops",
+    "memory_gib",
+    "bandwidth_gbs",
+    "interconnect_gbs",
+    "verified",
+)
+_CPU_COLUMNS = (
+    "name",
+    "vendor",
+    "isa",
+    "vcpu_gflops",
+    "memory_gbs_per_vcpu",
+    "example_instances",
+    "verified",
+)
+_SUMMARY_KEYS = ("n_pairs", "median_abs_pct_error", "p90_abs_pct_error", "pairwise_order_accuracy")
 
 
 @click.command(context_settings=_HELP)
-def devices() -> None:
-    """List the device catalog: accelerators and CPU families with their specs and sources."""
-    raise AdvisorError("devices is not built yet (issue 5)")
+@click.option("--cpus", is_flag=True, help="List CPU families instead of accelerators.")
+@click.option(
+    "--missing",
+    is_flag=True,
+    help="List accelerators in the price database that the catalog lacks (never guessed).",
+)
+@output_format
+def devices(cpus: bool, missing: bool, fmt: str) -> None:
+    """List the device catalog: accelerators (per chip) or CPU families, with specs and sources.
+
+    Tensor figures are dense; TPU rows are per chip with the chips of one slice. Every row
+    names its source; 'verified' says where a value is inferred rather than published.
+    """
+    from advisor.estimate import catalog
+
+    if missing:
+        names = catalog.missing(_price_accelerators())
+        missing_rows = [
+            {"accelerator": name, "reason": "not in the device catalog: excluded"} for name in names
+        ]
+        if fmt == "table" and not missing_rows:
+            click.echo("every accelerator in the price database is in the catalog")
+            return
+        emit(
+            missing_rows, fmt, columns=["accelerator", "reason"], title="Accelerators without specs"
+        )
+        return
+    rows: list[dict[str, Any]]
+    if cpus:
+        rows = [
+            {**asdict(family), "vcpu_gflops": round(family.vcpu_gflops, 1)}
+            for family in catalog.cpu_families().values()
+        ]
+        if fmt == "table":
+            rows = [{**row, "verified": row["verified"].split(":")[0]} for row in rows]
+        columns = list(_CPU_COLUMNS) if fmt == "table" else [*_CPU_COLUMNS, "source"]
+        emit(rows, fmt, columns=columns, title="CPU families (per vCPU)")
+        return
+    rows = [asdict(spec) for spec in catalog.accelerators().values()]
+    if fmt == "table":
+        rows = [{**row, "verified": row["verified"].split(":")[0]} for row in rows]
+    columns = list(_ACCELERATOR_COLUMNS) if fmt == "table" else [*_ACCELERATOR_COLUMNS, "source"]
+    emit(rows, fmt, columns=columns, title="Accelerators (per chip; half = FP16/BF16 dense)")
+
+
+def _price_accelerators() -> list[str]:
+    """Accelerator names the price database offers (issue 3's query layer)."""
+    try:
+        from pricing import database, query  # type: ignore[attr-defined, unused-ignore]
+    except ImportError as exc:
+        raise AdvisorError(f"the price database is not available in this build ({exc})") from exc
+    db = database.connect()
+    return sorted({r.accelerator for r in query.rentables(db) if r.accelerator})
 
 
 @click.command(context_settings=_HELP)
 @click.option(
-    "--reference", type=click.Path(dir_okay=False), help="Measurements in the reference format."
+    "--reference",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Measurements in the reference format (default: the shipped calibration set).",
 )
-def validate(reference: str | None) -> None:
-    """Check cross-device predictions against measured results."""
-    raise AdvisorError("validate is not built yet (issue 5)")
+@click.option(
+    "--leave-one-source-out",
+    "loso",
+    is_flag=True,
+    help="Refit the model without each source before predicting it (honest, slower).",
+)
+@output_format
+def validate(reference: Path | None, loso: bool, fmt: str) -> None:
+    """Check cross-device predictions against measured results.
+
+    Within each source and workload, every row S is taken as the measurement and every other
+    row T is predicted from it. Rows of workloads outside the zoo are skipped and counted.
+    """
+    from advisor.estimate import validate as engine
+    from advisor.estimate.calibrate import leave_one_source_out
+    from advisor.estimate.calibration import shipped_calibration
+    from advisor.estimate.reference import read_reference
+    from advisor.locations import shipped
+
+    rows = read_reference(reference or shipped("benchmarks.csv"))
+    pairs, skipped = engine.evaluate(rows, shipped_calibration())
+    if loso:
+        pairs, _ = leave_one_source_out(rows)
+    result = engine.report(pairs, skipped)
+    result["reference"] = str(reference or "shipped benchmarks.csv")
+    result["leave_one_source_out"] = loso
+    if fmt == "json":
+        emit([], fmt, payload=result)
+    elif fmt == "csv":
+        emit(result["by_device"], fmt, columns=["device", *_SUMMARY_KEYS])
+    else:
+        _print_report(result)
+
+
+def _print_report(result: dict[str, Any]) -> None:
+    sources = [{"source": name, **summary} for name, summary in result["by_source"].items()]
+    sources.append({"source": "all", **{key: result[key] for key in _SUMMARY_KEYS}})
+    emit(sources, "table", columns=["source", *_SUMMARY_KEYS], title="Prediction error by source")
+    emit(
+        result["by_device"],
+        "table",
+        columns=["device", *_SUMMARY_KEYS],
+        title="By predicted device",
+    )
+    reasons = ", ".join(f"{n} {why}" for why, n in result["skipped_by_reason"].items())
+    click.echo(f"skipped rows: {result['skipped_rows']}" + (f" ({reasons})" if reasons else ""))

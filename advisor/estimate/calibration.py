@@ -1,0 +1,111 @@
+"""The model's free parameters: priors written here, fitted values in ``data/calibration.json``.
+
+``python -m advisor.estimate.calibrate`` refits them on the shipped reference measurements and
+rewrites the JSON; nothing in it is tuned by hand. A parameter the data cannot identify (no TPU,
+no cuDNN LSTM in the reference set) stays at its prior, and predictions that lean on it are
+flagged as extrapolated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from advisor.locations import shipped
+
+CALIBRATION_FILE = "calibration.json"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Free parameters of the step model (seconds, fractions of peak, bytes)."""
+
+    cpu_overhead_s: float = 2e-3
+    """Fixed framework cost of one training step on a CPU."""
+    gpu_overhead_s: float = 4e-3
+    """Fixed cost of one step on a GPU: kernel launches, host work, transfers."""
+    tpu_overhead_s: float = 6e-3
+    """Fixed cost of one step on a TPU (infeed, host); a prior, no TPU data to fit."""
+    cpu_efficiency: float = 0.35
+    """Share of a vectorised build's peak FP32 FLOPS that matmul/conv kernels reach on a CPU."""
+    generic_build_speed: float = 0.35
+    """Compute speed of a generic (no AVX2/FMA) TensorFlow build relative to a vectorised one."""
+    gpu_efficiency: float = 0.45
+    """Share of peak FP32 (CUDA cores) that conv/matmul kernels reach on a GPU."""
+    tensor_efficiency: float = 0.2
+    """Share of peak tensor-core throughput reached with mixed precision or TF32 (prior: NVIDIA's
+    DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125 TFLOPS)."""
+    tpu_efficiency: float = 0.3
+    """Share of the MXU's bf16 peak reached through XLA; a prior."""
+    memory_efficiency: float = 0.6
+    """Share of peak memory bandwidth that streaming kernels reach."""
+    cpu_sync_per_thread: float = 0.02
+    """Growth of the per-step CPU overhead with each thread (fork/join of every op)."""
+    cpu_half_batch_per_thread: float = 0.1
+    """Batch per CPU thread at which kernels reach half their efficiency (small batches leave
+    threads idle)."""
+    usl_alpha: float = 0.03
+    """Universal scalability law: contention (serial share) of CPU threads."""
+    usl_beta: float = 5e-4
+    """Universal scalability law: coherency cost, makes very many vCPUs slower."""
+    activation_traffic_scale: float = 1.0
+    """Multiplier on the counted activation traffic (the memory-bound share of a step)."""
+    host_augment_s_per_sample: float = 2e-4
+    """Host CPU seconds to augment one image (Keras ImageDataGenerator, one Python thread)."""
+    param_traffic_scale: float = 1.0
+    """Multiplier on the optimizer's per-step parameter traffic (weights, gradients, slots)."""
+    embedding_traffic_scale: float = 1.0
+    """Multiplier on parameter traffic for embedding tables (dense updates of sparse rows)."""
+    cpu_cell_step_s: float = 3e-4
+    """Latency of one recurrent time step (forward + backward, one direction) on a CPU."""
+    gpu_generic_cell_step_s: float = 1e-3
+    """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
+    cudnn_cell_step_s: float = 6e-5
+    """The same with cuDNN's fused LSTM kernel; a prior (no cuDNN LSTM in the reference set)."""
+    tpu_cell_step_s: float = 2e-4
+    """The same under XLA on a TPU; a prior."""
+    log_sigma: dict[str, float] = field(default_factory=dict)
+    """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
+    fitted: tuple[str, ...] = ()
+    """Parameters the fit moved from their prior (the rest the data cannot identify)."""
+
+
+FREE_PARAMETERS: tuple[str, ...] = tuple(
+    name for name in Calibration.__dataclass_fields__ if name not in ("log_sigma", "fitted")
+)
+PRIOR = Calibration()
+DEFAULT_LOG_SIGMA = 0.5
+"""Spread used where validation measured none (a kind pair absent from the reference set)."""
+
+
+def to_json(calibration: Calibration, **extra: Any) -> str:
+    blob = asdict(calibration)
+    blob["fitted"] = list(calibration.fitted)
+    blob.update(extra)
+    return json.dumps(blob, indent=2, sort_keys=True) + "\n"
+
+
+def from_dict(blob: dict[str, Any]) -> Calibration:
+    values = {name: float(blob[name]) for name in FREE_PARAMETERS if name in blob}
+    return replace(
+        PRIOR,
+        **values,
+        log_sigma={k: float(v) for k, v in blob.get("log_sigma", {}).items()},
+        fitted=tuple(blob.get("fitted", ())),
+    )
+
+
+def read(path: Path) -> Calibration:
+    return from_dict(json.loads(path.read_text()))
+
+
+@lru_cache(maxsize=1)
+def shipped_calibration() -> Calibration:
+    """The committed fit (the prior when the file is absent, e.g. before the first fit)."""
+    try:
+        return read(shipped(CALIBRATION_FILE))
+    except FileNotFoundError:
+        return PRIOR

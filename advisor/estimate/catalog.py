@@ -1,0 +1,185 @@
+"""The shipped device catalog: accelerators and cloud CPU families, each row with its source.
+
+Loaded once per process (``lru_cache``). Names are exactly as the price database spells them
+(``A100-80GB``, ``tpu-v5litepod-8``); CPU families as the price library maps instance types
+(``skylake``, ``milan``, ``graviton3``, ...).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.locations import shipped
+
+DEFAULT_CPU_FAMILY = "skylake"
+"""Stated default when a CPU's family is unknown: the family the calibration data measured."""
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One rentable accelerator unit: a GPU, or a TPU slice of ``chips`` chips."""
+
+    name: str
+    kind: str
+    """``gpu`` or ``tpu``."""
+    chips: int
+    """Chips in one unit (a TPU slice); 1 for a GPU."""
+    fp32_tflops: float
+    """Per chip, dense, without tensor cores (0 on a TPU: matmuls run on the bf16 MXU)."""
+    tf32_tflops: float
+    """Per chip, dense tensor-core TF32 (Ampere and later; 0 when absent)."""
+    half_tflops: float
+    """Per chip, dense FP16/BF16 tensor throughput (FP32 rate where there are no tensor cores)."""
+    memory_gib: float
+    """Per chip."""
+    bandwidth_gbs: float
+    """Per chip memory bandwidth, GB/s."""
+    interconnect: str
+    interconnect_gbs: float
+    """Per chip bandwidth to its peers for gradient all-reduce, GB/s."""
+    source: str
+    verified: str
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        return self.kind == "gpu" and self.half_tflops > 1.5 * self.fp32_tflops
+
+
+@dataclass(frozen=True)
+class CpuFamily:
+    """One cloud CPU family, as the vCPUs an instance rents."""
+
+    name: str
+    vendor: str
+    isa: str
+    all_core_ghz: float
+    fp32_flops_per_cycle: int
+    """Per core, with the widest FMA units TensorFlow uses."""
+    threads_per_core: int
+    memory_gbs_per_vcpu: float
+    """Socket memory bandwidth divided by the socket's vCPUs (an instance's fair share)."""
+    example_instances: str
+    source: str
+    verified: str
+
+    @property
+    def vcpu_gflops(self) -> float:
+        """Peak FP32 GFLOPS of one vCPU (a hyperthread shares its core's units)."""
+        return self.all_core_ghz * self.fp32_flops_per_cycle / self.threads_per_core
+
+
+def _float(text: str) -> float:
+    return float(text) if text.strip() else 0.0
+
+
+@lru_cache(maxsize=1)
+def accelerators() -> dict[str, Accelerator]:
+    """Every accelerator of the shipped catalog, by price-database name."""
+    with shipped("devices.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    catalog = {}
+    for row in rows:
+        fp32 = _float(row["fp32_tflops"])
+        half = max(_float(row["fp16_tflops"]), _float(row["bf16_tflops"]))
+        catalog[row["name"]] = Accelerator(
+            name=row["name"],
+            kind=row["kind"],
+            chips=int(row["chips"]),
+            fp32_tflops=fp32,
+            tf32_tflops=_float(row["tf32_tflops"]),
+            half_tflops=half or fp32,
+            memory_gib=_float(row["memory_gib"]),
+            bandwidth_gbs=_float(row["bandwidth_gbs"]),
+            interconnect=row["interconnect"],
+            interconnect_gbs=_float(row["interconnect_gbs"]),
+            source=row["source"],
+            verified=row["verified"],
+        )
+    return catalog
+
+
+@lru_cache(maxsize=1)
+def cpu_families() -> dict[str, CpuFamily]:
+    """Every CPU family of the shipped catalog, by name."""
+    with shipped("cpu-families.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {
+        row["name"]: CpuFamily(
+            name=row["name"],
+            vendor=row["vendor"],
+            isa=row["isa"],
+            all_core_ghz=float(row["all_core_ghz"]),
+            fp32_flops_per_cycle=int(row["fp32_flops_per_cycle"]),
+            threads_per_core=int(row["threads_per_core"]),
+            memory_gbs_per_vcpu=float(row["memory_gbs_per_vcpu"]),
+            example_instances=row["example_instances"],
+            source=row["source"],
+            verified=row["verified"],
+        )
+        for row in rows
+    }
+
+
+def devices() -> list[Accelerator | CpuFamily]:
+    """The whole catalog: accelerators first, then CPU families."""
+    return [*accelerators().values(), *cpu_families().values()]
+
+
+def accelerator(name: str) -> Accelerator | None:
+    return accelerators().get(name)
+
+
+def missing(accelerator_names: Iterable[str | None]) -> list[str]:
+    """Accelerator names (from the prices) that the catalog lacks, sorted, each once."""
+    known = accelerators()
+    return sorted({name for name in accelerator_names if name and name not in known})
+
+
+# Xeon/EPYC model numbers -> family. Order matters: the first match wins.
+_CPU_MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"E5-\d{4}[A-Z]* v3|E7-\d{4} v3", "haswell"),
+    (r"E5-\d{4}[A-Z]* v4|E7-\d{4} v4", "broadwell"),
+    (r"(Platinum|Gold|Silver|Bronze) \d1\d\d", "skylake"),
+    (r"(Platinum|Gold|Silver|Bronze) \d2\d\d", "cascadelake"),
+    (r"(Platinum|Gold|Silver|Bronze) \d3\d\d", "icelake"),
+    (r"(Platinum|Gold|Silver|Bronze) \d4\d\d", "sapphirerapids"),
+    (r"(Platinum|Gold|Silver|Bronze) \d5\d\d", "emeraldrapids"),
+    (r"EPYC \d{3}2|EPYC 7[A-Z]\d2", "rome"),
+    (r"EPYC \d{3}3|EPYC 7[A-Z]\d3", "milan"),
+    (r"EPYC 9\d{2}4|EPYC 9[A-Z]\d4", "genoa"),
+    (r"Neoverse-N1|Graviton2|Ampere Altra", "graviton2"),
+    (r"Neoverse-V1|Graviton3", "graviton3"),
+    (r"Neoverse-V2|Graviton4", "graviton4"),
+)
+_VENDOR_DEFAULTS = (("AMD", "milan"), ("Intel", DEFAULT_CPU_FAMILY), ("Neoverse", "graviton2"))
+
+
+def family_of_cpu_model(cpu_model: str) -> tuple[str, bool]:
+    """The CPU family of a model string, and whether it was guessed (True = a default)."""
+    for pattern, family in _CPU_MODEL_PATTERNS:
+        if re.search(pattern, cpu_model, re.IGNORECASE):
+            return family, False
+    for vendor, family in _VENDOR_DEFAULTS:
+        if vendor.lower() in cpu_model.lower():
+            return family, True
+    return DEFAULT_CPU_FAMILY, True
+
+
+def resolve_family(text: str | None) -> str | None:
+    """A family name from a family name or a CPU model string (a probe export writes the model)."""
+    if not text or text in cpu_families():
+        return text
+    family, guessed = family_of_cpu_model(text)
+    return None if guessed else family
+
+
+def cpu_family(name: str | None) -> tuple[CpuFamily, bool]:
+    """A family by name, or the stated default; the flag is True when the default was used."""
+    families = cpu_families()
+    if name and name in families:
+        return families[name], False
+    return families[DEFAULT_CPU_FAMILY], True

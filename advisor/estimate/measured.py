@@ -1,0 +1,127 @@
+"""What a probe measured about itself, used before anything is modelled.
+
+Measurements beat predictions: a probe taken on the target itself is returned as it is
+(``is_same_device``, ``measured_on``). Otherwise the probe's own op split gives the shares of
+its step, a line through its batch scaling gives the per-step overhead, and its thread scaling
+gives the workload's own CPU contention.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import lru_cache
+
+from advisor.errors import UsageError
+from advisor.estimate import catalog
+from advisor.estimate.calibration import Calibration
+from advisor.estimate.model import Target
+from advisor.estimate.steps import PART_NAMES, Parts, WorkloadFacts, activation_bytes, facts_of
+from probes import zoo
+from probes.result import Fingerprint, ProbeResult
+
+# Probe op classes -> the step part that scales like them.
+_OP_PARTS = {
+    "matmul_conv": "compute",
+    "elementwise": "memory",
+    "embedding": "memory",
+    "recurrent": "sequential",
+    "input_pipeline": "input_pipeline",
+    "overhead": "overhead",
+}
+
+
+def measured_on(probes: Iterable[ProbeResult], target: Target) -> ProbeResult | None:
+    """The newest probe measured on ``target`` itself (e.g. imported), if any."""
+    matching = [probe for probe in probes if is_same_device(probe.device, target)]
+    return max(matching, key=lambda probe: probe.created_at) if matching else None
+
+
+def is_same_device(device: Fingerprint, target: Target) -> bool:
+    """True when a probe on ``device`` measured exactly what ``target`` rents."""
+    if target.accelerator or device.accelerator:
+        return device.accelerator == target.accelerator and target.accelerator_count <= 1
+    if target.vcpus is None or float(target.vcpus) != float(device.logical_cpus):
+        return False
+    family, guessed = catalog.family_of_cpu_model(device.cpu_model)
+    return target.cpu_family is None or (not guessed and family == target.cpu_family)
+
+
+def facts_for(probe: ProbeResult) -> WorkloadFacts:
+    """Zoo facts for a zoo workload; for a user's model, what its probe measured."""
+    try:
+        return facts_of(zoo.get(probe.config.workload))
+    except UsageError:
+        pass
+    split = probe.op_split
+    family = "conv" if split.get("matmul_conv", 0) >= 0.3 else "dense"
+    if split.get("recurrent", 0) >= 0.3:
+        family = "recurrent"
+    elif split.get("embedding", 0) >= 0.3:
+        family = "embedding"
+    return WorkloadFacts(
+        flops_per_sample=probe.flops_per_sample,
+        parameters=probe.parameters,
+        family=family,
+        activation_bytes_per_sample=activation_bytes(probe.config.workload, probe.flops_per_sample),
+    )
+
+
+def with_measured_thread_scaling(calibration: Calibration, probe: ProbeResult) -> Calibration:
+    """The calibration with USL contention fitted to the probe's own thread scaling, if measured.
+
+    Coherency (``usl_beta``) stays calibrated: a 2-8 thread probe cannot see the decline that
+    sets in at 32-64 vCPUs.
+    """
+    points = tuple(sorted((n, t) for n, t in probe.thread_scaling.items() if n >= 1 and t > 0))
+    if len(points) < 2:
+        return calibration
+    return replace(calibration, usl_alpha=_fit_alpha(points, calibration.usl_beta))
+
+
+@lru_cache(maxsize=256)
+def _fit_alpha(points: tuple[tuple[int, float], ...], beta: float) -> float:
+    """Contention alpha in [0, 1] (steps of 0.005) that makes step x speedup most constant."""
+    best_alpha, best_error = 0.0, math.inf
+    for i in range(201):
+        alpha = i / 200
+        logs = [math.log(t * n / (1 + alpha * (n - 1) + beta * n * (n - 1))) for n, t in points]
+        mean = sum(logs) / len(logs)
+        error = sum((x - mean) ** 2 for x in logs)
+        if error < best_error:
+            best_alpha, best_error = alpha, error
+    return best_alpha
+
+
+def measured_shares(probe: ProbeResult, modelled: Parts) -> dict[str, float]:
+    """Shares of the source step by part: the probe's op split, else the model's split."""
+    shares = dict.fromkeys(PART_NAMES, 0.0)
+    if probe.op_split and sum(probe.op_split.values()) > 0:
+        for op, share in probe.op_split.items():
+            shares[_OP_PARTS.get(op, "compute")] += share
+    else:
+        total = modelled.total
+        shares = {name: value / total for name, value in modelled.as_dict().items()}
+        overhead = _overhead_share(probe)
+        if overhead is not None:
+            rest = 1 - shares["overhead"]
+            scale = (1 - overhead) / rest if rest > 0 else 0.0
+            shares = {name: value * scale for name, value in shares.items()}
+            shares["overhead"] = overhead
+    total = sum(shares.values())
+    return {name: value / total for name, value in shares.items() if value > 0}
+
+
+def _overhead_share(probe: ProbeResult) -> float | None:
+    """Per-step overhead share from a line through step time against batch size."""
+    points = sorted(probe.batch_scaling.items())
+    if len(points) < 2:
+        return None
+    (b0, t0), (b1, t1) = points[0], points[-1]
+    if b1 == b0 or t1 <= 0:
+        return None
+    slope = (t1 - t0) / (b1 - b0)
+    intercept = t0 - slope * b0
+    step = intercept + slope * probe.config.batch_size
+    return min(max(intercept / step, 0.0), 0.95) if step > 0 else None

@@ -1,0 +1,79 @@
+"""Does the training fit in an accelerator's memory at this batch size? If not, what batch would?
+
+Footprint per replica = weights + gradients + optimizer slots (fp32) + activations kept for the
+backward pass (per sample, times the per-replica batch; halved in 16 bits) + a reserve for the
+framework and cuDNN/XLA workspaces.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from advisor.estimate.machine import Machine
+from advisor.estimate.steps import optimizer_slots
+from probes.result import ProbeResult
+
+RESERVE_FRACTION = 0.1
+"""Device memory the framework keeps for itself (allocator slack, workspaces)."""
+RESERVE_BYTES = 0.5 * 2**30
+"""Fixed runtime reserve: CUDA context, cuDNN/XLA workspace."""
+_ACTIVATION_FOOTPRINT_PER_TRAFFIC = 1 / 6
+"""Resident activation bytes per byte of activation traffic: traffic counts 6 passes over each
+fp32 activation; one copy is resident (the framework frees and fuses the rest). Checked against
+the reference runs, which all fit: ResNet-152 at batch 128 mixed on a 16 GB V100."""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether a training run fits one target's device memory."""
+
+    fits: bool
+    needed_bytes: float
+    available_bytes: float
+    largest_batch: int | None
+    """The largest global batch that fits (None when even one sample does not)."""
+
+    def reason(self, batch_size: int) -> str:
+        need, have = self.needed_bytes / 2**30, self.available_bytes / 2**30
+        text = f"needs ~{need:.1f} GiB per device at batch {batch_size}, has {have:.1f} GiB"
+        if self.largest_batch:
+            return f"{text}; batch {self.largest_batch} or smaller would fit"
+        return f"{text}; the model does not fit even at batch 1"
+
+
+def static_bytes(parameters: int, optimizer: str) -> float:
+    """Weights, gradients and optimizer slots in fp32."""
+    return 4.0 * parameters * (2 + optimizer_slots(optimizer))
+
+
+def activation_bytes_per_sample(
+    probe: ProbeResult, traffic_per_sample: float, static: float
+) -> float:
+    """Resident activations of one sample: measured on a GPU probe when there, else modelled."""
+    if probe.peak_device_bytes and probe.config.batch_size:
+        measured = (probe.peak_device_bytes - static) / probe.config.batch_size
+        if measured > 0:
+            return measured
+    return traffic_per_sample * _ACTIVATION_FOOTPRINT_PER_TRAFFIC
+
+
+def check(
+    probe: ProbeResult, machine: Machine, traffic_per_sample: float, optimizer: str
+) -> Fit | None:
+    """The fit on ``machine`` (None on a CPU: host memory is the instance's own concern)."""
+    if machine.memory_bytes is None:
+        return None
+    static = static_bytes(probe.parameters, optimizer)
+    per_sample = activation_bytes_per_sample(probe, traffic_per_sample, static)
+    if machine.half_precision:
+        per_sample /= 2
+    available = machine.memory_bytes * (1 - RESERVE_FRACTION) - RESERVE_BYTES
+    batch = probe.config.batch_size
+    per_replica = math.ceil(batch / machine.replicas)
+    needed = static + per_sample * per_replica
+    if needed <= available:
+        return Fit(True, needed, available, batch)
+    room = available - static
+    largest = int(room // per_sample) * machine.replicas if per_sample > 0 and room > 0 else 0
+    return Fit(False, needed, available, largest or None)

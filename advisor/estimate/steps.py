@@ -1,0 +1,161 @@
+"""One training step split into parts that scale differently, on any ``Machine``.
+
+    step = overhead + compute + memory + sequential + input pipeline (+ gradient all-reduce)
+
+Each part is work divided by the machine's matching capability. Predictions use these parts only
+as ratios between two machines (``T_target = T_measured * part(target) / part(source)``, per part),
+so a bias shared by both sides cancels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from advisor.estimate.calibration import Calibration
+from advisor.estimate.machine import Machine
+from probes import zoo
+
+PART_NAMES = ("overhead", "compute", "memory", "sequential", "input_pipeline")
+_OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adadelta": 2, "adam": 2}
+# Forward activation elements per sample, summed over layer outputs (counted by hand from the
+# architectures in WORKLOADS.md; ImageNet nets rounded from their published memory footprints).
+_ACTIVATIONS_PER_SAMPLE = {
+    "mnist_mlp": 2.8e3,
+    "mnist_cnn": 7.8e4,
+    "cifar10_cnn": 2.05e5,
+    "imdb_fasttext": 2.0e4,
+    "imdb_bilstm": 9.0e4,
+    "lstm_text_generation": 3.3e4,
+    "resnet32_cifar10": 8.6e5,
+    "alexnet": 6.0e5,
+    "inception3": 2.5e7,
+    "resnet50": 2.2e7,
+    "resnet152": 5.5e7,
+    "vgg16": 1.5e7,
+}
+_ACTIVATION_PASSES = 6
+"""Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
+_FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
+"""For a model outside the zoo: activation traffic per training FLOP (typical of convnets)."""
+_HOST_AUGMENTED = frozenset({"cifar10_cnn"})
+"""Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
+_ALLREDUCE_LATENCY_S = 30e-6
+"""Per ring hop latency of one all-reduce (NCCL/ICI order of magnitude; an assumption)."""
+
+
+@dataclass(frozen=True)
+class WorkloadFacts:
+    """What the step model needs to know about a training workload."""
+
+    flops_per_sample: float
+    parameters: int
+    family: str
+    """``dense``, ``conv``, ``recurrent`` or ``embedding``."""
+    timesteps: int = 0
+    """Recurrent time steps per sample (0 when not recurrent)."""
+    directions: int = 1
+    optimizer: str = "adam"
+    activation_bytes_per_sample: float = 0.0
+    """Activation traffic of one sample's forward and backward pass, fp32."""
+    host_augmentation: bool = False
+    """Images are augmented on the host CPU each step (an input-pipeline cost)."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Seconds of one step, by part."""
+
+    overhead: float
+    compute: float
+    memory: float
+    sequential: float
+    input_pipeline: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.overhead + self.compute + self.memory + self.sequential + self.input_pipeline
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in PART_NAMES}
+
+
+def facts_of(workload: zoo.Workload) -> WorkloadFacts:
+    recurrent = workload.family == "recurrent"
+    return WorkloadFacts(
+        flops_per_sample=workload.train_flops_per_sample,
+        parameters=workload.parameters,
+        family=workload.family,
+        timesteps=workload.input_shape[0] if recurrent else 0,
+        directions=2 if recurrent and "bi" in workload.id else 1,
+        optimizer=workload.optimizer,
+        activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
+        host_augmentation=workload.id in _HOST_AUGMENTED,
+    )
+
+
+def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
+    """Activation traffic per sample: counted for the zoo, from FLOPs for anything else."""
+    elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
+    if elements is None:
+        return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
+    return 4.0 * elements * _ACTIVATION_PASSES
+
+
+def optimizer_slots(optimizer: str) -> int:
+    """Per-parameter state tensors of an optimizer (Adam's two moments; 2 when unknown)."""
+    return _OPTIMIZER_SLOTS.get(optimizer.lower(), 2)
+
+
+def parameter_traffic_bytes(facts: WorkloadFacts, calibration: Calibration) -> float:
+    """Bytes the optimizer moves per step: read weights, gradients and slots, write them back."""
+    slots = optimizer_slots(facts.optimizer)
+    scale = (
+        calibration.embedding_traffic_scale
+        if facts.family == "embedding"
+        else calibration.param_traffic_scale
+    )
+    return 4.0 * facts.parameters * (3 + 2 * slots) * scale
+
+
+def allreduce_seconds(parameters: int, machine: Machine) -> float:
+    """Ring all-reduce of fp32 gradients across the machine's replicas (0 for one replica)."""
+    n = machine.replicas
+    if n <= 1:
+        return 0.0
+    payload = 2 * (n - 1) / n * 4.0 * parameters
+    bandwidth = max(machine.interconnect_bytes_s, 1e9)
+    return payload / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
+
+
+def step_parts(
+    facts: WorkloadFacts, machine: Machine, batch_size: int, calibration: Calibration
+) -> Parts:
+    """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``."""
+    per_replica = batch_size / machine.replicas
+    flops = facts.flops_per_sample * per_replica
+    activation_bytes = (
+        facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
+    )
+    if machine.half_precision:
+        activation_bytes /= 2
+    memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
+    sequential = facts.timesteps * facts.directions * machine.cell_step_s
+    # Small per-replica batches leave wide machines idle: efficiency saturates with the batch.
+    occupancy = per_replica / (per_replica + _half_occupancy_batch(machine, calibration))
+    return Parts(
+        overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
+        compute=flops / (machine.compute_flops * occupancy) if flops else 0.0,
+        memory=memory_bytes / machine.bandwidth,
+        sequential=sequential,
+        input_pipeline=(
+            calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
+        ),
+    )
+
+
+def _half_occupancy_batch(machine: Machine, calibration: Calibration) -> float:
+    """Batch at which conv/matmul kernels reach half their efficiency (wider chips need more)."""
+    if machine.kind == "cpu":
+        return calibration.cpu_half_batch_per_thread * machine.threads
+    return max(1.0, 4.0 * math.log10(max(machine.compute_flops, 1e12) / 1e12) + 2.0)

@@ -1,0 +1,90 @@
+"""The device catalog covers every accelerator the prices mention, each row with a source."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from advisor.cli import cli
+from advisor.estimate import catalog
+from advisor.locations import shipped
+
+
+def price_accelerators() -> set[str]:
+    with shipped("prices-reference.csv").open(newline="") as handle:
+        return {row["accelerator"] for row in csv.DictReader(handle) if row["accelerator"]}
+
+
+def test_every_priced_accelerator_is_in_the_catalog() -> None:
+    assert price_accelerators()  # the reference prices do list accelerators
+    assert catalog.missing(price_accelerators()) == []
+
+
+def test_missing_reports_unknown_names_once_and_sorted() -> None:
+    names = ["T4", "MI300X", None, "Gaudi2", "MI300X", "H100"]
+    assert catalog.missing(names) == ["Gaudi2", "MI300X"]
+
+
+def test_every_row_has_a_source_and_positive_specs() -> None:
+    for spec in catalog.accelerators().values():
+        assert spec.source and spec.verified
+        assert spec.half_tflops > 0 and spec.bandwidth_gbs > 0 and spec.memory_gib > 0
+        assert spec.kind in ("gpu", "tpu") and spec.chips >= 1
+    for family in catalog.cpu_families().values():
+        assert family.source and family.vcpu_gflops > 0 and family.memory_gbs_per_vcpu > 0
+
+
+def test_the_named_cpu_families_are_all_there() -> None:
+    expected = {
+        "haswell", "broadwell", "skylake", "cascadelake", "icelake", "sapphirerapids",
+        "emeraldrapids", "rome", "milan", "genoa", "graviton2", "graviton3", "graviton4",
+    }  # fmt: skip
+    assert set(catalog.cpu_families()) == expected
+
+
+def test_tpu_slices_count_their_chips() -> None:
+    assert catalog.accelerator("tpu-v5litepod-8").chips == 8  # type: ignore[union-attr]
+    assert catalog.accelerator("tpu-v3-8").chips == 4  # type: ignore[union-attr]
+    assert catalog.accelerator("tpu-v6e-1").chips == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("model", "family", "guessed"),
+    [
+        ("Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz", "skylake", False),
+        ("Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz", "cascadelake", False),
+        ("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "icelake", False),
+        ("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz", "sapphirerapids", False),
+        ("Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz", "broadwell", False),
+        ("AMD EPYC 7B12 64-Core Processor", "rome", False),
+        ("AMD EPYC 7R13 Processor", "milan", False),
+        ("AMD EPYC 9R14 96-Core Processor", "genoa", False),
+        ("Neoverse-V1", "graviton3", False),
+        ("Intel(R) Xeon(R) CPU @ 2.20GHz", "skylake", True),
+        ("AMD EPYC", "milan", True),
+        ("Some Unknown CPU", catalog.DEFAULT_CPU_FAMILY, True),
+    ],
+)
+def test_cpu_models_map_to_families(model: str, family: str, guessed: bool) -> None:
+    assert catalog.family_of_cpu_model(model) == (family, guessed)
+
+
+def test_advisor_devices_lists_every_priced_accelerator_with_its_source() -> None:
+    result = CliRunner().invoke(cli, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert price_accelerators() <= {row["name"] for row in rows}
+    assert all(row["source"] for row in rows)
+
+
+def test_advisor_devices_cpus_prints_per_vcpu_throughput_as_csv() -> None:
+    result = CliRunner().invoke(cli, ["devices", "--cpus", "--csv"])
+    assert result.exit_code == 0, result.output
+    header, *lines = result.output.strip().splitlines()
+    assert header.startswith("name,vendor,isa,vcpu_gflops")
+    assert len(lines) == 13
+    skylake = next(line for line in lines if line.startswith("skylake,"))
+    assert skylake.split(",")[3] == "64.0"  # 2.0 GHz x 64 FLOPs/cycle / 2 threads

@@ -1,0 +1,191 @@
+"""predict(): identity, monotonicity, memory fit, kernel paths, scaling laws."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_estimate_probes import LOCAL_CPU, probe
+
+from advisor.errors import UsageError
+from advisor.estimate import Target, measured_on, predict
+from advisor.estimate.calibration import shipped_calibration
+from advisor.estimate.machine import accelerator_machine, cpu_machine, usl_speedup
+from advisor.estimate.steps import facts_of, step_parts
+from probes import zoo
+
+T4_HOST = replace(LOCAL_CPU, accelerator="T4", accelerator_memory_gib=15.0, logical_cpus=4)
+
+
+def test_identity_on_the_probes_own_cpu_returns_the_measurement() -> None:
+    p = probe("mnist_cnn", 0.2)
+    for target in (Target(None, 0, 2, None), Target(None, 0, 2, "skylake")):
+        result = predict(p, target)
+        assert result.measured and result.seconds == p.predicted_seconds
+        assert not result.extrapolated
+
+
+def test_identity_on_the_probes_own_gpu_returns_the_measurement() -> None:
+    p = probe("resnet50", 0.25, device=T4_HOST)
+    result = predict(p, Target("T4", 1, 4))
+    assert result.measured and result.seconds == p.predicted_seconds
+    assert result.quantile(0.9) > result.seconds
+
+
+def test_an_accelerator_outside_the_catalog_is_excluded_never_guessed() -> None:
+    result = predict(probe("mnist_cnn", 0.2), Target("MI300X", 1))
+    assert not result.fits and result.reason == "accelerator MI300X not in the device catalog"
+    assert math.isinf(result.seconds)
+
+
+def test_an_unknown_precision_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="precision"):
+        predict(probe("mnist_cnn", 0.2), Target("T4", 1), precision="int4")
+
+
+@given(
+    bandwidth=st.floats(min_value=1e9, max_value=1e13),
+    factor=st.floats(min_value=1.0, max_value=100.0),
+)
+def test_more_bandwidth_is_never_slower_on_the_memory_bound_part(
+    bandwidth: float, factor: float
+) -> None:
+    calibration = shipped_calibration()
+    base = accelerator_machine("A100", 1, calibration)
+    assert base is not None
+    facts = facts_of(zoo.get("imdb_fasttext"))
+    slow = step_parts(facts, replace(base, bandwidth=bandwidth), 32, calibration)
+    fast = step_parts(facts, replace(base, bandwidth=bandwidth * factor), 32, calibration)
+    assert fast.memory <= slow.memory
+    assert fast.total <= slow.total
+
+
+def test_a_memory_bound_workload_is_faster_where_only_bandwidth_grew() -> None:
+    p = probe("imdb_fasttext", 0.05)
+    a100_40 = predict(p, Target("A100", 1))  # same chip, 1555 GB/s
+    a100_80 = predict(p, Target("A100-80GB", 1))  # same chip, 2039 GB/s
+    assert a100_80.seconds < a100_40.seconds
+
+
+def test_a_big_batch_that_does_not_fit_is_excluded_with_a_smaller_batch_suggested() -> None:
+    p = probe("vgg16", 30.0, batch_size=512)
+    result = predict(p, Target("P4", 1))
+    assert not result.fits
+    assert result.reason is not None and "or smaller would fit" in result.reason
+    assert predict(p, Target("A100-80GB", 8)).fits  # 64 per GPU on 80 GB
+
+
+def test_a_measured_device_footprint_decides_the_fit() -> None:
+    measured = probe("mnist_mlp", 0.01, device=T4_HOST, peak_device_bytes=14 * 2**30)
+    assert not predict(measured, Target("P4", 1)).fits  # 14 GiB measured vs 8 GiB
+    assert predict(measured, Target("A10G", 1)).fits
+
+
+def test_gpus_beat_cpus_on_a_large_convnet_and_mixed_precision_helps_only_tensor_cores() -> None:
+    p = probe("resnet50", 5.0)
+    cpu = predict(p, Target(None, 0, 8, "skylake"))
+    v100 = predict(p, Target("V100", 1))
+    v100_mixed = predict(p, Target("V100", 1), precision="mixed")
+    k80_mixed = predict(p, Target("K80", 1), precision="mixed")
+    assert v100.seconds < cpu.seconds / 10
+    assert v100_mixed.seconds < v100.seconds
+    assert "tensor cores" in v100_mixed.kernel_path
+    assert k80_mixed.seconds == pytest.approx(predict(p, Target("K80", 1)).seconds)
+    assert "no fast fp16" in k80_mixed.kernel_path
+
+
+def test_an_overhead_bound_model_barely_gains_on_a_faster_gpu() -> None:
+    p = probe("mnist_mlp", 0.006)
+    t4, h100 = predict(p, Target("T4", 1)), predict(p, Target("H100", 1))
+    assert h100.seconds > t4.seconds / 2  # H100's peak is 8x a T4's
+
+
+def test_recurrent_work_runs_cudnn_on_a_modern_gpu_and_is_flagged() -> None:
+    result = predict(probe("imdb_bilstm", 0.25), Target("T4", 1))
+    assert result.kernel_path.startswith("cuDNN LSTM")
+    assert result.extrapolated  # no cuDNN LSTM in the calibration data
+
+
+def test_more_vcpus_saturate_instead_of_scaling_linearly() -> None:
+    calibration = shipped_calibration()
+    assert usl_speedup(64, calibration) < 4 * usl_speedup(8, calibration)  # 8x the vCPUs
+    assert usl_speedup(64, calibration) <= usl_speedup(32, calibration)  # Woolf 2017
+    p = probe("mnist_cnn", 0.2)
+    t8 = predict(p, Target(None, 0, 8, "skylake")).seconds
+    t64 = predict(p, Target(None, 0, 64, "skylake")).seconds
+    assert t64 > t8 / 4
+
+
+def test_eight_gpus_cost_more_gpu_hours_than_one_for_a_small_model() -> None:
+    p = probe("mnist_cnn", 0.2)
+    one, eight = predict(p, Target("A100", 1)), predict(p, Target("A100", 8))
+    assert eight.seconds * 8 > one.seconds
+    assert any("all-reduce" in line for line in eight.steps)
+
+
+def test_a_default_cpu_family_is_flagged_as_extrapolated() -> None:
+    p = probe("mnist_cnn", 0.2)
+    assert predict(p, Target(None, 0, 16, None)).extrapolated
+    assert not predict(p, Target(None, 0, 16, "skylake")).extrapolated
+
+
+def test_tpus_are_predicted_through_xla_and_flagged() -> None:
+    result = predict(probe("resnet50", 5.0), Target("tpu-v5litepod-8", 1))
+    assert result.fits and result.extrapolated
+    assert "XLA" in result.kernel_path and "8 chip" in result.kernel_path
+
+
+def test_the_probes_op_split_decides_what_scales() -> None:
+    overhead_bound = probe("mnist_cnn", 0.2, op_split={"overhead": 1.0})
+    compute_bound = probe("mnist_cnn", 0.2, op_split={"matmul_conv": 1.0})
+    target = Target("V100", 1)
+    assert predict(compute_bound, target).seconds < predict(overhead_bound, target).seconds / 5
+
+
+def test_the_interval_widens_when_extrapolating() -> None:
+    p = probe("mnist_cnn", 0.2)
+    calibrated = predict(p, Target(None, 0, 16, "skylake"))
+    extrapolated = predict(p, Target(None, 0, 16, "graviton3"))
+    assert extrapolated.log_sigma > calibrated.log_sigma > 0
+    assert calibrated.quantile(0.1) < calibrated.seconds < calibrated.quantile(0.9)
+
+
+def test_measured_on_prefers_the_newest_probe_on_the_target_itself() -> None:
+    old = probe("mnist_cnn", 0.05, device=T4_HOST, created_at="2026-01-01T00:00:00Z")
+    new = probe("mnist_cnn", 0.04, device=T4_HOST, created_at="2026-06-01T00:00:00Z")
+    local = probe("mnist_cnn", 0.2)
+    assert measured_on([old, local, new], Target("T4", 1)) is new
+    assert measured_on([old, local, new], Target("V100", 1)) is None
+
+
+def test_cpu_machine_speed_follows_the_family_peak() -> None:
+    calibration = shipped_calibration()
+    haswell = cpu_machine("haswell", 16, calibration)
+    icelake = cpu_machine("icelake", 16, calibration)
+    assert icelake.compute_flops > haswell.compute_flops
+
+
+def test_the_probes_own_thread_scaling_sets_the_cpu_scaling() -> None:
+    flat = probe("mnist_cnn", 0.2)
+    flat = replace(flat, thread_scaling={1: 0.21, 2: 0.2})  # threads barely help this one
+    linear = replace(probe("mnist_cnn", 0.2), thread_scaling={1: 0.4, 2: 0.2})
+    target = Target(None, 0, 16, "skylake")
+    assert predict(flat, target).seconds > 2 * predict(linear, target).seconds
+
+
+def test_the_probes_batch_scaling_sets_the_overhead_share() -> None:
+    flat = replace(probe("mnist_cnn", 0.1), batch_scaling={32: 0.1, 128: 0.1})  # all overhead
+    proportional = replace(probe("mnist_cnn", 0.1), batch_scaling={32: 0.025, 128: 0.1})
+    target = Target("A100", 1)
+    assert predict(proportional, target).seconds < predict(flat, target).seconds / 3
+
+
+def test_a_users_own_model_is_predicted_from_what_its_probe_measured() -> None:
+    p = probe("mnist_cnn", 0.2, op_split={"matmul_conv": 0.7, "elementwise": 0.2, "overhead": 0.1})
+    own = replace(p, config=replace(p.config, workload="file:0123abcd"))
+    result = predict(own, Target("L4", 1), precision="mixed")
+    assert 0 < result.seconds < own.predicted_seconds
+    assert result.fits and result.extrapolated  # L4 is not in the calibration data

@@ -1,0 +1,162 @@
+"""The exchange-format reader, the pairwise validation, ``advisor validate`` and the fit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_estimate_probes import probe
+
+from advisor.cli import cli
+from advisor.errors import UsageError
+from advisor.estimate import calibrate, memory, validate
+from advisor.estimate.calibration import PRIOR, read, shipped_calibration
+from advisor.estimate.machine import accelerator_machine
+from advisor.estimate.reference import read_reference
+from advisor.estimate.steps import facts_of
+from advisor.locations import shipped
+from probes import zoo
+
+HEADER = "source,workload,device,vcpus,cpu_family,software,precision,batch_size,epochs,metric,value,notes\n"
+TINY = HEADER + (
+    "lab,mnist_cnn,CPU,8,skylake,tensorflow-2.21,fp32,128,12,seconds_total,600,\n"
+    "lab,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,170,\n"
+    "lab,mnist_cnn,V100,,,tensorflow-1.2,fp32,128,12,seconds_total,60,\n"
+    "lab,my_transformer,V100,,,tensorflow-2.21,fp32,64,,samples_per_second,900,outside the zoo\n"
+    "other,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,9999,alone in its source\n"
+)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "reference.csv"
+    path.write_text(text)
+    return path
+
+
+def test_validate_on_a_tiny_file_reports_every_ordered_pair(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["validate", "--reference", str(write(tmp_path, TINY)), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["n_pairs"] == 6  # 3 rows of one source: 3 x 2 ordered pairs
+    assert report["skipped_rows"] == 1
+    assert set(report["by_source"]) == {"lab"}  # 'other' has a single row: no pair
+    assert 0 <= report["pairwise_order_accuracy"] <= 1
+    assert report["p90_abs_pct_error"] >= report["median_abs_pct_error"] >= 0
+    assert {row["device"] for row in report["by_device"]} == {
+        "CPU 8 vCPU skylake", "K80 fp32", "V100 fp32"
+    }  # fmt: skip
+
+
+def test_figures_the_model_predicts_exactly_give_zero_error(tmp_path: Path) -> None:
+    rows = read_reference(write(tmp_path, TINY))[:2]  # CPU and K80
+    pairs, _ = validate.evaluate(rows, shipped_calibration())
+    cpu_to_k80 = next(p for p in pairs if p.kinds == "cpu->gpu")
+    k80 = f"lab,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,{cpu_to_k80.predicted!r},"
+    exact = [*TINY.splitlines()[:2], k80]
+    pairs, _ = validate.evaluate(
+        read_reference(write(tmp_path, "\n".join(exact) + "\n")), shipped_calibration()
+    )
+    assert [round(p.abs_pct_error, 9) for p in pairs] == [0.0, 0.0]
+    assert all(p.order_right for p in pairs)
+
+
+def test_the_table_output_names_sources_and_skips(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", "--reference", str(write(tmp_path, TINY))])
+    assert result.exit_code == 0, result.output
+    assert "lab" in result.output and "skipped rows: 1" in result.output
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("lab,mnist_cnn,CPU,8,,tf,fp32,128,12,minutes,5,", "metric 'minutes'"),
+        ("lab,mnist_cnn,CPU,8,,tf,fp32,128,12,seconds_total,fast,", "not a number"),
+        ("lab,mnist_cnn,CPU,,,tf,fp32,128,12,seconds_total,5,", "needs vcpus"),
+        ("lab,mnist_cnn,CPU,8,,tf,fp32,128,,seconds_total,5,", "needs epochs"),
+        ("lab,mnist_cnn,CPU,8,,tf,int3,128,12,seconds_total,5,", "precision 'int3'"),
+        ("lab,mnist_cnn,CPU,8,,tf,fp32,128,12,seconds_total,-5,", "must be positive"),
+    ],
+)
+def test_a_malformed_row_is_one_error_naming_its_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    path = write(tmp_path, HEADER + line + "\n")
+    with pytest.raises(UsageError, match=message) as caught:
+        read_reference(path)
+    assert f"{path}:2:" in str(caught.value)
+
+
+def test_a_file_not_in_the_format_is_a_usage_error_with_exit_2(tmp_path: Path) -> None:
+    path = write(tmp_path, "a,b\n1,2\n")
+    result = CliRunner().invoke(cli, ["validate", "--reference", str(path)])
+    assert result.exit_code == 2
+    assert "not in the reference format" in result.output
+
+
+def test_the_shipped_calibration_set_reads_completely() -> None:
+    rows = read_reference(shipped("benchmarks.csv"))
+    assert len(rows) == 93
+    pairs, skipped = validate.evaluate(rows, shipped_calibration())
+    assert skipped == {"workload outside the zoo": 9}
+    assert len(pairs) > 500
+
+
+def test_every_reference_gpu_run_fits_in_its_memory() -> None:
+    for row in read_reference(shipped("benchmarks.csv")):
+        if row.is_cpu or row.workload not in zoo.names():
+            continue
+        precision = "mixed" if row.precision == "mixed" else "fp32"
+        machine = accelerator_machine(row.device, 1, shipped_calibration(), precision=precision)
+        assert machine is not None
+        facts = facts_of(zoo.get(row.workload))
+        fit = memory.check(
+            probe(row.workload, 1.0, batch_size=row.batch_size),
+            machine,
+            facts.activation_bytes_per_sample,
+            facts.optimizer,
+        )
+        assert fit is not None and fit.fits, (row.line, row.workload, row.device, row.batch_size)
+
+
+def test_the_fit_is_rerunnable_and_moves_only_what_the_data_sees(tmp_path: Path) -> None:
+    reference = write(tmp_path, TINY)
+    output = tmp_path / "calibration.json"
+    assert calibrate.main(["--reference", str(reference), "--output", str(output)]) == 0
+    fitted = read(output)
+    assert "tpu_efficiency" not in fitted.fitted  # no TPU rows: stays at its prior
+    assert fitted.tpu_efficiency == PRIOR.tpu_efficiency
+    assert set(fitted.log_sigma) >= {"all"}
+    blob = json.loads(output.read_text())
+    assert blob["in_sample"]["n_pairs"] == 6
+
+
+def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path) -> None:
+    export = HEADER + (
+        "lab,mnist_cnn,CPU,2,Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz,tensorflow-2.21.0,"
+        "fp32,128,12,seconds_total,900,advisor probe\n"
+        "lab,mnist_cnn,CPU,2,Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz,tensorflow-2.21.0,"
+        "fp32,128,12,samples_per_second,840,advisor probe\n"
+        "lab,mnist_cnn,T4,,,tensorflow-2.21.0,fp32,128,12,seconds_total,60,advisor probe\n"
+        "lab,mnist_cnn,T4,,,tensorflow-2.21.0,fp32,128,12,steps_per_second,100,advisor probe\n"
+    )
+    pairs, skipped = validate.evaluate(
+        read_reference(write(tmp_path, export)), shipped_calibration()
+    )
+    assert len(pairs) == 2
+    assert skipped == {"another metric of a run already counted": 2}
+    assert {p.source_label for p in pairs} == {
+        "CPU 2 vCPU Intel(R) Xeon(R) Platinum 8173M CPU @ 2.00GHz",
+        "T4 fp32",
+    }
+
+
+def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> None:
+    rows = read_reference(shipped("calibration-holdout-dle.csv"))  # never used by the fit
+    pairs, skipped = validate.evaluate(rows, shipped_calibration())
+    assert len(pairs) == 12 and not skipped
+    to_a100_mixed = [p for p in pairs if p.target_label == "A100 mixed"]
+    assert all(p.order_right for p in to_a100_mixed)  # the fastest, from every other row
