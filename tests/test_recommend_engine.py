@@ -167,8 +167,9 @@ def test_spot_preemptions_raise_time_and_cost() -> None:
     )
     option = rec.options[0]
     result = option.outcome
-    # closed form for 4 h: tau = 1000 s, E = 14400 * 1.05 / (1 - 1e-4 * 675)
-    assert result.expected_preemptions == pytest.approx(1e-4 * 14_400 * 1.05 / 0.9325)
+    # Daly for 4 h: tau = 1000 s, E = 10000 e^0.015 (e^0.105 - 1) 14.4, preemptions = E / M
+    expected = 10_000 * math.exp(0.015) * math.expm1(0.105) * 14.4
+    assert result.expected_preemptions == pytest.approx(expected / 10_000)
     assert result.checkpoint_interval_seconds == pytest.approx(1000)
     assert result.p50_seconds > 4 * HOUR
     billed = math.ceil(result.p50_seconds)  # per second

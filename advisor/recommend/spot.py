@@ -12,10 +12,12 @@ Model (written down so it can be checked):
 - A cap on a machine's lifetime (GCP preemptible: 24 h) forces a restart even at rate 0; the stop
   is known in advance, so a checkpoint is saved just before it and no work is lost.
 
-Closed form (first order): with ``N = rate x E`` preemptions each costing ``R + (tau + C) / 2``,
-``E = T (1 + C / tau) / (1 - rate (R + (tau + C) / 2))``. The spread (p50, p90, the chance of
-meeting a deadline) comes from a Monte Carlo simulation of the same process with a FIXED seed,
-over the prediction's log-normal training time: the same inputs always give the same answer.
+Expected wall time, Daly's exact formula for exponential failures with mean time between them
+``M = 1 / rate``: ``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006, eq. 13; when
+``tau >= T`` the run is one segment of length ``T`` without checkpoints). The spread (p50, p90,
+the chance of meeting a deadline) comes from a Monte Carlo simulation of the same process with a
+FIXED seed, over the prediction's log-normal training time: the same inputs, the same answer.
+A run expected to take more than ``HOPELESS`` times its work is called endless and not simulated.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ SEED = 20_061_974
 SAMPLES = 256
 """Monte Carlo samples per distinct (device, rate, cap): resolution 0.4% in probability. The
 training time is stratified over the log-normal's quantiles; preemptions are random."""
+HOPELESS = 100.0
+"""Expected wall over work beyond which a spot run is treated as never finishing."""
 MAX_RESTARTS = 10_000
 """A run needing more restarts than this is called endless (preempted faster than it saves)."""
 
@@ -82,23 +86,25 @@ def expected_run(
     restart: float,
     cap_seconds: float | None = None,
 ) -> SpotRun:
-    """The closed-form expected wall time of ``work`` seconds of training (see module docstring)."""
+    """The expected wall time of ``work`` seconds of training (Daly's formula, module docstring)."""
     rate = rate_per_hour / 3600
     tau = young_interval(checkpoint, rate_per_hour)
-    if rate <= 0 or tau >= work:
-        tau = math.inf if rate <= 0 else tau
-        base = work
+    if rate <= 0:
+        expected = work
     else:
-        base = work * (1 + checkpoint / tau)
-    loss = restart + ((tau + checkpoint) / 2 if math.isfinite(tau) else work / 2)
-    if rate * loss >= 1:
-        return SpotRun(work, math.inf, tau, math.inf, 0)
-    expected = base / (1 - rate * loss)
+        segment = tau + checkpoint if tau < work else work
+        segments = work / tau if tau < work else 1.0
+        exponent = (segment + restart) * rate
+        expected = (
+            math.inf if exponent > 700 else math.exp(restart * rate) * math.expm1(segment * rate)
+        )
+        expected *= segments / rate
     restarts = 0
-    if cap_seconds is not None and expected > cap_seconds:
+    if cap_seconds is not None and math.isfinite(expected) and expected > cap_seconds:
         restarts = math.ceil(expected / cap_seconds) - 1
         expected += restarts * (restart + checkpoint)
-    return SpotRun(work, expected, tau, rate * expected, restarts)
+    interval = tau if tau < work else math.inf
+    return SpotRun(work, expected, interval, rate * expected, restarts)
 
 
 def simulate_wall(
@@ -165,6 +171,9 @@ def simulate(
     samples: int = SAMPLES,
 ) -> list[float]:
     """Sorted simulated wall times over a log-normal training time (fixed seed)."""
+    worst = median * math.exp(3 * log_sigma)
+    if expected_run(worst, rate_per_hour, checkpoint, restart).expected_seconds > HOPELESS * worst:
+        return [math.inf] * samples
     walls = [
         simulate_wall(
             median * math.exp(z * log_sigma),
