@@ -13,6 +13,8 @@ ENGINE = [
     "advisor.estimate",
     "advisor.recommend",
     "advisor.recommend.engine",
+    "advisor.recommend.outcome",
+    "advisor.recommend.spot",
     "advisor.recommend.report",
     "advisor.recommend.skypilot",
     "advisor.store",

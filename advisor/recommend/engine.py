@@ -15,8 +15,7 @@ from dataclasses import replace
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.model import Prediction, Target
-from advisor.recommend import spot
-from advisor.recommend.billing import billed_seconds, rule_for
+from advisor.recommend.billing import rule_for
 from advisor.recommend.model import (
     OBJECTIVES,
     Assumptions,
@@ -26,6 +25,7 @@ from advisor.recommend.model import (
     Outcome,
     Recommendation,
 )
+from advisor.recommend.outcome import outcome
 from advisor.recommend.ranking import explain_why, frontier
 from pricing.model import BillingRule, Rentable
 
@@ -36,7 +36,9 @@ _Row = tuple[Outcome, Rentable, float, float, bool]  # outcome, rentable, cost p
 
 
 def candidates(rentables: Iterable[Rentable], filters: Filters) -> list[Rentable]:
-    """The offerings that pass the user's filters and have a usable price."""
+    """The offerings that pass the user's filters and have a usable price (not $0: bad data)."""
+    if filters == ANY:
+        return [r for r in rentables if r.usd_per_hour > 0]
     provider = filters.provider.lower() if filters.provider else None
     region = filters.region.lower() if filters.region else None
     accelerator = filters.accelerator.lower() if filters.accelerator else None
@@ -61,68 +63,6 @@ def target_of(rentable: Rentable) -> Target:
         accelerator_count=rentable.accelerator_count if rentable.accelerator else 0,
         vcpus=rentable.vcpus,
         cpu_family=rentable.cpu_family,
-    )
-
-
-def outcome(
-    prediction: Prediction,
-    rule: BillingRule,
-    constraints: Constraints,
-    assumptions: Assumptions,
-    *,
-    interruptions_per_hour: float = 0.0,
-) -> Outcome:
-    """The wall-time distribution and billed hours of one run (on-demand: the prediction itself;
-    spot: simulated preemptions, see ``spot``)."""
-    start, confidence = assumptions.startup_seconds, constraints.confidence
-    deadline = constraints.deadline_seconds
-    cap = rule.max_runtime_seconds
-    if interruptions_per_hour <= 0 and (cap is None or prediction.quantile(0.999) < cap):
-        p50, p90 = prediction.seconds + start, prediction.quantile(0.9) + start
-        confident = prediction.quantile(confidence) + start
-        mean = prediction.seconds * math.exp(prediction.log_sigma**2 / 2) + start
-        p_meet = 1.0 if deadline is None else prediction.probability_within(deadline - start)
-        extra: dict[str, float | int | None] = {}
-    else:
-        restart = assumptions.reacquire_seconds + start
-        walls = spot.simulate(
-            prediction.seconds,
-            prediction.log_sigma,
-            interruptions_per_hour,
-            assumptions.checkpoint_seconds,
-            restart,
-            cap,
-        )
-        walls = [w + start for w in walls]
-        run = spot.expected_run(
-            prediction.seconds, interruptions_per_hour, assumptions.checkpoint_seconds, restart, cap
-        )
-        p50, p90 = spot.quantile(walls, 0.5), spot.quantile(walls, 0.9)
-        confident = spot.quantile(walls, confidence)
-        finite = [w for w in walls if math.isfinite(w)]
-        mean = sum(finite) / len(finite) if len(finite) == len(walls) else math.inf
-        p_meet = 1.0 if deadline is None else spot.fraction_within(walls, deadline)
-        interval = run.interval_seconds
-        extra = {
-            "expected_preemptions": run.expected_preemptions,
-            "checkpoint_interval_seconds": interval if math.isfinite(interval) else None,
-            "cap_restarts": run.cap_restarts,
-        }
-    billed = tuple(
-        billed_seconds(t, rule) / 3600 if math.isfinite(t) else math.inf
-        for t in (p50, p90, confident, mean)
-    )
-    return Outcome(
-        prediction=prediction,
-        rule=rule,
-        p50_seconds=p50,
-        p90_seconds=p90,
-        confident_seconds=confident,
-        expected_seconds=mean,
-        p_meet=p_meet,
-        interruptions_per_hour=interruptions_per_hour,
-        billed_hours=(billed[0], billed[1], billed[2], billed[3]),
-        **extra,  # type: ignore[arg-type]
     )
 
 

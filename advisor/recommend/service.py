@@ -18,6 +18,7 @@ import probes.device as probe_device
 import probes.run as probe_run
 import probes.store as probe_store
 
+from advisor.errors import UsageError
 from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, unused-ignore]
 from advisor.estimate.model import Prediction, Target
 from advisor.recommend import engine, spot
@@ -72,7 +73,7 @@ def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
     """Start-up from the probe; checkpoint cost from the model size and its optimizer."""
     try:
         optimizer = zoo.get(config.workload).optimizer
-    except Exception:  # a user's .keras model: assume Adam (two slots, the larger checkpoint)
+    except UsageError:  # a user's .keras model: assume Adam (two slots, the larger checkpoint)
         optimizer = "adam"
     return Assumptions(
         startup_seconds=probe.startup_seconds,
