@@ -242,3 +242,27 @@ def test_bad_requests() -> None:
         run([CPU], objective="slowest")
     with pytest.raises(UsageError, match="confidence"):
         run([CPU], confidence=1.0)
+
+
+def test_the_cheapest_few_of_each_device_group_decide_the_ranking() -> None:
+    """Only the ``top`` cheapest offerings of each (device, provider, pricing, rate) group can
+    be ranked, so a price query may return just those (a much smaller read)."""
+    regions = [(f"r{i}", 1 + (i * 7919 % 101) / 100) for i in range(60)]
+    offers = [
+        r._replace(region=name, usd_per_hour=r.usd_per_hour * factor)
+        for name, factor in regions
+        for r in (CPU, T4, T4_SPOT, V100)
+    ]
+    constraints = Constraints(deadline_seconds=8 * HOUR, budget_usd=2.5, top=5)
+    full = recommend(offers, exact, PER_SECOND_60, workload="w", constraints=constraints)
+    groups: dict[tuple[object, ...], list[Rentable]] = {}
+    for r in sorted(offers, key=lambda r: r.usd_per_hour):
+        groups.setdefault((r.accelerator, r.pricing), []).append(r)
+    few = [r for members in groups.values() for r in members[:5]]
+    cut = recommend(few, exact, PER_SECOND_60, workload="w", constraints=constraints)
+    assert [o.rentable for o in cut.options] == [o.rentable for o in full.options]
+    assert cut.fastest == full.fastest and cut.pareto == full.pareto
+    # the budget cuts the T4 on-demand group inside: 4 h x $0.526 x factor <= $2.50
+    cheap_enough = sum(1 for _, factor in regions if 4 * 0.526 * factor <= 2.5)
+    assert 0 < cheap_enough < 60
+    assert full.feasible_count == 60 + cheap_enough  # every T4 spot, no V100, no CPU

@@ -129,7 +129,9 @@ def recommend(
         filters=filters,
         constraints=constraints,
     )
-    rec = service.recommend(request, progress=_progress)
+    progress = _Progress()
+    rec = service.recommend(request, progress=progress)
+    progress.close()
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
         write_emit(rec, emit[1])
@@ -168,8 +170,18 @@ def write_emit(rec: Any, path: str) -> None:
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)
 
 
-def _progress(*args: Any, **kwargs: Any) -> None:
-    """A probe's progress, as one updating line on stderr."""
-    message = " ".join(str(a) for a in args if a is not None)
-    sys.stderr.write(f"\rprobing: {message[:70]:<70}")
-    sys.stderr.flush()
+class _Progress:
+    """A probe's progress as one updating line on stderr (only when a probe has to run)."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        message = " ".join(str(a) for a in args if a is not None)
+        sys.stderr.write(f"\rprobing: {message[:70]:<70}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
