@@ -17,17 +17,18 @@ from pricing.model import Rentable
 
 SEED = Path(__file__).resolve().parent.parent / "data" / "prices-reference.csv"
 
-# GCP host VM for one accelerator of each kind (scaled by the count): the machine families GCP
-# attaches them to (a2/a3/g2 for A100/H100/L4, n1 for the older GPUs); TPUs come with their host.
-GCP_HOST_PER_ACCELERATOR = {
-    "A100": ("a2-highgpu-1g", 1.0),
-    "A100-80GB": ("a2-ultragpu-1g", 1.0),
-    "H100": ("a3-highgpu-8g", 1 / 8),
-    "L4": ("g2-standard-4", 1.0),
-    "T4": ("n1-standard-8", 1.0),
-    "V100": ("n1-standard-8", 1.0),
-    "P100": ("n1-standard-8", 1.0),
-    "P4": ("n1-standard-8", 1.0),
+# GCP host VM families for attachable GPUs: (seed host row, its GPUs, name for n GPUs). The host
+# price for n GPUs is the seed host's price scaled by n / its GPUs (an approximation: the seed
+# holds one size per family); the older GPUs attach to one n1-standard-8 whatever their count.
+GCP_HOSTS = {
+    "A100": ("a2-highgpu-1g", 1, "a2-highgpu-{n}g"),
+    "A100-80GB": ("a2-ultragpu-1g", 1, "a2-ultragpu-{n}g"),
+    "H100": ("a3-highgpu-8g", 8, "a3-highgpu-{n}g"),
+    "L4": ("g2-standard-4", 1, "g2-standard-{vcpus}"),
+    "T4": ("n1-standard-8", 0, "n1-standard-8"),
+    "V100": ("n1-standard-8", 0, "n1-standard-8"),
+    "P100": ("n1-standard-8", 0, "n1-standard-8"),
+    "P4": ("n1-standard-8", 0, "n1-standard-8"),
 }
 SPOT_RATES = (0.02, 0.05, 0.1)
 """Assumed preemptions per hour, cycled over instance types (the price library supplies real
@@ -64,16 +65,20 @@ def seed_rentables(path: Path = SEED) -> list[Rentable]:
         accelerator_price = 0.0
         if r["attachable"] == "1" and accelerator:
             accelerator_price, host_price = price, 0.0
-            if accelerator in GCP_HOST_PER_ACCELERATOR:
-                name, share = GCP_HOST_PER_ACCELERATOR[accelerator]
-                host = hosts.get((r["region"], name, r["pricing"]))
+            if accelerator in GCP_HOSTS:
+                seed_host, gpus, pattern = GCP_HOSTS[accelerator]
+                host = hosts.get((r["region"], seed_host, r["pricing"]))
                 if host is None:
                     continue
-                host_price = float(host["usd_per_hour"]) * share * count
-                instance, vcpus = name, str(float(host["vcpus"]) * share * count)
-                memory = str(float(host["memory_gib"]) * share * count)
+                scale = count / gpus if gpus else 1.0
+                host_price = float(host["usd_per_hour"]) * scale
+                host_vcpus = float(host["vcpus"]) * scale
+                instance = pattern.format(n=count, vcpus=int(host_vcpus))
+                vcpus, memory = str(host_vcpus), str(float(host["memory_gib"]) * scale)
+            elif accelerator.startswith("tpu-"):
+                instance = accelerator  # a TPU VM: the price includes its host
             else:
-                instance = accelerator  # a TPU VM
+                continue  # a GPU whose host family is not in the seed (H200, B200, ...)
         rentables.append(
             Rentable(
                 provider=r["provider"],

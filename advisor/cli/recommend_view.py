@@ -38,12 +38,15 @@ def device(option: Option) -> str:
 
 
 def spot_risk(option: Option) -> str:
+    """``0.05/h, ~0.2 preemptions``: the rate and what it means for this run."""
     result = option.outcome
     if option.rentable.pricing != "spot":
         return "-"
-    text = f"{result.interruptions_per_hour:.2g}/h ~{result.expected_preemptions:.1f}x"
+    text = f"{result.interruptions_per_hour:.2g}/h"
+    if result.expected_preemptions >= 0.05:
+        text += f", ~{result.expected_preemptions:.1f} preemptions"
     if result.cap_restarts:
-        text += f", {result.cap_restarts} cap restarts"
+        text += f", {result.cap_restarts} forced restarts"
     return text
 
 

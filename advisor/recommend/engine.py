@@ -141,8 +141,17 @@ def recommend(
     return _assemble(priced, key, workload, constraints, excluded, len(offered), context)
 
 
-_GROUP_KEY = operator.itemgetter(7, 8, 4, 6, 0, 10, 14)
-"""accelerator, count, vcpus, cpu family, provider, pricing, interruptions per hour."""
+GROUP_FIELDS = (
+    "accelerator",
+    "accelerator_count",
+    "vcpus",
+    "cpu_family",
+    "provider",
+    "pricing",
+    "interruptions_per_hour",
+)
+"""Offerings equal in these share one outcome; only their prices differ."""
+_GROUP_KEY = operator.itemgetter(*(Rentable._fields.index(name) for name in GROUP_FIELDS))
 _PRICE = operator.attrgetter("usd_per_hour")
 _Group = tuple[Outcome, list[Rentable], int]
 """An outcome, its offerings cheapest first, and how many of them are feasible (a prefix)."""

@@ -57,6 +57,7 @@ def explain_why(option: Option, rank: int, first: Option, constraints: Constrain
         return f"{what}{tail}" + (f" ({chance})" if chance else "")
     dt = option.outcome.p50_seconds - first.outcome.p50_seconds
     dc = option.cost_usd - first.cost_usd
-    faster = f"{describe_seconds(abs(dt))} {'slower' if dt > 0 else 'faster'}"
-    dearer = f"${abs(dc):,.2f} {'more' if dc > 0 else 'less'}"
-    return f"{dearer}, {faster} than #1"
+    dearer = f"${abs(dc):,.2f} {'more' if dc > 0 else 'less'}" if abs(dc) >= 0.005 else "same cost"
+    if abs(dt) < 60:
+        return f"{dearer}, about as fast as #1"
+    return f"{dearer}, {describe_seconds(abs(dt))} {'slower' if dt > 0 else 'faster'} than #1"
