@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.model import Prediction, Target
-from advisor.recommend.engine import candidates, recommend
-from advisor.recommend.model import Assumptions, Constraints, Filters
+from advisor.recommend.billing import rule_for
+from advisor.recommend.engine import ASSUMED, candidates, cost, rank_key, recommend, target_of
+from advisor.recommend.model import OBJECTIVES, Assumptions, Constraints, Filters
+from advisor.recommend.outcome import outcome
 from pricing.model import BillingRule, Rentable
 
 HOUR = 3600.0
@@ -266,3 +270,66 @@ def test_the_cheapest_few_of_each_device_group_decide_the_ranking() -> None:
     cheap_enough = sum(1 for _, factor in regions if 4 * 0.526 * factor <= 2.5)
     assert 0 < cheap_enough < 60
     assert full.feasible_count == 60 + cheap_enough  # every T4 spot, no V100, no CPU
+
+
+DEVICES = [(None, 0), ("T4", 1), ("V100", 1), ("A10", 1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(DEVICES),
+            st.sampled_from(["on_demand", "spot"]),
+            st.floats(0.05, 20.0),
+            st.sampled_from(["aws", "gcp"]),
+            st.sampled_from([0.0, 0.05, 0.5]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from(OBJECTIVES),
+    st.one_of(st.none(), st.floats(0.5, 12.0)),
+    st.one_of(st.none(), st.floats(0.5, 30.0)),
+)
+def test_grouped_ranking_equals_costing_every_offer_one_by_one(
+    specs: list[tuple[tuple[str | None, int], str, float, str, float]],
+    objective: str,
+    deadline_hours: float | None,
+    budget: float | None,
+) -> None:
+    offers = [
+        offer(
+            f"m{i}",
+            price,
+            provider=provider,
+            accelerator=device,
+            count=count,
+            pricing=pricing,
+            rate=rate if pricing == "spot" else 0.0,
+        )
+        for i, ((device, count), pricing, price, provider, rate) in enumerate(specs)
+    ]
+    constraints = Constraints(
+        objective=objective,
+        deadline_seconds=deadline_hours * HOUR if deadline_hours else None,
+        budget_usd=budget,
+        top=5,
+    )
+    rec = recommend(offers, exact, PER_SECOND_60, workload="w", constraints=constraints)
+    # the definition, offer by offer
+    usable = [r for r in offers if r.accelerator != "A10"]
+    options = [
+        cost(r, outcome(exact(target_of(r)), rule_for(PER_SECOND_60, r.provider, r.pricing),
+                        constraints, ASSUMED, interruptions_per_hour=r.interruptions_per_hour),
+             constraints)
+        for r in usable
+    ]  # fmt: skip
+    key = rank_key(objective)
+    options.sort(key=lambda o: key((o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible)))
+    assert rec.feasible_count == sum(o.feasible for o in options)
+    assert [(o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in rec.options] == [
+        (o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in options[:5]
+    ]
+    assert rec.excluded == ({"A10 is not in the device catalog": len(offers) - len(usable)}
+                            if len(usable) < len(offers) else {})  # fmt: skip
