@@ -67,6 +67,10 @@ class Outcome:
     expected_preemptions: float = 0.0
     checkpoint_interval_seconds: float | None = None
     cap_restarts: int = 0
+    checkpoint_seconds: float = 0.0
+    """Cost of one checkpoint assumed for a spot run (0 on demand)."""
+    restart_seconds: float = 0.0
+    """Cost of one restart after a preemption: a new machine plus start-up (0 on demand)."""
     billed_hours: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     """Billed hours at p50, p90, the confidence quantile and the mean."""
 

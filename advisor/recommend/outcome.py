@@ -85,6 +85,8 @@ def _preemptible(
             run.interval_seconds if math.isfinite(run.interval_seconds) else None
         ),
         cap_restarts=run.cap_restarts,
+        checkpoint_seconds=checkpoint,
+        restart_seconds=restart,
         billed_hours=billed_hours(rule, p50, p90, confident, mean),
     )
 

@@ -136,9 +136,14 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"  {step}" for step in p.steps]
     if r.pricing == "spot":
         interval = result.checkpoint_interval_seconds
+        every = (
+            f"a {result.checkpoint_seconds:.1f} s checkpoint every {describe_seconds(interval)}"
+            if interval
+            else "no periodic checkpoint (the run is shorter than the optimal interval)"
+        )
         lines.append(
-            f"Preemption: {result.interruptions_per_hour:g}/h, checkpoint every "
-            f"{describe_seconds(interval) if interval else 'never (run shorter than the interval)'}, "
+            f"Preemption: {result.interruptions_per_hour:g}/h (Poisson); {every} (Young); "
+            f"{describe_seconds(result.restart_seconds)} per restart; "
             f"{result.expected_preemptions:.2f} expected preemptions"
             + (
                 f", {result.cap_restarts} forced restarts (lifetime cap)"
