@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
@@ -121,13 +121,9 @@ def recommend(
             "'advisor prices refresh' fetches current prices)"
         )
     # Offerings that share device, provider, pricing and preemption rate share one outcome.
-    groups: dict[tuple[object, ...], list[Rentable]] = {}
-    for group_key, r in zip(map(_GROUP_KEY, offered), offered, strict=True):
-        members = groups.get(group_key)
-        if members is None:
-            groups[group_key] = [r]
-        else:
-            members.append(r)
+    groups: defaultdict[tuple[object, ...], list[Rentable]] = defaultdict(list)
+    for group_key, r in zip(map(_GROUP_KEY, offered), offered):  # noqa: B905 (same list)
+        groups[group_key].append(r)
     predictions: dict[Target, Prediction] = {}
     priced: list[_Group] = []
     excluded: Counter[str] = Counter()
@@ -210,11 +206,12 @@ def _assemble(
     context: tuple[str, ...],
 ) -> Recommendation:
     top = constraints.top
+    # the cheapest `top` feasible and the cheapest `top` infeasible of each group
     shortlist = [
-        _row(result, r, i < ok)
+        _row(result, r, feasible)
         for result, members, ok in priced
-        for i, r in enumerate(members[: ok + top])
-        if i < top or i >= ok
+        for feasible, part in ((True, members[: min(ok, top)]), (False, members[ok : ok + top]))
+        for r in part
     ]
     cheapest = [_row(result, members[0], ok > 0) for result, members, ok in priced]
 
