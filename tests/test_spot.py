@@ -93,3 +93,12 @@ def test_quantile_and_fraction_within() -> None:
     assert spot.quantile(values, 0.9) == 4.0
     assert spot.fraction_within(values, 3.0) == 0.75
     assert spot.fraction_within(values, 0.5) == 0.0
+
+
+def test_runs_with_many_preemptions_draw_independent_extra_variates() -> None:
+    # ~16 preemptions a run: more than the 4 variates each sample starts with
+    walls = spot.simulate(36_000, 0.0, 1.6, 5, 60, None, samples=32)
+    assert len(set(walls)) > 16  # samples differ although the training time is the same
+    extra = [tuple(draws[4:12]) for _, draws in spot._common_draws(32)]
+    assert all(len(e) == 8 for e in extra)
+    assert len(set(extra)) == 32

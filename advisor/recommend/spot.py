@@ -6,14 +6,15 @@ Model (written down so it can be checked):
   database: AWS Spot Advisor where published, else the provider's stated default).
 - The run saves a checkpoint every ``tau`` seconds of work; a checkpoint costs ``C`` seconds.
   ``tau`` is Young's optimum, ``sqrt(2 C / rate)`` (J. W. Young, "A first order approximation to
-  the optimum checkpoint interval", CACM 17(9), 1974; Daly, FGCS 22(3), 2006).
+  the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher order estimate of
+  the optimum checkpoint interval for restart dumps", FGCS 22(3), 2006).
 - A preemption loses the work since the last checkpoint and costs ``R`` seconds to get a new
   machine and start again (VM re-acquisition plus the probe's measured start-up).
 - A cap on a machine's lifetime (GCP preemptible: 24 h) forces a restart even at rate 0; the stop
   is known in advance, so a checkpoint is saved just before it and no work is lost.
 
 Expected wall time, Daly's exact formula for exponential failures with mean time between them
-``M = 1 / rate``: ``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006, eq. 13; when
+``M = 1 / rate``: ``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006; when
 ``tau >= T`` the run is one segment of length ``T`` without checkpoints). The spread (p50, p90,
 the chance of meeting a deadline) comes from a Monte Carlo simulation of the same process with a
 FIXED seed, over the prediction's log-normal training time: the same inputs, the same answer.
@@ -114,11 +115,13 @@ def simulate_wall(
     restart: float,
     cap_seconds: float | None,
     draws: list[float],
+    stream: int = 0,
 ) -> float:
     """One simulated wall time of ``work`` seconds of training under preemptions and a cap.
 
     ``draws`` are standard exponential variates: the i-th time to preemption is
-    ``draws[i] / rate`` (more are drawn, deterministically, if a run needs them).
+    ``draws[i] / rate``. A run that needs more extends them from its own ``stream`` (the sample's
+    number), deterministically.
     """
     rate = rate_per_hour / 3600
     tau = young_interval(checkpoint, rate_per_hour)
@@ -131,7 +134,8 @@ def simulate_wall(
         saves = math.ceil(remaining / tau) - 1 if tau < math.inf else 0
         finish = remaining + saves * checkpoint
         if i >= len(draws):
-            draws.extend(random.Random(SEED + len(draws)).expovariate(1.0) for _ in range(16))
+            more = random.Random(f"{SEED}:{stream}:{len(draws)}")
+            draws.extend(more.expovariate(1.0) for _ in range(16))
         up = draws[i] / rate if rate > 0 else math.inf
         if finish <= up and finish <= lease:
             return wall + finish
@@ -182,8 +186,9 @@ def simulate(
             restart,
             cap_seconds,
             draws,
+            stream,
         )
-        for z, draws in _common_draws(samples)
+        for stream, (z, draws) in enumerate(_common_draws(samples))
     ]
     walls.sort()
     return walls
