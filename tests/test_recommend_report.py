@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
+from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.model import Prediction, Target
 from advisor.recommend.engine import recommend
 from advisor.recommend.model import Constraints, Recommendation
@@ -113,6 +116,10 @@ def test_skypilot_task_text(tmp_path) -> None:
         "use_spot": False,
     }
     assert parsed["run"].startswith("python train.py")
+    with pytest.raises(UsageError, match="folder"):
+        write_task(tmp_path, CPU, workload="mlp")
+    with pytest.raises(AdvisorError, match="cannot write"):
+        write_task(tmp_path / "missing" / "task.yaml", CPU, workload="mlp")
 
 
 def read_simple_yaml(text: str) -> dict[str, object]:

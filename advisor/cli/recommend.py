@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.model import OBJECTIVES, Constraints, Filters
+
+if TYPE_CHECKING:
+    from advisor.recommend.model import Recommendation
 
 _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -137,7 +140,7 @@ def recommend(
         write_emit(rec, emit[1])
 
 
-def show(rec: Any, fmt: str, *, explain: bool = False, pareto: bool = False) -> None:
+def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool = False) -> None:
     """Print a recommendation in ``fmt`` (table, json or csv)."""
     from advisor.recommend.report import OPTION_KEYS, as_json, option_row
 
@@ -158,7 +161,8 @@ def show(rec: Any, fmt: str, *, explain: bool = False, pareto: bool = False) -> 
         console.print(render_explanation(rec, chosen))
 
 
-def write_emit(rec: Any, path: str) -> None:
+def write_emit(rec: Recommendation, path: str) -> None:
+    """Write the SkyPilot task of the chosen option (or of the fastest, when none qualifies)."""
     from advisor.errors import AdvisorError
     from advisor.recommend.skypilot import write_task
 

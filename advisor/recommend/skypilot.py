@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from advisor.errors import UsageError
+from advisor.errors import AdvisorError, UsageError
 from pricing.model import Rentable
 
 PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command"
@@ -46,5 +46,8 @@ def write_task(path: str | Path, rentable: Rentable, *, workload: str) -> Path:
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"--emit skypilot needs a file name, and {target} is a folder")
-    target.write_text(task_yaml(rentable, workload=workload), encoding="utf-8")
+    try:
+        target.write_text(task_yaml(rentable, workload=workload), encoding="utf-8")
+    except OSError as exc:
+        raise AdvisorError(f"cannot write the SkyPilot task to {target}: {exc.strerror}") from exc
     return target
