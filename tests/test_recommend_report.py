@@ -9,6 +9,7 @@ import pytest
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.model import Prediction, Target
+from advisor.recommend.deadline import format_duration
 from advisor.recommend.engine import recommend
 from advisor.recommend.model import Constraints, Recommendation
 from advisor.recommend.report import OPTION_KEYS, as_json, explain, infeasible_lines
@@ -77,7 +78,9 @@ def test_infeasible_lines_name_a_feasible_deadline() -> None:
     lines = infeasible_lines(rec)
     assert lines[0].startswith("No option finishes within 30 min")
     assert rec.feasible_deadline_seconds is not None
-    assert "would be met" in lines[1]
+    assert rec.feasible_deadline_seconds % 60 == 0  # whole minutes, rounded up
+    deadline = format_duration(int(rec.feasible_deadline_seconds))
+    assert lines[1] == f"A deadline of {deadline} would be met (--deadline {deadline})."
     assert infeasible_lines(sample()) == []
 
 
@@ -154,3 +157,15 @@ def test_finite_numbers_in_a_normal_case() -> None:
     payload = as_json(sample())
     numbers = [v for o in payload["options"] for v in o.values() if isinstance(v, float)]
     assert all(math.isfinite(v) for v in numbers)
+
+
+def test_infeasible_budget_without_deadline() -> None:
+    rec = recommend(
+        [T4_SPOT, CPU], predict, RULES, workload="w", constraints=Constraints(budget_usd=0.01)
+    )
+    lines = infeasible_lines(rec)
+    assert lines[0] == "No option costs at most $0.01 with 90% confidence (2 offerings considered)."
+    assert rec.feasible_budget_usd is not None
+    assert lines[1] == f"A budget of ${rec.feasible_budget_usd:,.2f} would be enough."
+    # the spot T4 at p90: about 1.14 h x $0.3193 (1 h median, sigma 0.1, a few preemptions)
+    assert 0.35 < rec.feasible_budget_usd < 0.40

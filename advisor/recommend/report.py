@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from advisor.recommend.billing import describe as describe_billing
-from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.deadline import describe_seconds, format_duration
 from advisor.recommend.model import Option, Recommendation
 
 OPTION_KEYS = (
@@ -109,12 +109,13 @@ def infeasible_lines(rec: Recommendation) -> list[str]:
         f"No option {' and '.join(asked) or 'is usable'} with {c.confidence:.0%} confidence "
         f"({rec.considered} offerings considered)."
     ]
+    within = " within the budget" if c.budget_usd is not None else ""
     if rec.feasible_deadline_seconds:
-        lines.append(
-            f"A deadline of {describe_seconds(rec.feasible_deadline_seconds)} would be met."
-        )
+        deadline = format_duration(math.ceil(rec.feasible_deadline_seconds))
+        lines.append(f"A deadline of {deadline} would be met{within} (--deadline {deadline}).")
     if rec.feasible_budget_usd is not None:
-        lines.append(f"A budget of ${rec.feasible_budget_usd:,.2f} would meet the deadline.")
+        purpose = " to meet the deadline" if c.deadline_seconds else ""
+        lines.append(f"A budget of ${rec.feasible_budget_usd:,.2f} would be enough{purpose}.")
     return lines
 
 
