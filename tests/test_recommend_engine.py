@@ -198,7 +198,12 @@ def test_gcp_preemptible_cap_forces_a_restart() -> None:
         assumptions=Assumptions(checkpoint_seconds=50, reacquire_seconds=150),
     )
     # one forced stop after 24 h: save (50 s), get a new VM (150 s), finish
-    assert rec.options[0].outcome.p50_seconds == 30 * HOUR + 200
+    option = rec.options[0]
+    assert option.outcome.p50_seconds == 30 * HOUR + 200
+    assert option.outcome.cap_restarts == 1
+    # expected cost: 108,200 s billed per second at $0.10/h = $3.0056
+    assert option.expected_cost_usd == pytest.approx(0.1 * 108_200 / HOUR)
+    assert option.cost_usd == pytest.approx(3.0056, abs=1e-4)
 
 
 def test_pareto_front() -> None:
