@@ -174,6 +174,9 @@ def test_spot_preemptions_raise_time_and_cost() -> None:
     # Daly for 4 h: tau = 1000 s, E = 10000 e^0.015 (e^0.105 - 1) 14.4, preemptions = E / M
     expected = 10_000 * math.exp(0.015) * math.expm1(0.105) * 14.4
     assert result.expected_preemptions == pytest.approx(expected / 10_000)
+    # expected cost: price x Daly's expected wall (16,183 s) = $0.829; simulated mean within 2%
+    assert expected == pytest.approx(16_183.3, abs=0.1)
+    assert option.expected_cost_usd == pytest.approx(0.1845 * 16_183.3 / HOUR, rel=0.02)
     assert result.checkpoint_interval_seconds == pytest.approx(1000)
     assert result.p50_seconds > 4 * HOUR
     billed = math.ceil(result.p50_seconds)  # per second
