@@ -117,8 +117,8 @@ def recommend(
     f = request.filters
     rentables = query.rentables(
         db,
-        provider=f.provider,
-        region=f.region,
+        provider=f.provider.lower() if f.provider else None,  # the database spells them lowercase
+        region=f.region.lower() if f.region else None,
         accelerator=f.accelerator,
         pricing=None if f.spot is None else ("spot" if f.spot else "on_demand"),
         cpu_only=f.cpu_only,
