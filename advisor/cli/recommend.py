@@ -1,18 +1,191 @@
-"""``advisor recommend``: the cheapest or fastest place to train (issue 6 builds the engine)."""
+"""``advisor recommend``: the cheapest or fastest place to train, under a deadline or a budget."""
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING, Any
+
 import click
 
-from advisor.errors import AdvisorError
+from advisor.cli import output
+from advisor.cli.output import output_format
+from advisor.errors import UsageError
+from advisor.recommend.deadline import ACCEPTED, parse_duration
+from advisor.recommend.model import OBJECTIVES, Constraints, Filters
+
+if TYPE_CHECKING:
+    from advisor.recommend.model import Recommendation
+
+_HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings=_HELP)
 @click.option(
     "--model", "-m", required=True, help="Zoo id, alias (lstm, mlp, cnn, ...) or a .keras file."
 )
-@click.option("--deadline", help="Finish within this long: 8h, 90m, 2d, 1h30m, 45s.")
-@click.option("--budget", type=float, help="Spend at most this many USD.")
-def recommend(model: str, deadline: str | None, budget: float | None) -> None:
-    """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget."""
-    raise AdvisorError("recommend is not built yet (issue 6)")
+@click.option("--epochs", type=click.IntRange(min=1), help="Epochs (default: the zoo's).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Batch size (default: the zoo's).")
+@click.option("--samples", type=click.IntRange(min=1), help="Training samples per epoch.")
+@click.option("--validation-samples", type=click.IntRange(min=0), help="Validation samples.")
+@click.option("--deadline", help=f"Finish within this long: {ACCEPTED}.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), help="Spend at most USD.")
+@click.option(
+    "--objective",
+    type=click.Choice(OBJECTIVES),
+    default="cheapest",
+    show_default=True,
+    help="cheapest that meets the deadline, or fastest within the budget.",
+)
+@click.option("--spot/--no-spot", default=None, help="Only spot, or only on-demand (default both).")
+@click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
+@click.option("--region", help="Only this region.")
+@click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
+@click.option("--max-accelerators", type=click.IntRange(min=1), help="At most this many.")
+@click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
+@click.option(
+    "--precision",
+    type=click.Choice(["fp32", "mixed"]),
+    default="fp32",
+    show_default=True,
+    help="Training precision.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.9,
+    show_default=True,
+    help="Required chance of meeting the deadline.",
+)
+@click.option(
+    "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Options to list."
+)
+@click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers.")
+@click.option("--pareto", is_flag=True, help="Also show the cost/time frontier.")
+@click.option(
+    "--emit",
+    nargs=2,
+    metavar="skypilot FILE",
+    help="Write a SkyPilot task for the chosen option to FILE.",
+)
+@output_format
+def recommend(
+    model: str,
+    epochs: int | None,
+    batch_size: int | None,
+    samples: int | None,
+    validation_samples: int | None,
+    deadline: str | None,
+    budget: float | None,
+    objective: str,
+    spot: bool | None,
+    provider: str | None,
+    region: str | None,
+    accelerator: str | None,
+    max_accelerators: int | None,
+    cpu_only: bool,
+    precision: str,
+    confidence: float,
+    top: int,
+    explain: bool,
+    pareto: bool,
+    emit: tuple[str, str] | None,
+    fmt: str,
+) -> None:
+    """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget.
+
+    Uses the stored probe of MODEL on this machine (or probes it first), predicts the training
+    time on every offered machine and prices it with billing rules and spot preemptions.
+
+    \b
+      advisor recommend --model lstm --deadline 8h
+      advisor recommend --model resnet50 --budget 200 --objective fastest --json
+      advisor recommend --model cnn --deadline 2h --spot --explain --emit skypilot task.yaml
+    """
+    if emit is not None and emit[0] != "skypilot":
+        raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
+    if accelerator and cpu_only:
+        raise UsageError("--accelerator and --cpu-only exclude each other")
+    constraints = Constraints(
+        objective=objective,
+        deadline_seconds=parse_duration(deadline) if deadline is not None else None,
+        budget_usd=budget,
+        confidence=confidence,
+        top=top,
+    )
+    filters = Filters(
+        provider=provider,
+        region=region,
+        accelerator=accelerator,
+        spot=spot,
+        max_accelerators=max_accelerators,
+        cpu_only=cpu_only,
+    )
+    from advisor.recommend import service
+
+    request = service.Request(
+        model=model,
+        epochs=epochs,
+        batch_size=batch_size,
+        samples=samples,
+        validation_samples=validation_samples,
+        precision=precision,
+        filters=filters,
+        constraints=constraints,
+    )
+    progress = _Progress()
+    rec = service.recommend(request, progress=progress)
+    progress.close()
+    show(rec, fmt, explain=explain, pareto=pareto)
+    if emit is not None:
+        write_emit(rec, emit[1])
+
+
+def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool = False) -> None:
+    """Print a recommendation in ``fmt`` (table, json or csv)."""
+    from advisor.recommend.report import OPTION_KEYS, as_json, option_row
+
+    rows = [option_row(o) for o in rec.options]
+    if fmt != "table":
+        columns = [*OPTION_KEYS, "expected_hours", "expected_cost_usd", "why"]
+        output.emit(rows, fmt, columns=columns, payload=as_json(rec))
+        return
+    from rich.console import Console
+
+    from advisor.cli.recommend_view import render_explanation, render_recommendation
+
+    console = Console()
+    for part in render_recommendation(rec, pareto=pareto):
+        console.print(part)
+    chosen = rec.best or rec.fastest
+    if explain and chosen is not None:
+        console.print(render_explanation(rec, chosen))
+
+
+def write_emit(rec: Recommendation, path: str) -> None:
+    """Write the SkyPilot task of the chosen option (or of the fastest, when none qualifies)."""
+    from advisor.errors import AdvisorError
+    from advisor.recommend.skypilot import write_task
+
+    chosen = rec.best or rec.fastest
+    if chosen is None:
+        raise AdvisorError("nothing to emit: no option was found")
+    written = write_task(path, chosen.rentable, workload=rec.workload)
+    note = "" if rec.best else " (nothing met the constraints: the fastest option)"
+    click.echo(f"wrote SkyPilot task {written}{note}", err=True)
+
+
+class _Progress:
+    """A probe's progress as one updating line on stderr (only when a probe has to run)."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        message = " ".join(str(a) for a in args if a is not None)
+        sys.stderr.write(f"\rprobing: {message[:70]:<70}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")

@@ -1,0 +1,148 @@
+"""How a recommendation looks to people: rich tables and lines, shared by the CLI and the app."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.model import Option, Recommendation
+from advisor.recommend.report import explain, infeasible_lines
+
+
+def _span(low: float, high: float, fmt: str) -> str:
+    if not math.isfinite(low):
+        return "never"
+    return f"{fmt.format(low)}-{fmt.format(high) if math.isfinite(high) else 'never'}"
+
+
+def _hours(option: Option) -> str:
+    """``4.1-4.9 h``: both ends in the unit that suits the upper one."""
+    low, high = option.outcome.p50_seconds, option.outcome.p90_seconds
+    if not math.isfinite(low):
+        return "never"
+    unit, size = ("min", 60) if high < 5_400 else ("h", 3_600) if high < 172_800 else ("d", 86_400)
+    upper = f"{high / size:.1f}" if math.isfinite(high) else "never"
+    return f"{low / size:.1f}-{upper} {unit}"
+
+
+def device(option: Option) -> str:
+    r = option.rentable
+    if r.accelerator:
+        return f"{r.accelerator} x{r.accelerator_count}"
+    return f"{r.vcpus:g} vCPU" if r.vcpus else "CPU"
+
+
+def spot_risk(option: Option) -> str:
+    """``0.05/h, ~0.2 preemptions``: the rate and what it means for this run."""
+    result = option.outcome
+    if option.rentable.pricing != "spot":
+        return "-"
+    text = f"{result.interruptions_per_hour:.2g}/h"
+    if result.expected_preemptions >= 0.05:
+        text += f", ~{result.expected_preemptions:.1f} preemptions"
+    if result.cap_restarts:
+        text += f", {result.cap_restarts} forced restarts"
+    return text
+
+
+def render_options(
+    options: Sequence[Option], *, title: str | None = None, with_deadline: bool = True
+) -> Table:
+    """The ranked options as a table: time and cost as p50-p90, spot risk under the pricing."""
+    table = Table(
+        title=title,
+        header_style="bold",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = ["#", "where", "machine", "pricing", "$/h", "time", "cost"]
+    columns += ["meet"] if with_deadline else []
+    for name in columns:
+        right = name in {"#", "$/h", "time", "cost", "meet"}
+        table.add_column(
+            name,
+            justify="right" if right else "left",
+            no_wrap=name not in {"where", "machine", "pricing"},
+            min_width={"machine": 12, "pricing": 9}.get(name),
+        )
+    for option in options:
+        r = option.rentable
+        pricing = r.pricing.replace("_", "-")
+        if r.pricing == "spot":
+            pricing += f" {spot_risk(option)}"
+        cells = [
+            str(option.rank) if option.rank else "",
+            f"{r.provider} {r.region}",
+            f"{r.instance_type or '-'} ({device(option)})",
+            pricing,
+            f"{r.usd_per_hour:.3f}",
+            _hours(option),
+            _span(option.cost_usd, option.cost_usd_p90, "${:,.2f}"),
+        ]
+        if with_deadline:
+            cells.append(f"{option.outcome.p_meet:.0%}")
+        table.add_row(*cells, style=None if option.feasible else "dim")
+    return table
+
+
+def render_reasons(options: Sequence[Option]) -> Text:
+    """One line of why per ranked option."""
+    return Text("\n".join(f"#{o.rank} {o.why}" for o in options if o.rank and o.why))
+
+
+def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[Table | Text]:
+    """Everything ``advisor recommend`` prints as a table, in order."""
+    c = rec.constraints
+    with_deadline = c.deadline_seconds is not None
+    goal = f"{c.objective}"
+    if c.deadline_seconds:
+        goal += f", deadline {describe_seconds(c.deadline_seconds)}"
+    if c.budget_usd is not None:
+        goal += f", budget ${c.budget_usd:,.2f}"
+    title = (
+        f"{rec.workload}: {goal}; {rec.feasible_count} of {rec.considered} offerings qualify"
+        " (time and cost: p50-p90)"
+    )
+    parts: list[Table | Text] = [
+        render_options(rec.options, title=title, with_deadline=with_deadline),
+        render_reasons(rec.options),
+    ]
+    for line in infeasible_lines(rec):
+        parts.append(Text(line, style="bold yellow"))
+    contrast = [
+        ("fastest", rec.fastest),
+        ("cheapest on-demand", rec.cheapest_on_demand),
+    ]
+    for label, option in contrast:
+        if option is not None:
+            parts.append(Text(f"{label}: {_summary(option)}"))
+    if pareto and rec.pareto:
+        parts.append(
+            render_options(rec.pareto, title="Cost/time frontier", with_deadline=with_deadline)
+        )
+    if rec.excluded:
+        left_out = "; ".join(f"{count} {reason}" for reason, count in sorted(rec.excluded.items()))
+        parts.append(Text(f"left out: {left_out}", style="dim"))
+    return parts
+
+
+def render_explanation(rec: Recommendation, option: Option) -> Text:
+    """``--explain``: the chosen option walked through."""
+    return Text("\n".join(explain(rec, option)))
+
+
+def _summary(option: Option) -> str:
+    r = option.rentable
+    return (
+        f"{r.provider} {r.region} {r.instance_type or '-'} {device(option)} "
+        f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
+        f"{_span(option.cost_usd, option.cost_usd_p90, '${:,.2f}')}"
+        + (f", {option.outcome.p_meet:.0%} on time" if option.rank == 0 else "")
+    )

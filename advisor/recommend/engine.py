@@ -1,0 +1,264 @@
+"""Candidates, cost, rank: the recommendation as pure functions over prices and predictions.
+
+Fast by construction: a prediction (and a spot simulation) is made once per distinct device and
+pricing, not per offering; each of 100,000 offerings then costs a dictionary look-up and a few
+multiplications.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from advisor.errors import AdvisorError, UsageError
+from advisor.estimate.model import Prediction, Target
+from advisor.recommend.billing import rule_for
+from advisor.recommend.model import (
+    OBJECTIVES,
+    Assumptions,
+    Constraints,
+    Filters,
+    Option,
+    Outcome,
+    Recommendation,
+)
+from advisor.recommend.outcome import outcome
+from advisor.recommend.ranking import explain_why, frontier
+from pricing.model import BillingRule, Rentable
+
+Predictor = Callable[[Target], Prediction]
+Rules = dict[tuple[str, str], BillingRule]
+ANY, DEFAULTS, ASSUMED = Filters(), Constraints(), Assumptions()
+_Row = tuple[Outcome, Rentable, float, float, bool]  # outcome, rentable, cost p50, confident, ok
+
+
+def candidates(rentables: Iterable[Rentable], filters: Filters) -> list[Rentable]:
+    """The offerings that pass the user's filters and have a usable price (not $0: bad data)."""
+    if filters == ANY:
+        return [r for r in rentables if r.usd_per_hour > 0]
+    provider = filters.provider.lower() if filters.provider else None
+    region = filters.region.lower() if filters.region else None
+    accelerator = filters.accelerator.lower() if filters.accelerator else None
+    pricing = {None: None, True: "spot", False: "on_demand"}[filters.spot]
+    most = filters.max_accelerators
+    return [
+        r
+        for r in rentables
+        if r.usd_per_hour > 0
+        and (provider is None or r.provider.lower() == provider)
+        and (region is None or r.region.lower() == region)
+        and (pricing is None or r.pricing == pricing)
+        and (accelerator is None or (r.accelerator or "").lower() == accelerator)
+        and (not filters.cpu_only or r.accelerator is None)
+        and (most is None or r.accelerator_count <= most)
+    ]
+
+
+def target_of(rentable: Rentable) -> Target:
+    return Target(
+        accelerator=rentable.accelerator,
+        accelerator_count=rentable.accelerator_count if rentable.accelerator else 0,
+        vcpus=rentable.vcpus,
+        cpu_family=rentable.cpu_family,
+    )
+
+
+def cost(rentable: Rentable, result: Outcome, constraints: Constraints) -> Option:
+    """One offering's option: price times billed hours, and whether it meets the constraints."""
+    price = rentable.usd_per_hour
+    confident = price * result.billed_hours[2]
+    return Option(
+        rentable=rentable,
+        outcome=result,
+        cost_usd=price * result.billed_hours[0],
+        cost_usd_p90=price * result.billed_hours[1],
+        confident_cost_usd=confident,
+        expected_cost_usd=price * result.billed_hours[3],
+        meets_deadline=result.p_meet >= constraints.confidence,
+        within_budget=constraints.budget_usd is None or confident <= constraints.budget_usd,
+    )
+
+
+def rank_key(objective: str) -> Callable[[_Row], tuple[float, ...]]:
+    """Sort key: feasible first by the objective, then the rest by chance of meeting the deadline."""
+    if objective not in OBJECTIVES:
+        raise UsageError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    cheapest = objective == "cheapest"
+
+    def key(row: _Row) -> tuple[float, ...]:
+        result, _, cost_p50, _, ok = row
+        if not ok:
+            return (1.0, -result.p_meet, result.p50_seconds, cost_p50)
+        if cheapest:
+            return (0.0, cost_p50, result.p50_seconds, 0.0)
+        return (0.0, result.p50_seconds, cost_p50, 0.0)
+
+    return key
+
+
+def recommend(
+    rentables: Iterable[Rentable],
+    predict: Predictor,
+    rules: Rules,
+    *,
+    workload: str,
+    filters: Filters = ANY,
+    constraints: Constraints = DEFAULTS,
+    assumptions: Assumptions = ASSUMED,
+    context: tuple[str, ...] = (),
+) -> Recommendation:
+    """Rank every offering for ``workload`` under the user's filters and constraints."""
+    if not 0 < constraints.confidence < 1:
+        raise UsageError(f"confidence must be between 0 and 1, not {constraints.confidence}")
+    key = rank_key(constraints.objective)
+    offered = candidates(rentables, filters)
+    if not offered:
+        raise AdvisorError(
+            "no priced offering matches the filters (see 'advisor prices list'; "
+            "'advisor prices refresh' fetches current prices)"
+        )
+    # Offerings that share device, provider, pricing and preemption rate share one outcome.
+    groups: defaultdict[tuple[object, ...], list[Rentable]] = defaultdict(list)
+    for group_key, r in zip(map(_GROUP_KEY, offered), offered):  # noqa: B905 (same list)
+        groups[group_key].append(r)
+    predictions: dict[Target, Prediction] = {}
+    priced: list[_Group] = []
+    excluded: Counter[str] = Counter()
+    for members in groups.values():
+        result = _outcome_for(members[0], predictions, predict, rules, constraints, assumptions)
+        if result is None:
+            excluded[_reason(predictions[target_of(members[0])])] += len(members)
+            continue
+        members.sort(key=_PRICE)
+        priced.append((result, members, _affordable(result, members, constraints)))
+    return _assemble(priced, key, workload, constraints, excluded, len(offered), context)
+
+
+GROUP_FIELDS = (
+    "accelerator",
+    "accelerator_count",
+    "vcpus",
+    "cpu_family",
+    "provider",
+    "pricing",
+    "interruptions_per_hour",
+)
+"""Offerings equal in these share one outcome; only their prices differ."""
+_GROUP_KEY = operator.itemgetter(*(Rentable._fields.index(name) for name in GROUP_FIELDS))
+_PRICE = operator.attrgetter("usd_per_hour")
+_Group = tuple[Outcome, list[Rentable], int]
+"""An outcome, its offerings cheapest first, and how many of them are feasible (a prefix)."""
+
+
+def _affordable(result: Outcome, members: list[Rentable], constraints: Constraints) -> int:
+    """How many of the price-sorted ``members`` are feasible: all meet the deadline or none do;
+    the budget cuts at a price."""
+    if result.p_meet < constraints.confidence:
+        return 0
+    budget, hours = constraints.budget_usd, result.billed_hours[2]
+    if budget is None:
+        return len(members)
+    if not math.isfinite(hours):
+        return 0
+    return sum(1 for r in members if r.usd_per_hour * hours <= budget)
+
+
+def _outcome_for(
+    r: Rentable,
+    predictions: dict[Target, Prediction],
+    predict: Predictor,
+    rules: Rules,
+    constraints: Constraints,
+    assumptions: Assumptions,
+) -> Outcome | None:
+    target = target_of(r)
+    if target not in predictions:
+        predictions[target] = predict(target)
+    prediction = predictions[target]
+    if not prediction.fits or prediction.reason or not prediction.seconds > 0:
+        return None
+    rate = r.interruptions_per_hour if r.pricing == "spot" else 0.0
+    rule = rule_for(rules, r.provider, r.pricing)
+    return outcome(prediction, rule, constraints, assumptions, interruptions_per_hour=rate)
+
+
+def _reason(prediction: Prediction) -> str:
+    if prediction.reason:
+        return prediction.reason
+    return "does not fit in memory" if not prediction.fits else "no usable prediction"
+
+
+def _row(result: Outcome, r: Rentable, ok: bool) -> _Row:
+    hours = result.billed_hours
+    return (result, r, r.usd_per_hour * hours[0], r.usd_per_hour * hours[2], ok)
+
+
+def _assemble(
+    priced: list[_Group],
+    key: Callable[[_Row], tuple[float, ...]],
+    workload: str,
+    constraints: Constraints,
+    excluded: Counter[str],
+    considered: int,
+    context: tuple[str, ...],
+) -> Recommendation:
+    top = constraints.top
+    # the cheapest `top` feasible and the cheapest `top` infeasible of each group
+    shortlist = [
+        _row(result, r, feasible)
+        for result, members, ok in priced
+        for feasible, part in ((True, members[: min(ok, top)]), (False, members[ok : ok + top]))
+        for r in part
+    ]
+    cheapest = [_row(result, members[0], ok > 0) for result, members, ok in priced]
+
+    def option(row: _Row) -> Option:
+        return cost(row[1], row[0], constraints)
+
+    best = [option(row) for row in sorted(shortlist, key=key)[:top]]
+    fastest = min(cheapest, key=lambda row: (row[0].p50_seconds, row[2]), default=None)
+    on_demand = [row for row in cheapest if row[1].pricing == "on_demand"]
+    cheapest_od = min(on_demand, key=rank_key("cheapest"), default=None)
+    feasible = sum(ok for _, _, ok in priced)
+    hint_deadline = hint_budget = None
+    if not feasible and cheapest:
+        hint_deadline, hint_budget = _hints(cheapest, constraints)
+    ranked = tuple(
+        replace(o, rank=i, why=explain_why(o, i, best[0], constraints))
+        for i, o in enumerate(best, start=1)
+    )
+    return Recommendation(
+        workload=workload,
+        constraints=constraints,
+        options=ranked,
+        fastest=option(fastest) if fastest else None,
+        cheapest_on_demand=option(cheapest_od) if cheapest_od else None,
+        pareto=tuple(option(row) for row in frontier(cheapest)),
+        considered=considered,
+        feasible_count=feasible,
+        feasible_deadline_seconds=hint_deadline,
+        feasible_budget_usd=hint_budget,
+        excluded=dict(excluded),
+        context=context,
+    )
+
+
+def _hints(cheapest: list[_Row], constraints: Constraints) -> tuple[float | None, float | None]:
+    """The deadline (within budget) and the budget (meeting the deadline) that would be feasible,
+    from the cheapest offering of each outcome."""
+    budget = constraints.budget_usd
+    affordable = [
+        row[0].confident_seconds for row in cheapest if budget is None or row[3] <= budget
+    ]
+    deadline = None
+    if constraints.deadline_seconds is not None and affordable:
+        shortest = min(affordable)
+        deadline = math.ceil(shortest / 60) * 60 if math.isfinite(shortest) else None
+    in_time = [row[3] for row in cheapest if row[0].p_meet >= constraints.confidence]
+    needed = None
+    if budget is not None and in_time:
+        needed = math.ceil(min(in_time) * 100) / 100
+    return deadline, needed

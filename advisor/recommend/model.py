@@ -1,0 +1,130 @@
+"""The recommender's records: what the user asked for, and what it found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.estimate.model import Prediction
+from pricing.model import BillingRule, Rentable
+
+OBJECTIVES = ("cheapest", "fastest")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which offerings to consider (None: any)."""
+
+    provider: str | None = None
+    region: str | None = None
+    accelerator: str | None = None
+    spot: bool | None = None
+    """True: spot only; False: on-demand only; None: both."""
+    max_accelerators: int | None = None
+    cpu_only: bool = False
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The user's deadline, budget and objective."""
+
+    objective: str = "cheapest"
+    """``cheapest`` (that meets the deadline) or ``fastest`` (within the budget)."""
+    deadline_seconds: float | None = None
+    budget_usd: float | None = None
+    confidence: float = 0.9
+    """An option meets the deadline when it finishes by then with at least this probability."""
+    top: int = 10
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Costs of a run that the price database does not hold."""
+
+    startup_seconds: float = 0.0
+    """Paid once at the start of every run (build, tracing, warm-up; from the probe)."""
+    checkpoint_seconds: float = 5.0
+    """Time to save one checkpoint (``spot.checkpoint_seconds`` from the model size)."""
+    reacquire_seconds: float = 180.0
+    """Time to get a replacement machine after a preemption (``spot.REACQUIRE_SECONDS``)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Time of one run on one kind of machine under one pricing model (shared by every offering
+    with the same device, pricing, preemption rate and billing rule)."""
+
+    prediction: Prediction
+    rule: BillingRule
+    p50_seconds: float
+    p90_seconds: float
+    confident_seconds: float
+    """Wall time at the user's confidence quantile (what a deadline or budget must allow)."""
+    expected_seconds: float
+    """Mean wall time (preemptions included)."""
+    p_meet: float
+    """Probability of finishing by the deadline (1.0 without a deadline)."""
+    interruptions_per_hour: float = 0.0
+    expected_preemptions: float = 0.0
+    checkpoint_interval_seconds: float | None = None
+    cap_restarts: int = 0
+    checkpoint_seconds: float = 0.0
+    """Cost of one checkpoint assumed for a spot run (0 on demand)."""
+    restart_seconds: float = 0.0
+    """Cost of one restart after a preemption: a new machine plus start-up (0 on demand)."""
+    billed_hours: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """Billed hours at p50, p90, the confidence quantile and the mean."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One offering, costed."""
+
+    rentable: Rentable
+    outcome: Outcome
+    cost_usd: float
+    """Cost at the p50 wall time (billing rounding applied)."""
+    cost_usd_p90: float
+    confident_cost_usd: float
+    """Cost at the confidence quantile: what a budget must cover."""
+    expected_cost_usd: float
+    """Cost at the mean wall time."""
+    meets_deadline: bool
+    within_budget: bool
+    rank: int = 0
+    why: str = ""
+
+    @property
+    def feasible(self) -> bool:
+        return self.meets_deadline and self.within_budget
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """Ranked options and everything needed to explain them."""
+
+    workload: str
+    constraints: Constraints
+    options: tuple[Option, ...]
+    """Best first: feasible options by the objective, then the rest by chance of success."""
+    fastest: Option | None
+    cheapest_on_demand: Option | None
+    pareto: tuple[Option, ...]
+    """Cost/time frontier: no other option is both cheaper and faster (fastest first)."""
+    considered: int
+    feasible_count: int
+    feasible_deadline_seconds: float | None = None
+    """When nothing is feasible: the shortest deadline some option within budget would meet."""
+    feasible_budget_usd: float | None = None
+    """When nothing is feasible: the smallest budget some option meeting the deadline needs."""
+    excluded: dict[str, int] = field(default_factory=dict)
+    """Offerings left out, by reason."""
+    context: tuple[str, ...] = ()
+    """Lines about the measurement the predictions start from (for ``--explain``)."""
+
+    @property
+    def feasible(self) -> bool:
+        return self.feasible_count > 0
+
+    @property
+    def best(self) -> Option | None:
+        return self.options[0] if self.options and self.options[0].feasible else None

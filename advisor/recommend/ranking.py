@@ -1,0 +1,63 @@
+"""What a ranked list needs besides the sort: the cost/time frontier and one line of why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from advisor.recommend.deadline import describe_seconds
+
+if TYPE_CHECKING:
+    from advisor.recommend.model import Constraints, Option
+
+
+def frontier(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows on the Pareto front of (p50 time, p50 cost), fastest first.
+
+    A row is ``(outcome, rentable, cost_p50, ...)``. Only the cheapest row of each distinct
+    outcome can be on the front, so the sort runs over outcomes, not over every offering.
+    """
+    cheapest: dict[int, tuple[Any, ...]] = {}
+    for row in rows:
+        seen = cheapest.get(id(row[0]))
+        if seen is None or row[2] < seen[2]:
+            cheapest[id(row[0])] = row
+    front: list[tuple[Any, ...]] = []
+    best_cost = float("inf")
+    for row in sorted(cheapest.values(), key=lambda r: (r[0].p50_seconds, r[2])):
+        if row[2] < best_cost:
+            front.append(row)
+            best_cost = row[2]
+    return front
+
+
+def explain_why(option: Option, rank: int, first: Option, constraints: Constraints) -> str:
+    """One line: why this option sits where it does."""
+    result = option.outcome
+    deadline = constraints.deadline_seconds
+    chance = (
+        f"{result.p_meet:.0%} chance to finish in {describe_seconds(deadline)}" if deadline else ""
+    )
+    if not option.feasible:
+        misses = []
+        if not option.meets_deadline:
+            misses.append(f"only {chance}")
+        if not option.within_budget:
+            level = round(constraints.confidence * 100)
+            misses.append(f"p{level} cost ${option.confident_cost_usd:,.2f} is over budget")
+        return "; ".join(misses)
+    if rank == 1:
+        what = "cheapest" if constraints.objective == "cheapest" else "fastest"
+        where = []
+        if deadline:
+            where.append("meets the deadline")
+        if constraints.budget_usd is not None:
+            where.append("fits the budget")
+        tail = f" that {' and '.join(where)}" if where else ""
+        return f"{what}{tail}" + (f" ({chance})" if chance else "")
+    dt = option.outcome.p50_seconds - first.outcome.p50_seconds
+    dc = option.cost_usd - first.cost_usd
+    dearer = f"${abs(dc):,.2f} {'more' if dc > 0 else 'less'}" if abs(dc) >= 0.005 else "same cost"
+    if abs(dt) < 60:
+        return f"{dearer}, about as fast as #1"
+    return f"{dearer}, {describe_seconds(abs(dt))} {'slower' if dt > 0 else 'faster'} than #1"

@@ -1,0 +1,166 @@
+"""A recommendation as plain data (the ``--json``/``--csv`` contract) and as explanation lines.
+
+The JSON keys are a stable contract for scripts: workload, deadline_hours, objective, options (a
+ranked list, each with at least the keys of ``OPTION_KEYS``) and fastest.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from advisor.recommend.billing import describe as describe_billing
+from advisor.recommend.deadline import describe_seconds, format_duration
+from advisor.recommend.model import Option, Recommendation
+
+OPTION_KEYS = (
+    "rank",
+    "provider",
+    "region",
+    "instance_type",
+    "accelerator",
+    "accelerator_count",
+    "pricing",
+    "usd_per_hour",
+    "predicted_hours",
+    "predicted_hours_p90",
+    "cost_usd",
+    "cost_usd_p90",
+    "p_meet_deadline",
+    "meets_deadline",
+)
+
+
+def _hours(seconds: float) -> float | None:
+    return round(seconds / 3600, 4) if math.isfinite(seconds) else None
+
+
+def _usd(value: float) -> float | None:
+    return round(value, 4) if math.isfinite(value) else None
+
+
+def option_row(option: Option) -> dict[str, Any]:
+    """One option as a flat row: the contract's keys first, then the details."""
+    r, result = option.rentable, option.outcome
+    return {
+        "rank": option.rank or None,
+        "provider": r.provider,
+        "region": r.region,
+        "instance_type": r.instance_type,
+        "accelerator": r.accelerator,
+        "accelerator_count": r.accelerator_count,
+        "pricing": r.pricing,
+        "usd_per_hour": round(r.usd_per_hour, 5),
+        "predicted_hours": _hours(result.p50_seconds),
+        "predicted_hours_p90": _hours(result.p90_seconds),
+        "cost_usd": _usd(option.cost_usd),
+        "cost_usd_p90": _usd(option.cost_usd_p90),
+        "p_meet_deadline": round(result.p_meet, 4),
+        "meets_deadline": option.meets_deadline,
+        "within_budget": option.within_budget,
+        "expected_hours": _hours(result.expected_seconds),
+        "expected_cost_usd": _usd(option.expected_cost_usd),
+        "interruptions_per_hour": result.interruptions_per_hour,
+        "expected_preemptions": round(result.expected_preemptions, 3),
+        "vcpus": r.vcpus,
+        "zone": r.zone,
+        "measured": result.prediction.measured,
+        "extrapolated": result.prediction.extrapolated,
+        "why": option.why,
+    }
+
+
+def as_json(rec: Recommendation) -> dict[str, Any]:
+    """The ``--json`` payload."""
+    c = rec.constraints
+    return {
+        "workload": rec.workload,
+        "deadline_hours": _hours(c.deadline_seconds) if c.deadline_seconds else None,
+        "budget_usd": c.budget_usd,
+        "objective": c.objective,
+        "confidence": c.confidence,
+        "feasible": rec.feasible,
+        "considered": rec.considered,
+        "options": [option_row(o) for o in rec.options],
+        "fastest": option_row(rec.fastest) if rec.fastest else None,
+        "cheapest_on_demand": option_row(rec.cheapest_on_demand)
+        if rec.cheapest_on_demand
+        else None,
+        "pareto": [option_row(o) for o in rec.pareto],
+        "feasible_deadline_hours": _hours(rec.feasible_deadline_seconds)
+        if rec.feasible_deadline_seconds
+        else None,
+        "feasible_budget_usd": rec.feasible_budget_usd,
+        "excluded": rec.excluded,
+    }
+
+
+def infeasible_lines(rec: Recommendation) -> list[str]:
+    """What to say when nothing meets the constraints."""
+    if rec.feasible:
+        return []
+    c = rec.constraints
+    asked = []
+    if c.deadline_seconds:
+        asked.append(f"finishes within {describe_seconds(c.deadline_seconds)}")
+    if c.budget_usd is not None:
+        asked.append(f"costs at most ${c.budget_usd:,.2f}")
+    lines = [
+        f"No option {' and '.join(asked) or 'is usable'} with {c.confidence:.0%} confidence "
+        f"({rec.considered} offerings considered)."
+    ]
+    within = " within the budget" if c.budget_usd is not None else ""
+    if rec.feasible_deadline_seconds:
+        deadline = format_duration(math.ceil(rec.feasible_deadline_seconds))
+        lines.append(f"A deadline of {deadline} would be met{within} (--deadline {deadline}).")
+    if rec.feasible_budget_usd is not None:
+        purpose = " to meet the deadline" if c.deadline_seconds else ""
+        lines.append(f"A budget of ${rec.feasible_budget_usd:,.2f} would be enough{purpose}.")
+    return lines
+
+
+def explain(rec: Recommendation, option: Option) -> list[str]:
+    """Walk one option: measurement, device scaling, preemption, billing, cost."""
+    r, result = option.rentable, option.outcome
+    p = result.prediction
+    device = f"{r.accelerator} x{r.accelerator_count}" if r.accelerator else f"{r.vcpus:g} vCPUs"
+    lines = [
+        f"Option: {r.provider} {r.region} {r.instance_type or '(attached)'} ({device}, {r.pricing})"
+    ]
+    lines += [f"Measurement: {line}" for line in rec.context]
+    how = "measured on this device" if p.measured else "scaled from the probe"
+    lines.append(
+        f"Device scaling ({how}{', extrapolated' if p.extrapolated else ''}): "
+        f"median {describe_seconds(p.seconds)}, p90 {describe_seconds(p.quantile(0.9))}"
+        + (f", kernels: {p.kernel_path}" if p.kernel_path else "")
+    )
+    lines += [f"  {step}" for step in p.steps]
+    if r.pricing == "spot":
+        interval = result.checkpoint_interval_seconds
+        every = (
+            f"a {result.checkpoint_seconds:.1f} s checkpoint every {describe_seconds(interval)}"
+            if interval
+            else "no periodic checkpoint (the run is shorter than the optimal interval)"
+        )
+        lines.append(
+            f"Preemption: {result.interruptions_per_hour:g}/h (Poisson); {every} (Young); "
+            f"{describe_seconds(result.restart_seconds)} per restart; "
+            f"{result.expected_preemptions:.2f} expected preemptions"
+            + (
+                f", {result.cap_restarts} forced restarts (lifetime cap)"
+                if result.cap_restarts
+                else ""
+            )
+            + f"; expected wall {describe_seconds(result.expected_seconds)}"
+        )
+    else:
+        lines.append("Preemption: none (on-demand)")
+    lines.append(
+        f"Billing: {describe_billing(result.rule)}; billed {result.billed_hours[0]:.3f} h at p50, "
+        f"{result.billed_hours[1]:.3f} h at p90 ({result.rule.source})"
+    )
+    lines.append(
+        f"Cost: ${r.usd_per_hour:.4f}/h x {result.billed_hours[0]:.3f} h = ${option.cost_usd:,.2f} "
+        f"(p90 ${option.cost_usd_p90:,.2f}, mean ${option.expected_cost_usd:,.2f})"
+    )
+    return lines

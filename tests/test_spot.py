@@ -1,0 +1,104 @@
+"""Spot arithmetic on hand-computed cases: Young's interval, expected wall time, the 24 h cap."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from advisor.recommend import spot
+
+
+def test_checkpoint_cost_from_model_size() -> None:
+    # imdb_bilstm: 2,658,945 float32 weights + Adam's two slots = 31,907,340 bytes at 100 MB/s
+    assert spot.checkpoint_seconds(2_658_945, "adam") == pytest.approx(2 + 0.3190734)
+    # momentum keeps one slot: 25.56 M weights x 4 B x 2 = 204.48 MB -> 2.0448 s
+    assert spot.checkpoint_seconds(25_560_000, "momentum") == pytest.approx(2 + 2.0448)
+
+
+def test_young_interval() -> None:
+    # C = 50 s, 0.36 preemptions/h = 1e-4 /s: tau = sqrt(2 * 50 / 1e-4) = 1000 s
+    assert spot.young_interval(50, 0.36) == pytest.approx(1000)
+    assert spot.young_interval(50, 0.0) == math.inf
+
+
+def test_expected_run_daly() -> None:
+    # T = 10 h, tau = 1000 s, M = 1 / rate = 10,000 s, R = 150 s, C = 50 s:
+    # E = M e^(R/M) (e^((tau+C)/M) - 1) T/tau = 10000 * e^0.015 * (e^0.105 - 1) * 36 = 40458.16 s
+    run = spot.expected_run(36_000, 0.36, 50, 150)
+    assert run.interval_seconds == pytest.approx(1000)
+    assert run.expected_seconds == pytest.approx(
+        10_000 * math.exp(0.015) * (math.exp(0.105) - 1) * 36
+    )
+    assert run.expected_seconds == pytest.approx(40_458.16, abs=0.01)
+    assert run.expected_preemptions == pytest.approx(4.045816, abs=1e-6)
+    assert run.cap_restarts == 0
+
+
+def test_short_run_needs_no_checkpoint() -> None:
+    # T = 500 s < tau = 1000 s: one segment, E = M e^(R/M) (e^(T/M) - 1)
+    run = spot.expected_run(500, 0.36, 50, 150)
+    assert run.interval_seconds == math.inf
+    assert run.expected_seconds == pytest.approx(10_000 * math.exp(0.015) * math.expm1(0.05))
+
+
+def test_no_preemptions_no_overhead() -> None:
+    run = spot.expected_run(36_000, 0.0, 50, 150)
+    assert run.expected_seconds == 36_000
+    assert run.expected_preemptions == 0
+
+
+def test_preemptible_24h_cap_forces_restarts_even_at_rate_zero() -> None:
+    # 200,000 s of work under a 86,400 s cap: two forced restarts, each R + C = 200 s
+    run = spot.expected_run(200_000, 0.0, 50, 150, cap_seconds=86_400)
+    assert run.cap_restarts == 2
+    assert run.expected_seconds == 200_400
+    # the simulation walks the same leases: 86,350 s of work saved in each of the first two
+    walls = spot.simulate(200_000, 0.0, 0.0, 50, 150, 86_400, samples=8)
+    assert walls == [200_400] * 8
+
+
+def test_preempted_far_faster_than_it_saves_never_finishes() -> None:
+    # 500 /h: M = 7.2 s, a restart alone takes 25 M: e^25 restarts per segment
+    run = spot.expected_run(3600, 500.0, 5, 180)
+    assert run.expected_seconds > spot.HOPELESS * 3600
+    assert spot.simulate(3600, 0.1, 500.0, 5, 180, None) == [math.inf] * spot.SAMPLES
+
+
+def test_simulation_mean_matches_the_closed_form() -> None:
+    walls = spot.simulate(36_000, 0.0, 0.36, 50, 150, None)
+    mean = sum(walls) / len(walls)
+    # the simulation saves no checkpoint at the very end, ignores preemptions during a restart
+    # and is random: within 2% of Daly's 40,458 s
+    assert mean == pytest.approx(40_458.16, rel=0.02)
+    assert min(walls) >= 36_000 + 35 * 50  # never faster than work plus its checkpoints
+
+
+def test_simulation_is_reproducible_and_sorted() -> None:
+    first = spot.simulate(36_000, 0.2, 0.36, 50, 150, None)
+    assert first == spot.simulate(36_000, 0.2, 0.36, 50, 150, None)
+    assert first == sorted(first)
+
+
+def test_without_preemptions_the_spread_is_the_prediction() -> None:
+    walls = spot.simulate(1000, 0.3, 0.0, 50, 150, None)
+    assert spot.quantile(walls, 0.5) == pytest.approx(1000, rel=0.01)
+    assert spot.quantile(walls, 0.9) == pytest.approx(1000 * math.exp(1.2816 * 0.3), rel=0.01)
+    assert spot.fraction_within(walls, 1000) == pytest.approx(0.5, abs=0.01)
+
+
+def test_quantile_and_fraction_within() -> None:
+    values = [1.0, 2.0, 3.0, 4.0]
+    assert spot.quantile(values, 0.5) == 2.0
+    assert spot.quantile(values, 0.9) == 4.0
+    assert spot.fraction_within(values, 3.0) == 0.75
+    assert spot.fraction_within(values, 0.5) == 0.0
+
+
+def test_runs_with_many_preemptions_draw_independent_extra_variates() -> None:
+    # ~16 preemptions a run: more than the 4 variates each sample starts with
+    walls = spot.simulate(36_000, 0.0, 1.6, 5, 60, None, samples=32)
+    assert len(set(walls)) > 16  # samples differ although the training time is the same
+    extra = [tuple(draws[4:12]) for _, draws in spot._common_draws(32)]
+    assert all(len(e) == 8 for e in extra)
+    assert len(set(extra)) == 32
