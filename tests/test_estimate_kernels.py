@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_estimate_probes import probe
 
 from advisor.estimate import Target, predict
@@ -54,3 +56,25 @@ def test_identity_still_holds_on_a_winograd_gpu() -> None:
     p = probe("vgg16", 0.5, device=replace(T4_HOST, accelerator="V100"))
     result = predict(p, Target("V100", 1))
     assert result.measured and result.seconds == pytest.approx(p.predicted_seconds)
+
+
+@given(
+    bandwidth=st.floats(min_value=1e9, max_value=1e13),
+    factor=st.floats(min_value=1.0, max_value=100.0),
+)
+def test_more_bandwidth_is_never_slower_on_a_winograd_path(bandwidth: float, factor: float) -> None:
+    calibration = shipped_calibration()
+    v100 = accelerator_machine("V100", 1, calibration)
+    assert v100 is not None and v100.winograd
+    facts = facts_of(zoo.get("resnet50"))
+    slow = step_parts(facts, replace(v100, bandwidth=bandwidth), 64, calibration)
+    fast = step_parts(facts, replace(v100, bandwidth=bandwidth * factor), 64, calibration)
+    assert fast.memory <= slow.memory and fast.total <= slow.total
+    assert fast.compute == slow.compute
+
+
+def test_a_batch_that_does_not_fit_is_still_excluded_on_a_winograd_gpu() -> None:
+    p = probe("vgg16", 30.0, batch_size=512)
+    result = predict(p, Target("V100", 1))  # 16 GB; Winograd changes time, not memory
+    assert not result.fits and result.reason is not None
+    assert "Winograd" in result.kernel_path
