@@ -160,3 +160,22 @@ def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> No
     assert len(pairs) == 12 and not skipped
     to_a100_mixed = [p for p in pairs if p.target_label == "A100 mixed"]
     assert all(p.order_right for p in to_a100_mixed)  # the fastest, from every other row
+
+
+def test_near_ties_are_reported_apart_and_never_replace_the_order_accuracy(tmp_path: Path) -> None:
+    near_tie = HEADER + (
+        "lab,mnist_cnn,CPU,16,skylake,tensorflow-2.21,fp32,128,12,seconds_total,400,\n"
+        "lab,mnist_cnn,CPU,32,skylake,tensorflow-2.21,fp32,128,12,seconds_total,390,\n"  # 2.6%
+        "lab,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,170,\n"
+    )
+    pairs, _ = validate.evaluate(read_reference(write(tmp_path, near_tie)), shipped_calibration())
+    assert sorted(round(p.measured_gap, 3) for p in pairs)[:2] == [0.026, 0.026]
+    summary = validate.summarise(pairs)
+    assert summary["n_pairs"] == 6 and summary["n_pairs_beyond_near_ties"] == 4
+    clear = [p for p in pairs if p.measured_gap > validate.NEAR_TIE]
+    assert summary["order_accuracy_beyond_near_ties"] == pytest.approx(
+        sum(p.order_right for p in clear) / 4, abs=1e-4
+    )
+    assert summary["pairwise_order_accuracy"] == pytest.approx(
+        sum(p.order_right for p in pairs) / 6, abs=1e-4
+    )

@@ -142,5 +142,11 @@ def _print_report(result: dict[str, Any]) -> None:
         columns=["device", *_SUMMARY_KEYS],
         title="By predicted device",
     )
+    if result["order_accuracy_beyond_near_ties"] is not None:
+        click.echo(
+            "extra figure (not the target): order accuracy over the "
+            f"{result['n_pairs_beyond_near_ties']} pairs whose measured figures differ by more "
+            f"than 5%: {result['order_accuracy_beyond_near_ties']}"
+        )
     reasons = ", ".join(f"{n} {why}" for why, n in result["skipped_by_reason"].items())
     click.echo(f"skipped rows: {result['skipped_rows']}" + (f" ({reasons})" if reasons else ""))

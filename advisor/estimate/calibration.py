@@ -34,7 +34,8 @@ class Calibration:
     generic_build_speed: float = 0.35
     """Compute speed of a generic (no AVX2/FMA) TensorFlow build relative to a vectorised one."""
     gpu_efficiency: float = 0.45
-    """Share of peak FP32 (CUDA cores) that conv/matmul kernels reach on a GPU."""
+    """Share of peak FP32 (CUDA cores) that conv/matmul kernels reach on a GPU, counting the
+    multiplications they execute (3x3 convolutions after the Winograd reduction)."""
     tensor_efficiency: float = 0.2
     """Share of peak tensor-core throughput reached with mixed precision or TF32 (prior: NVIDIA's
     DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125 TFLOPS)."""

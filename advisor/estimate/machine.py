@@ -61,6 +61,8 @@ class Machine:
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
     """Activations in 16 bits (mixed precision that actually runs on 16-bit units)."""
+    winograd: bool = False
+    """3x3 convolutions run as Winograd transforms (cuDNN on CUDA cores), fewer multiplications."""
     kernel_path: str = ""
     """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
     lstm_kernel: str = ""
@@ -141,11 +143,14 @@ def accelerator_machine(
         )
     if precision == "mixed" and spec.half_tflops > spec.fp32_tflops:
         peak, efficiency, path = spec.half_tflops, calibration.tensor_efficiency, "mixed fp16"
+        winograd = False  # tensor-core kernels run 3x3 convolutions as implicit GEMM
         path += " on tensor cores" if spec.has_tensor_cores else " (fast fp16, no tensor cores)"
     elif spec.tf32_tflops and stack.uses_tf32:
         peak, efficiency, path = spec.tf32_tflops, calibration.tensor_efficiency, "fp32 as TF32"
+        winograd = False
     else:
-        peak, efficiency, path = spec.fp32_tflops, calibration.gpu_efficiency, "fp32"
+        peak, efficiency, path = spec.fp32_tflops, calibration.gpu_efficiency, "fp32, Winograd 3x3"
+        winograd = True  # cuDNN picks Winograd for 3x3 stride-1 convolutions on CUDA cores
         if precision == "mixed":
             path += " (no fast fp16 on this GPU)"
     half = precision == "mixed" and spec.half_tflops > spec.fp32_tflops
@@ -161,6 +166,7 @@ def accelerator_machine(
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=half,
+        winograd=winograd,
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=name not in CALIBRATED_ACCELERATORS,

@@ -34,6 +34,21 @@ _ACTIVATIONS_PER_SAMPLE = {
     "resnet152": 5.5e7,
     "vgg16": 1.5e7,
 }
+# Share of training FLOPs in 3x3 stride-1 convolutions, counted from the architectures
+# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms.
+_WINOGRAD_SHARE = {
+    "mnist_cnn": 0.90,
+    "cifar10_cnn": 0.94,
+    "resnet32_cifar10": 0.95,
+    "alexnet": 0.51,
+    "inception3": 0.35,
+    "resnet50": 0.45,
+    "resnet152": 0.51,
+    "vgg16": 0.99,
+}
+WINOGRAD_REDUCTION = 2.25
+"""Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
+"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles."""
 _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
@@ -60,6 +75,8 @@ class WorkloadFacts:
     """Activation traffic of one sample's forward and backward pass, fp32."""
     host_augmentation: bool = False
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
+    winograd_share: float = 0.0
+    """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         optimizer=workload.optimizer,
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
         host_augmentation=workload.id in _HOST_AUGMENTED,
+        winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
     )
 
 
@@ -134,6 +152,9 @@ def step_parts(
     """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``."""
     per_replica = batch_size / machine.replicas
     flops = facts.flops_per_sample * per_replica
+    if machine.winograd:
+        share = facts.winograd_share
+        flops *= 1 - share + share / WINOGRAD_REDUCTION
     activation_bytes = (
         facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
     )
