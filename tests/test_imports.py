@@ -18,6 +18,10 @@ ENGINE = [
     "probes.result",
     "pricing.model",
     "advisor.estimate.model",
+    "pricing.database",
+    "pricing.query",
+    "pricing.refresh",
+    "pricing.seed",
 ]
 
 

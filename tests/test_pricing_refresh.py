@@ -1,0 +1,217 @@
+"""Refresh end to end against a real HTTP server on 127.0.0.1 serving recorded-format fixtures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from pricing import database, query, refresh
+from pricing.fetch import RetryPolicy
+from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
+
+FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
+ROOT = Path(__file__).resolve().parent.parent
+GCP = "/skypilot/gcp/vms.csv"
+
+
+@pytest.fixture
+def server() -> Iterator[FixtureServer]:
+    with FixtureServer().running() as running:
+        yield running
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> sqlite_utils.Database:
+    return database.connect(tmp_path / "prices.sqlite")
+
+
+def urls(server: FixtureServer) -> dict[str, str]:
+    return {
+        "skypilot": f"{server.url}/skypilot",
+        "azure-retail": f"{server.url}/azure-retail/page1.json",
+        "aws-spot-advisor": f"{server.url}/aws-spot-advisor/spot-advisor-data.json",
+    }
+
+
+def snapshot(db: sqlite_utils.Database) -> tuple[list, list]:
+    current = db.conn.execute("SELECT * FROM current_prices ORDER BY 1, 2").fetchall()
+    rentables = db.conn.execute("SELECT * FROM rentables ORDER BY 1, 2, 4, 8, 9, 11").fetchall()
+    return current, rentables
+
+
+def run(db: sqlite_utils.Database, server: FixtureServer, sources: list[str] | None = None):
+    return refresh.refresh(db, sources, urls=urls(server), policy=FAST)
+
+
+def test_every_source_refreshes_and_stores(db: sqlite_utils.Database, server) -> None:
+    events: list[refresh.RefreshProgress] = []
+    reports = refresh.refresh(db, None, urls=urls(server), policy=FAST, progress=events.append)
+    assert [(r.source, r.unit, r.status) for r in reports] == [
+        ("skypilot", unit, "ok") for unit in ("aws", "gcp", "azure", "lambda")
+    ] + [("aws-spot-advisor", "aws", "ok"), ("azure-retail", "azure", "ok")]
+    assert {e.phase for e in events} >= {"download", "write", "done"}
+    aws = {r.source: r for r in reports if r.unit == "aws"}["skypilot"]
+    assert aws.skipped == 4
+    c5 = query.rentables(db, provider="aws", accelerator=None, region="us-east-1", pricing="spot")
+    (c5_4x,) = [r for r in c5 if r.instance_type == "c5.4xlarge"]
+    assert c5_4x.usd_per_hour == 0.1856
+    assert c5_4x.source == "skypilot/aws"
+    # Spot Advisor bucket "<5%" replaces the default rate
+    assert (
+        c5_4x.interruptions_per_hour
+        < query.billing_rules(db)[("aws", "spot")].interruptions_per_hour
+    )
+    # the seed's AWS rows that the catalog no longer lists are retired, their history kept
+    assert not query.rentables(db, provider="aws", accelerator="H100")
+    assert query.history(db, "p5.48xlarge")
+    # GCP: T4 x2 composed with n1-standard-8; L4 has no host in the fixture, so it is not rentable
+    (t4,) = query.rentables(db, provider="gcp", accelerator="T4", pricing="on_demand")
+    assert (t4.instance_type, t4.usd_per_hour) == ("n1-standard-8", pytest.approx(1.08))
+    assert not query.rentables(db, provider="gcp", accelerator="L4")
+    # Azure Retail prices joined with the sizes the SkyPilot Azure catalog knows
+    (nc6,) = query.rentables(db, provider="azure", pricing="spot", accelerator="v100")
+    assert (nc6.usd_per_hour, nc6.vcpus, nc6.source) == (0.918, 6.0, "azure-retail")
+    statuses = {(s.source, s.unit): s for s in query.source_status(db, 7)}
+    assert not any(s.stale for s in statuses.values())
+
+
+def test_a_failing_source_keeps_the_previous_prices(db, server) -> None:
+    before = snapshot(db)
+    server.script(GCP, Reply(500, b"boom"))
+    (report,) = run(db, server, ["skypilot/gcp"])
+    assert report.status == "failed"
+    assert "HTTP 500" in report.error and "\n" not in report.error
+    assert server.hits[GCP] == FAST.attempts
+    assert snapshot(db) == before
+    statuses = {(s.source, s.unit): s for s in query.source_status(db, 7)}
+    assert statuses[("skypilot", "gcp")].last_status == "failed"
+    assert statuses[("skypilot", "gcp")].stale
+
+
+def test_a_truncated_body_fails_cleanly(db, server) -> None:
+    before = snapshot(db)
+    server.script(GCP, Reply(truncate=True))
+    (report,) = run(db, server, ["skypilot/gcp"])
+    assert report.status == "failed"
+    assert snapshot(db) == before
+
+
+def test_429_then_success_is_retried(db, server) -> None:
+    server.script(GCP, Reply(429, b"slow down", headers={"Retry-After": "0"}), Reply())
+    (report,) = run(db, server, ["skypilot/gcp"])
+    assert report.status == "ok"
+    assert server.hits[GCP] == 2
+
+
+def test_one_failure_does_not_stop_the_other_sources(db, server) -> None:
+    server.script("/aws-spot-advisor/spot-advisor-data.json", Reply(200, b"{not json"))
+    reports = run(db, server, ["aws-spot-advisor", "skypilot/lambda"])
+    assert [r.status for r in reports] == ["failed", "ok"]
+    assert "not JSON" in (reports[0].error or "")
+
+
+def test_outliers_are_skipped_and_changes_kept_as_history(db, server) -> None:
+    run(db, server, ["skypilot/gcp"])
+    text = (FIXTURES / GCP.lstrip("/")).read_text()
+    changed = text.replace(
+        "n2d-standard-8,8.0,32.0,,,,us-central1,us-central1-a,0.33797,0.07013",
+        "n2d-standard-8,8.0,32.0,,,,us-central1,us-central1-a,0.35,7.0",  # spot x100: outlier
+    )
+    server.script(GCP, Reply(body=changed.encode()))
+    time.sleep(1.1)  # fetched_at has one-second resolution
+    (report,) = run(db, server, ["skypilot/gcp"])
+    assert (report.changed, report.skipped) == (1, 3)
+    points = [p for p in query.history(db, "n2d-standard-8")]
+    assert [(p.pricing, p.usd_per_hour) for p in points] == [
+        ("on_demand", 0.33797),
+        ("on_demand", 0.35),
+        ("spot", 0.07013),
+    ]
+    (spot,) = query.rentables(
+        db, region="us-central1", pricing="spot", cpu_only=True, max_price=0.08
+    )
+    assert (spot.instance_type, spot.usd_per_hour) == ("n2d-standard-8", 0.07013)
+
+
+_KILLED_CHILD = """
+import sys, time
+from pricing import database, refresh
+db = database.connect(sys.argv[1])
+def progress(event):
+    if event.phase == "write":
+        print("writing", flush=True)
+        time.sleep(60)
+refresh.refresh(db, ["skypilot/gcp"], urls={"skypilot": sys.argv[2]}, progress=progress)
+"""
+
+
+def test_a_refresh_killed_midway_leaves_the_database_as_it_was(tmp_path: Path, server) -> None:
+    path = tmp_path / "prices.sqlite"
+    before = snapshot(database.connect(path))
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_CHILD, str(path), f"{server.url}/skypilot"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "writing"  # inside the transaction
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    db = database.connect(path)
+    assert snapshot(db) == before
+    statuses = {(s.source, s.unit): s for s in query.source_status(db, 7)}
+    assert statuses[("skypilot", "gcp")].last_status == "running"
+    (report,) = run(db, server, ["skypilot/gcp"])  # nothing is left locked
+    assert report.status == "ok"
+
+
+def test_a_reader_sees_old_or_new_prices_never_a_mix(tmp_path: Path, server) -> None:
+    path = tmp_path / "prices.sqlite"
+    writer = database.connect(path)
+
+    def total() -> float:
+        return round(sum(r.usd_per_hour for r in query.rentables(reader, provider="gcp")), 6)
+
+    reader = database.connect(path)
+    old = total()
+    seen: list[float] = []
+    done = threading.Event()
+
+    def read() -> None:
+        own = database.connect(path)
+        while not done.is_set():
+            seen.append(round(sum(r.usd_per_hour for r in query.rentables(own, provider="gcp")), 6))
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    writing = threading.Event()
+
+    def slow(event: refresh.RefreshProgress) -> None:
+        if event.phase == "write" and not writing.is_set():
+            writing.set()
+            time.sleep(0.5)  # hold the write transaction open while the reader reads
+
+    try:
+        refresh.refresh(writer, ["skypilot/gcp"], urls=urls(server), policy=FAST, progress=slow)
+    finally:
+        done.set()
+        thread.join()
+    new = total()
+    assert new != old
+    assert len(seen) > 3
+    assert set(seen) <= {old, new}
+    assert old in seen
