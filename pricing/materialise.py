@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import marshal
-import sys
 
 import sqlite_utils
 
@@ -115,9 +114,16 @@ def rebuild(db: sqlite_utils.Database, provider: str) -> int:
     return len(rows)
 
 
+_REPEATED = (0, 1, 2, 3, 6, 7, 10, 15, 16)
+"""Columns whose values repeat (provider, region, ..., source): stored once in the blob."""
+
+
 def _shared(rows: list[tuple]) -> list[tuple]:
-    """Intern repeated strings so the marshalled blob stores each once (smaller, faster load)."""
-    intern = sys.intern
-    return [
-        tuple(intern(value) if isinstance(value, str) else value for value in row) for row in rows
-    ]
+    """Make equal repeated strings one object, so marshal writes each once (smaller, faster load)."""
+    if not rows:
+        return rows
+    columns = list(zip(*rows, strict=True))
+    seen: dict = {}
+    for index in _REPEATED:
+        columns[index] = tuple(map(seen.setdefault, columns[index], columns[index]))
+    return list(zip(*columns, strict=True))

@@ -59,7 +59,7 @@ def rentables(
     sql, params = "SELECT rows FROM rentable_blobs", []
     if wanted.provider is not None:
         sql, params = sql + " WHERE provider = ?", [wanted.provider]
-    keep = _predicate(wanted)
+    keep = _tests(wanted)
     make = Rentable._make
     collecting = gc.isenabled()
     gc.disable()  # 100,000 new tuples would trigger several useless collections
@@ -67,7 +67,9 @@ def rentables(
         found: list[Rentable] = []
         for (blob,) in db.conn.execute(sql, params):
             rows = marshal.loads(blob)
-            found.extend(map(make, rows if keep is None else filter(keep, rows)))
+            for test in keep:
+                rows = filter(test, rows)
+            found.extend(map(make, rows))
     finally:
         if collecting:
             gc.enable()
@@ -83,7 +85,7 @@ def rentable_rows(
     sql = "SELECT * FROM rentables"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
-    sql += " ORDER BY usd_per_hour, provider, region, instance_type"
+    sql += " ORDER BY usd_per_hour"  # the indexes end in usd_per_hour: no sort step
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [Rentable._make(row) for row in db.conn.execute(sql, params)]
@@ -154,13 +156,13 @@ def _where(f: Filters) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-def _predicate(f: Filters) -> Callable[[tuple], bool] | None:
-    """A row test for the marshalled rows (indexes of ``Rentable`` fields), or None for all."""
+def _tests(f: Filters) -> list[Callable[[tuple], bool]]:
+    """Row tests for the marshalled rows (indexes of ``Rentable`` fields), most selective first."""
     tests = [
         _test(index, compare, value)
         for index, compare, value in (
-            (1, operator.eq, f.region),
             (7, operator.eq, f.accelerator),
+            (1, operator.eq, f.region),
             (10, operator.eq, f.pricing),
             (8, operator.ge, f.min_count),
             (8, operator.le, f.max_count),
@@ -170,11 +172,7 @@ def _predicate(f: Filters) -> Callable[[tuple], bool] | None:
     ]
     if f.cpu_only:
         tests.append(_test(7, operator.is_, None))
-    if not tests:
-        return None
-    if len(tests) == 1:
-        return tests[0]
-    return lambda row: all(test(row) for test in tests)
+    return tests
 
 
 def _test(index: int, compare: Callable[[Any, Any], bool], value: Any) -> Callable[[tuple], bool]:

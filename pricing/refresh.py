@@ -24,6 +24,7 @@ SOURCES: dict[str, ModuleType] = {
     module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor)
 }
 DEFAULT_SOURCES = ("skypilot", "aws-spot-advisor", "azure-retail")
+REFRESH_CACHE_KIB = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,9 @@ def refresh(
     """Refresh ``sources`` (default: all that need no key); one report per source and cloud."""
     pairs = plan(sources)
     policy = policy or fetch.RetryPolicy()
+    # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
+    # transaction runs (the default 2 MB cache spills and re-reads index pages).
+    db.conn.execute(f"PRAGMA cache_size = -{REFRESH_CACHE_KIB}")
     report = progress or (lambda event: None)
     reports = []
     with fetch.client(policy.timeout_seconds) as http:

@@ -103,7 +103,6 @@ CREATE INDEX rentables_by_accelerator ON rentables (accelerator, pricing, usd_pe
 CREATE INDEX rentables_by_provider ON rentables (provider, region, pricing, usd_per_hour);
 CREATE INDEX rentables_by_instance ON rentables (instance_type);
 CREATE INDEX rentables_by_region ON rentables (region);
-CREATE INDEX rentables_by_price ON rentables (usd_per_hour);
 CREATE TABLE rentable_blobs (
     provider TEXT PRIMARY KEY,
     row_count INTEGER NOT NULL,

@@ -53,63 +53,73 @@ def collect(
 
 def parse(text: str, provider: str) -> PriceBatch:
     """Observations of one cloud's vms.csv (regional minimum over zones)."""
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, [])
+    missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise SourceFormatError(f"skypilot/{provider} vms.csv lacks columns {missing}")
-    best: dict[tuple, Observation] = {}
+    column = {name: header.index(name) for name in header}
+    at = [column[name] for name in REQUIRED]
+    optional = [column.get(name) for name in ("vCPUs", "MemoryGiB", "GpuInfo")]
+    width = len(header)
+    best: dict[tuple, float] = {}
+    facts: dict[tuple, tuple] = {}
     skipped = 0
     for row in reader:
+        if len(row) != width:
+            skipped += 1  # a short row: a body cut mid-line, or a broken line
+            continue
         try:
-            base = _offering(row, provider)
+            key, offering = _offering(row, at, optional, provider)
         except ValueError:
             skipped += 1
             continue
-        for pricing, column in (("on_demand", "Price"), ("spot", "SpotPrice")):
-            cell = row.get(column)
-            if not cell or not cell.strip():
+        for pricing, index in (("on_demand", at[4]), ("spot", at[5])):
+            cell = row[index].strip()
+            if not cell:
                 continue  # not offered under this model
             price = parse_price(cell)
             if price is None or price_problem(price):
                 skipped += 1
                 continue
-            observation = base._replace(pricing=pricing, usd_per_hour=price)
-            key = (*observation.key, pricing)
-            if key not in best or price < best[key].usd_per_hour:
-                best[key] = observation
-    return PriceBatch(
-        provider, f"{NAME}/{provider}", list(best.values()), skipped, retire=(NAME, "seed")
-    )
+            priced = (key, pricing)
+            if priced not in best or price < best[priced]:
+                best[priced] = price
+                facts[key] = offering
+    observations = [
+        Observation._make((*facts[key], pricing, price)) for (key, pricing), price in best.items()
+    ]
+    return PriceBatch(provider, f"{NAME}/{provider}", observations, skipped, retire=(NAME, "seed"))
 
 
-def _offering(row: dict[str, str | None], provider: str) -> Observation:
-    """The offering a row describes (price left at 0); ValueError when malformed."""
-    instance_type = (row.get("InstanceType") or "").strip()
-    accelerator = (row.get("AcceleratorName") or "").strip()
-    count_text = (row.get("AcceleratorCount") or "").strip()
+def _offering(
+    row: list[str], at: list[int], optional: list[int | None], provider: str
+) -> tuple[tuple, tuple]:
+    """The identity and facts of the offering a row describes; ValueError when malformed."""
+    instance_type, accelerator, count_text, region = (row[i].strip() for i in at[:4])
     count = float(count_text) if count_text else 0.0
-    region = (row.get("Region") or "").strip()
     if not region or (not instance_type and not accelerator):
         raise ValueError("no region or no machine")
     if count != int(count):
         raise ValueError("fractional accelerators are not modelled")
     if accelerator and count == 0:
         count = 1.0
-    memory = _MIB.search(row.get("GpuInfo") or "")
-    return Observation(
-        provider=provider,
-        region=region,
-        zone="",
-        instance_type=instance_type,
-        vcpus=_number(row.get("vCPUs")),
-        memory_gib=_number(row.get("MemoryGiB")),
-        accelerator=accelerator,
-        accelerator_count=int(count),
-        accelerator_memory_gib=round(int(memory.group(1)) / 1024, 2) if memory else None,
-        attachable=not instance_type,
-        pricing="on_demand",
-        usd_per_hour=0.0,
+    vcpus, memory, info = (row[i] if i is not None else "" for i in optional)
+    found = _MIB.search(info) if info else None
+    key = (provider, region, "", instance_type, accelerator, int(count))
+    offering = (  # in Observation's field order, less pricing and price
+        provider,
+        region,
+        "",
+        instance_type,
+        _number(vcpus),
+        _number(memory),
+        accelerator,
+        int(count),
+        round(int(found.group(1)) / 1024, 2) if found else None,
+        not instance_type,
     )
+    return key, offering
 
 
 def _number(text: str | None) -> float | None:
