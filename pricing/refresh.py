@@ -18,12 +18,20 @@ import sqlite_utils
 
 from advisor.errors import AdvisorError, Cancelled, UsageError
 from pricing import database, fetch, ingest, materialise
-from pricing.sources import PriceBatch, RiskBatch, aws_spot_advisor, azure_retail, skypilot
+from pricing.sources import (
+    PriceBatch,
+    RiskBatch,
+    aws_spot_advisor,
+    azure_retail,
+    gcp_billing,
+    skypilot,
+)
 
 SOURCES: dict[str, ModuleType] = {
-    module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor)
+    module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor, gcp_billing)
 }
 DEFAULT_SOURCES = ("skypilot", "aws-spot-advisor", "azure-retail")
+"""What ``refresh`` does by default; ``gcp-billing`` joins them when its API key is set."""
 REFRESH_CACHE_KIB = 256 * 1024
 
 
@@ -72,7 +80,8 @@ def source_url(name: str, urls: dict[str, str] | None = None) -> str | None:
 def plan(sources: list[str] | None) -> list[tuple[str, str]]:
     """(source, cloud) pairs to refresh; a source may be named ``name`` or ``name/cloud``."""
     pairs: list[tuple[str, str]] = []
-    for entry in sources or list(DEFAULT_SOURCES):
+    defaults = [*DEFAULT_SOURCES, *([gcp_billing.NAME] if gcp_billing.api_key() else [])]
+    for entry in sources or defaults:
         name, _, unit = entry.partition("/")
         module = SOURCES.get(name)
         if module is None:
@@ -166,7 +175,7 @@ def _refresh_one(
 
 def _store(
     db: sqlite_utils.Database,
-    batch: PriceBatch | RiskBatch,
+    batch: PriceBatch | RiskBatch | gcp_billing.Rates,
     run_id: int,
     fetched_at: str,
     step: Callable[[str, int, int | None], None],
@@ -175,6 +184,8 @@ def _store(
     materialise.load_hosts(db)
     if isinstance(batch, RiskBatch):
         return _store_risk(db, batch, fetched_at)
+    if isinstance(batch, gcp_billing.Rates):
+        batch = gcp_billing.compose(batch, gcp_billing.shapes(db.conn))
     observations = batch.observations
     if batch.provider == "azure":
         observations = _with_azure_sizes(db, observations)

@@ -215,3 +215,31 @@ def test_a_reader_sees_old_or_new_prices_never_a_mix(tmp_path: Path, server) -> 
     assert len(seen) > 3
     assert set(seen) <= {old, new}
     assert old in seen
+
+
+def test_gcp_billing_prices_vms_as_cores_ram_and_gpus(db, server, monkeypatch) -> None:
+    path = "/gcp-billing/skus"
+    pages = [(FIXTURES / "gcp-billing" / f"skus-page{n}.json").read_bytes() for n in (1, 2)]
+    server.script(path, Reply(body=pages[0]), Reply(body=pages[1]))
+    (missing,) = refresh.refresh(db, ["gcp-billing"], urls={"gcp-billing": server.url + path})
+    assert missing.status == "failed" and "ADVISOR_GCP_API_KEY" in (missing.error or "")
+    monkeypatch.setenv("ADVISOR_GCP_API_KEY", "test-key")
+    assert "gcp-billing" in {name for name, _ in refresh.plan(None)}
+    (report,) = refresh.refresh(
+        db, ["gcp-billing"], urls={"gcp-billing": server.url + path}, policy=FAST
+    )
+    assert report.status == "ok", report.error
+    assert "key=test-key" in server.queries[-1] and "pageToken=page-2" in server.queries[-1]
+    by_source = [r for r in query.rentables(db, provider="gcp") if r.source == "gcp-billing"]
+    n1 = {
+        (r.region, r.pricing): r.usd_per_hour
+        for r in by_source
+        if r.instance_type == "n1-standard-8" and r.accelerator is None
+    }
+    assert n1[("us-central1", "on_demand")] == pytest.approx(8 * 0.031611 + 30 * 0.004237)
+    assert n1[("us-east1", "spot")] == pytest.approx(8 * 0.00898 + 30 * 0.0012)
+    a100 = [r for r in by_source if r.accelerator == "A100" and r.accelerator_count == 1]
+    (a100_on_demand,) = [r for r in a100 if r.pricing == "on_demand"]
+    assert a100_on_demand.instance_type == "a2-highgpu-1g"
+    assert a100_on_demand.usd_per_hour == pytest.approx(12 * 0.031611 + 85 * 0.004237 + 2.933908)
+    assert report.skipped == 1  # the EUR SKU

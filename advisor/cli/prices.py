@@ -149,8 +149,9 @@ def history(instance: str, fmt: str) -> None:
     "--source",
     "sources",
     multiple=True,
-    help="skypilot, azure-retail, aws-spot-advisor (or NAME/CLOUD, e.g. skypilot/gcp); "
-    "repeat for several. Default: all three.",
+    help="skypilot, azure-retail, aws-spot-advisor, gcp-billing (needs ADVISOR_GCP_API_KEY); "
+    "NAME/CLOUD picks one cloud, e.g. skypilot/gcp; repeat for several. Default: all that "
+    "need no key, plus gcp-billing when its key is set.",
 )
 @click.option(
     "--url",
