@@ -8,6 +8,7 @@ prices (see ``observations.price_problem``) are skipped and counted, never store
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -71,26 +72,46 @@ def write(
     }
     added = changed = unchanged = 0
     history: list[tuple] = []
-    latest: dict[tuple[int, str], float] = {}
+    writes: list[tuple] = []
     seen: set[tuple[int, str]] = set()
+    held: list[str] = []  # suspect prices: the previous price stays, unconfirmed
+    bulk_confirm = bool(retire) and source.startswith(retire)
     for row in rows:
         key = (offering_ids[row.key], row.pricing)
-        seen.add(key)
         before = current.get(key)
-        if price_problem(row.usd_per_hour, before[0] if before else None) or key in latest:
+        if price_problem(row.usd_per_hour, before[0] if before else None) or key in seen:
             skipped += 1
+            held.append(f"{key[0]}/{key[1]}")
+            seen.add(key)
             continue
-        latest[key] = row.usd_per_hour
+        seen.add(key)
         if before is None:
             added += 1
         elif before[0] != row.usd_per_hour:
             changed += 1
         else:
             unchanged += 1
+            if bulk_confirm and before[1] == source:
+                continue  # confirmed below in one statement
+            writes.append((key[0], key[1], row.usd_per_hour, fetched_at, source))
             continue
+        writes.append((key[0], key[1], row.usd_per_hour, fetched_at, source))
         history.append((key[0], key[1], row.usd_per_hour, fetched_at, source, run_id))
     if progress:
         progress(len(rows) // 2, len(rows))
+    gone = [
+        key
+        for key, (_, previous_source) in current.items()
+        if key not in seen and retire and previous_source.startswith(retire)
+    ]
+    conn.executemany("DELETE FROM current_prices WHERE offering_id = ? AND pricing = ?", gone)
+    if bulk_confirm:  # every other current price of this source was seen unchanged
+        conn.execute(
+            "UPDATE current_prices SET fetched_at = ? WHERE source = ? AND fetched_at != ? "
+            "AND offering_id IN (SELECT id FROM offerings WHERE provider = ?) "
+            "AND offering_id || '/' || pricing NOT IN (SELECT value FROM json_each(?))",
+            [fetched_at, source, fetched_at, provider, json.dumps(held)],
+        )
     conn.executemany(
         "INSERT INTO prices (offering_id, pricing, usd_per_hour, fetched_at, source, run_id) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -101,14 +122,8 @@ def write(
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (offering_id, pricing) DO UPDATE SET "
         "usd_per_hour = excluded.usd_per_hour, fetched_at = excluded.fetched_at, "
         "source = excluded.source",
-        [(key[0], key[1], price, fetched_at, source) for key, price in latest.items()],
+        writes,
     )
-    gone = [
-        key
-        for key, (_, previous_source) in current.items()
-        if key not in seen and retire and previous_source.startswith(retire)
-    ]
-    conn.executemany("DELETE FROM current_prices WHERE offering_id = ? AND pricing = ?", gone)
     count = materialise.rebuild(db, provider)
     if progress:
         progress(len(rows), len(rows))

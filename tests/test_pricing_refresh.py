@@ -16,6 +16,7 @@ import sqlite_utils
 
 from pricing import database, query, refresh
 from pricing.fetch import RetryPolicy
+from pricing.sources import skypilot
 from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
@@ -140,6 +141,10 @@ def test_outliers_are_skipped_and_changes_kept_as_history(db, server) -> None:
         db, region="us-central1", pricing="spot", cpu_only=True, max_price=0.08
     )
     assert (spot.instance_type, spot.usd_per_hour) == ("n2d-standard-8", 0.07013)
+    cpu = query.rentables(db, region="us-central1", pricing="spot", cpu_only=True)
+    (n1,) = [r for r in cpu if r.instance_type == "n1-standard-8"]
+    assert n1.fetched_at == report.started_at  # unchanged but confirmed by this refresh
+    assert spot.fetched_at < report.started_at  # the suspect price was not confirmed
 
 
 _KILLED_CHILD = """
@@ -243,3 +248,34 @@ def test_gcp_billing_prices_vms_as_cores_ram_and_gpus(db, server, monkeypatch) -
     assert a100_on_demand.instance_type == "a2-highgpu-1g"
     assert a100_on_demand.usd_per_hour == pytest.approx(12 * 0.031611 + 85 * 0.004237 + 2.933908)
     assert report.skipped == 1  # the EUR SKU
+
+
+def test_a_timeout_is_retried(db, server) -> None:
+    server.script(GCP, Reply(delay=1.0), Reply())
+    policy = RetryPolicy(attempts=2, backoff_seconds=0.01, timeout_seconds=0.3)
+    (report,) = refresh.refresh(db, ["skypilot/gcp"], urls=urls(server), policy=policy)
+    assert report.status == "ok"
+    assert server.hits[GCP] == 2
+
+
+def test_azure_retail_asks_for_linux_vm_consumption_prices_and_pages(db, server) -> None:
+    (report,) = run(db, server, ["azure-retail"])
+    assert report.status == "ok"
+    assert server.hits["/azure-retail/page1.json"] == 1
+    assert server.hits["/azure-retail/page2.json"] == 1
+    assert "serviceName+eq+%27Virtual+Machines%27" in server.queries[0]
+
+
+def test_source_urls_come_from_the_argument_then_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("ADVISOR_SKYPILOT_CATALOG_URL", "http://mirror.example/v7")
+    monkeypatch.setenv("ADVISOR_AZURE_RETAIL_URL", "http://mirror.example/azure")
+    assert refresh.source_url("skypilot") == "http://mirror.example/v7"
+    assert refresh.source_url("skypilot", {"skypilot": "http://other/v7"}) == "http://other/v7"
+    assert refresh.source_url("azure-retail") == "http://mirror.example/azure"
+    monkeypatch.delenv("ADVISOR_SKYPILOT_CATALOG_URL")
+    assert refresh.source_url("skypilot") is None  # the public default
+    assert skypilot_url("gcp") == f"{skypilot.DEFAULT_URL}/gcp/vms.csv"
+
+
+def skypilot_url(cloud: str) -> str:
+    return skypilot.url_for(None, cloud)
