@@ -46,6 +46,8 @@ class RefreshProgress:
     done: int
     total: int | None
     """None while the size is unknown."""
+    what: str = ""
+    """What ``done`` counts: ``bytes``, ``pages`` or ``rows``."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,11 @@ def _refresh_one(
     started = database.now()
     run_id = _start(db, name, unit, url, started)
 
+    paged = name in (azure_retail.NAME, gcp_billing.NAME)
+
     def step(phase: str, done: int, total: int | None) -> None:
-        report(RefreshProgress(name, unit, phase, done, total))
+        what = {"download": "pages" if paged else "bytes", "write": "rows"}.get(phase, "")
+        report(RefreshProgress(name, unit, phase, done, total, what))
 
     try:
         step("download", 0, None)
