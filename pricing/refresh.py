@@ -105,14 +105,18 @@ def refresh(
     """Refresh ``sources`` (default: all that need no key); one report per source and cloud."""
     pairs = plan(sources)
     policy = policy or fetch.RetryPolicy()
-    # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
-    # transaction runs (the default 2 MB cache spills and re-reads index pages).
-    db.conn.execute(f"PRAGMA cache_size = -{REFRESH_CACHE_KIB}")
     report = progress or (lambda event: None)
     reports = []
-    with fetch.client(policy.timeout_seconds) as http:
-        for name, unit in pairs:
-            reports.append(_refresh_one(db, http, name, unit, urls, policy, report))
+    # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
+    # transaction runs (the default 2 MB cache spills and re-reads index pages).
+    cache_size = db.conn.execute("PRAGMA cache_size").fetchone()[0]
+    db.conn.execute(f"PRAGMA cache_size = -{REFRESH_CACHE_KIB}")
+    try:
+        with fetch.client(policy.timeout_seconds) as http:
+            for name, unit in pairs:
+                reports.append(_refresh_one(db, http, name, unit, urls, policy, report))
+    finally:
+        db.conn.execute(f"PRAGMA cache_size = {int(cache_size)}")
     return reports
 
 
