@@ -64,16 +64,21 @@ def parse(text: str, provider: str) -> PriceBatch:
     width = len(header)
     best: dict[tuple, float] = {}
     facts: dict[tuple, tuple] = {}
+    parsed: dict[tuple, tuple[tuple, tuple]] = {}  # zones repeat an offering: parse it once
     skipped = 0
     for row in reader:
         if len(row) != width:
             skipped += 1  # a short row: a body cut mid-line, or a broken line
             continue
-        try:
-            key, offering = _offering(row, at, optional, provider)
-        except ValueError:
-            skipped += 1
-            continue
+        raw = (row[at[0]], row[at[1]], row[at[2]], row[at[3]])
+        known = parsed.get(raw)
+        if known is None:
+            try:
+                known = parsed[raw] = _offering(row, at, optional, provider)
+            except ValueError:
+                skipped += 1
+                continue
+        key, offering = known
         for pricing, index in (("on_demand", at[4]), ("spot", at[5])):
             cell = row[index].strip()
             if not cell:
