@@ -10,7 +10,9 @@ once per refresh, in the refresh's own transaction, into two forms:
 GCP attachable GPUs get the first host of ``data/gcp-hosts.csv`` (by rank) that has a price in
 the same region and pricing model; without one they are not rentable there. TPU VMs are rentable
 as they are. Host machine types that come only with their GPUs (A2, A3, A4, G2) are never
-offered CPU-only.
+offered CPU-only. A machine whose shape is unknown (an Azure Retail size that the SkyPilot Azure
+catalog does not list: no vCPUs, no GPU facts) keeps its prices but is not rentable, since it
+could be a GPU machine taken for a CPU one.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ LEFT JOIN spot_risk r ON c.pricing = 'spot' AND r.provider = o.provider
     AND r.region = o.region AND r.instance_type = o.instance_type
 LEFT JOIN billing_rules b ON b.provider = o.provider AND b.pricing = c.pricing
 WHERE o.provider = :provider AND o.attachable = 0
+  AND (o.vcpus IS NOT NULL OR o.accelerator != '')
   AND NOT (o.provider = 'gcp'
       AND o.instance_type IN (SELECT host_instance_type FROM gcp_hosts WHERE bundled = 1))
 """

@@ -84,6 +84,7 @@ def test_azure_retail_prefers_spot_drops_windows_skips_non_usd_and_zero() -> Non
         ("eastus", "Standard_NC6s_v3", "on_demand"): 3.06,  # Windows 3.96 dropped
         ("eastus", "Standard_NC6s_v3", "spot"): 0.918,  # Spot, not Low Priority 0.612
         ("westeurope", "Standard_D8s_v5", "on_demand"): 0.384,
+        ("eastus", "Standard_ND96asr_v4", "on_demand"): 27.197,
     }
     assert batch.skipped == 2  # EUR row, $0 H100
 

@@ -81,6 +81,10 @@ def test_every_source_refreshes_and_stores(db: sqlite_utils.Database, server) ->
     # Azure Retail prices joined with the sizes the SkyPilot Azure catalog knows
     (nc6,) = query.rentables(db, provider="azure", pricing="spot", accelerator="v100")
     assert (nc6.usd_per_hour, nc6.vcpus, nc6.source) == (0.918, 6.0, "azure-retail")
+    # a size the SkyPilot Azure catalog does not list keeps its price but is not rentable
+    assert query.history(db, "Standard_ND96asr_v4")
+    azure = {r.instance_type for r in query.rentables(db, provider="azure")}
+    assert "Standard_ND96asr_v4" not in azure and "Standard_D8s_v5" in azure
     statuses = {(s.source, s.unit): s for s in query.source_status(db, 7)}
     assert not any(s.stale for s in statuses.values())
 
