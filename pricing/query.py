@@ -273,12 +273,16 @@ def history(db: sqlite_utils.Database, name: str) -> list[PricePoint]:
 
 
 def show(db: sqlite_utils.Database, name: str) -> list[Rentable]:
-    """Every rentable machine of an instance type (TPU names too), cheapest first."""
-    rows = db.conn.execute(
-        "SELECT * FROM rentables WHERE instance_type = ? "
-        "ORDER BY provider, region, accelerator, accelerator_count, pricing",
-        [name],
-    ).fetchall()
+    """Every rentable machine of an instance type (TPU names too), or else every machine that
+    carries an accelerator of that name (``T4``), sorted by provider, region and pricing."""
+    order = " ORDER BY provider, region, instance_type, accelerator_count, pricing"
+    rows = db.conn.execute("SELECT * FROM rentables WHERE instance_type = ?" + order, [name])
+    rows = (
+        rows.fetchall()
+        or db.conn.execute(
+            "SELECT * FROM rentables WHERE accelerator = ?" + order, [name]
+        ).fetchall()
+    )
     if not rows:
         _unknown_instance(db, name)
     return [Rentable._make(row) for row in rows]

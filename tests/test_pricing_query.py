@@ -160,6 +160,8 @@ def test_show_and_history(db: sqlite_utils.Database) -> None:
         for region in ("us-east-1", "us-west-2")
         for pricing in ("on_demand", "spot")
     }
+    t4 = query.show(db, "t4")
+    assert {(r.provider, r.accelerator) for r in t4} == {("aws", "T4"), ("gcp", "T4")}
     points = query.history(db, "t4")
     assert {p.accelerator for p in points} == {"T4"}
     with pytest.raises(UsageError, match=r"did you mean 'p3\.2xlarge'"):
