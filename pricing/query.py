@@ -276,13 +276,12 @@ def show(db: sqlite_utils.Database, name: str) -> list[Rentable]:
     """Every rentable machine of an instance type (TPU names too), or else every machine that
     carries an accelerator of that name (``T4``), sorted by provider, region and pricing."""
     order = " ORDER BY provider, region, instance_type, accelerator_count, pricing"
-    rows = db.conn.execute("SELECT * FROM rentables WHERE instance_type = ?" + order, [name])
-    rows = (
-        rows.fetchall()
-        or db.conn.execute(
-            "SELECT * FROM rentables WHERE accelerator = ?" + order, [name]
-        ).fetchall()
-    )
+    rows: list[tuple] = []
+    for column in ("instance_type", "accelerator"):
+        sql = f"SELECT * FROM rentables WHERE {column} = ?" + order
+        rows = db.conn.execute(sql, [name]).fetchall()
+        if rows:
+            break
     if not rows:
         _unknown_instance(db, name)
     return [Rentable._make(row) for row in rows]
