@@ -87,7 +87,8 @@ def rentable_rows(
         sql += " WHERE " + " AND ".join(clauses)
     sql += " ORDER BY usd_per_hour"  # the indexes end in usd_per_hour: no sort step
     if limit is not None:
-        sql += f" LIMIT {int(limit)}"
+        sql += " LIMIT ?"
+        params.append(limit)
     return [Rentable._make(row) for row in db.conn.execute(sql, params)]
 
 

@@ -125,3 +125,10 @@ def test_refresh_url_option_and_unknown_source(server: FixtureServer) -> None:
     assert code == 0, err
     code, _, err = invoke("prices", "refresh", "--source", "skypylot")
     assert code == 2 and "unknown price source" in err
+
+
+def test_bad_numbers_are_usage_errors() -> None:
+    for args in (["--limit", "0"], ["--min-count", "-1"], ["--max-price", "-2"]):
+        code, _, err = invoke("prices", "list", *args)
+        assert code == 2, args
+        assert len(err.strip().splitlines()) == 1

@@ -49,7 +49,11 @@ def _db() -> Any:
 
 
 @click.group(context_settings=_HELP, invoke_without_command=True)
-@click.option("--ttl-days", type=float, help="Call data older than this stale (default: config).")
+@click.option(
+    "--ttl-days",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Call data older than this stale (default: config, 7 days).",
+)
 @output_format
 @click.pass_context
 def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
@@ -87,13 +91,13 @@ def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
 @click.option("--provider", help="gcp, aws, azure, lambda (any case).")
 @click.option("--region", help="e.g. us-central1.")
 @click.option("--accelerator", help="As catalogs spell it: T4, A100-80GB, tpu-v3-8 (any case).")
-@click.option("--min-count", type=int, help="At least this many accelerators.")
-@click.option("--max-count", type=int, help="At most this many accelerators.")
+@click.option("--min-count", type=click.IntRange(min=0), help="At least this many accelerators.")
+@click.option("--max-count", type=click.IntRange(min=0), help="At most this many accelerators.")
 @click.option("--spot", "pricing", flag_value="spot", help="Spot / preemptible prices only.")
 @click.option("--on-demand", "pricing", flag_value="on_demand", help="On-demand prices only.")
 @click.option("--cpu-only", is_flag=True, help="Machines without accelerators.")
-@click.option("--max-price", type=float, help="At most this many USD per hour.")
-@click.option("--limit", type=int, help="Show only the cheapest N.")
+@click.option("--max-price", type=click.FloatRange(min=0), help="At most this many USD per hour.")
+@click.option("--limit", type=click.IntRange(min=1), help="Show only the cheapest N.")
 @output_format
 def list_prices(
     provider: str | None,
