@@ -123,8 +123,17 @@ def _canonical(db: sqlite_utils.Database, column: str, name: str) -> str:
     known = known_names(db, column)
     close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
     spelled = [k for k in known if k.lower() in close]
-    hint = f"; did you mean {', '.join(repr(k) for k in spelled)}?" if spelled else ""
-    raise UsageError(f"unknown {column} {name!r}{hint} (known: {len(known)} names)")
+    if spelled:
+        raise UsageError(f"unknown {column} {name!r}; did you mean {_listed(spelled)}?")
+    shown = _listed(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
+    raise UsageError(
+        f"unknown {column} {name!r}: the price database knows {shown}; "
+        "'advisor prices refresh' fetches the full catalogs"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names)
 
 
 def known_names(db: sqlite_utils.Database, column: str) -> list[str]:

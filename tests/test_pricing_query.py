@@ -131,6 +131,7 @@ def test_blob_and_sql_paths_agree(db: sqlite_utils.Database) -> None:
         ({"accelerator": "a10o"}, "did you mean"),
         ({"region": "us-centrl1"}, "'us-central1'"),
         ({"pricing": "preemptible"}, "unknown pricing"),
+        ({"provider": "azure"}, "knows 'aws', 'gcp', 'lambda'; 'advisor prices refresh'"),
         ({"cpu_only": True, "accelerator": "T4"}, "exclude each other"),
     ],
 )
