@@ -1,0 +1,311 @@
+"""Read the price database: rentable machines, billing rules, source freshness, history.
+
+``rentables()`` loads the marshalled, materialised rows (see ``pricing.materialise``) and builds
+``Rentable`` tuples straight from them; ``rentable_rows()`` runs the same filters as indexed SQL
+for commands that print a few rows. Names are matched case-insensitively; a name that matches
+nothing in the database raises ``UsageError`` with the closest known names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import marshal
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlite_utils
+
+from advisor.errors import UsageError
+from pricing.model import PRICING_MODELS, BillingRule, Rentable
+
+_NAMED = {"provider": "provider", "region": "region", "accelerator": "accelerator"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a caller asks for; names are canonical spellings once ``resolve`` has run."""
+
+    provider: str | None = None
+    region: str | None = None
+    accelerator: str | None = None
+    pricing: str | None = None
+    cpu_only: bool = False
+    min_count: int | None = None
+    max_count: int | None = None
+    max_price: float | None = None
+
+
+def rentables(
+    db: sqlite_utils.Database,
+    *,
+    provider: str | None = None,
+    region: str | None = None,
+    accelerator: str | None = None,
+    pricing: str | None = None,
+    cpu_only: bool = False,
+    min_count: int | None = None,
+    max_count: int | None = None,
+    max_price: float | None = None,
+) -> list[Rentable]:
+    """The latest price of every rentable machine matching the filters (unordered)."""
+    wanted = resolve(
+        db,
+        Filters(provider, region, accelerator, pricing, cpu_only, min_count, max_count, max_price),
+    )
+    sql, params = "SELECT rows FROM rentable_blobs", []
+    if wanted.provider is not None:
+        sql, params = sql + " WHERE provider = ?", [wanted.provider]
+    keep = _tests(wanted)
+    make = Rentable._make
+    collecting = gc.isenabled()
+    gc.disable()  # 100,000 new tuples would trigger several useless collections
+    try:
+        found: list[Rentable] = []
+        for (blob,) in db.conn.execute(sql, params):
+            rows = marshal.loads(blob)
+            for test in keep:
+                rows = filter(test, rows)
+            found.extend(map(make, rows))
+    finally:
+        if collecting:
+            gc.enable()
+    return found
+
+
+def rentable_rows(
+    db: sqlite_utils.Database, filters: Filters, *, limit: int | None = None
+) -> list[Rentable]:
+    """The same as ``rentables()`` through indexed SQL, cheapest first (for a few rows)."""
+    wanted = resolve(db, filters)
+    clauses, params = _where(wanted)
+    sql = "SELECT * FROM rentables"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    sql += " ORDER BY usd_per_hour"  # the indexes end in usd_per_hour: no sort step
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [Rentable._make(row) for row in db.conn.execute(sql, params)]
+
+
+def resolve(db: sqlite_utils.Database, filters: Filters) -> Filters:
+    """``filters`` with names spelled as the database spells them; UsageError for unknowns."""
+    if filters.pricing is not None and filters.pricing not in PRICING_MODELS:
+        raise UsageError(f"unknown pricing {filters.pricing!r}: use one of {PRICING_MODELS}")
+    if filters.cpu_only and filters.accelerator is not None:
+        raise UsageError("--cpu-only and --accelerator exclude each other")
+    for name in ("min_count", "max_count", "max_price"):
+        value = getattr(filters, name)
+        if value is not None and value < 0:
+            raise UsageError(f"{name.replace('_', '-')} must not be negative, not {value}")
+    canonical = {
+        column: _canonical(db, column, getattr(filters, column))
+        for column in _NAMED
+        if getattr(filters, column) is not None
+    }
+    return Filters(**{**filters.__dict__, **canonical})
+
+
+def _canonical(db: sqlite_utils.Database, column: str, name: str) -> str:
+    found = db.conn.execute(
+        f"SELECT {column} FROM rentables WHERE {column} = ? COLLATE NOCASE LIMIT 1", [name]
+    ).fetchone()
+    if found is None:  # known to the database but not rentable (a GPU without a host)
+        found = db.conn.execute(
+            f"SELECT {column} FROM offerings WHERE {column} = ? COLLATE NOCASE LIMIT 1", [name]
+        ).fetchone()
+    if found is not None:
+        return str(found[0])
+    known = known_names(db, column)
+    close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+    spelled = [k for k in known if k.lower() in close]
+    if spelled:
+        raise UsageError(f"unknown {column} {name!r}; did you mean {_listed(spelled)}?")
+    shown = _listed(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
+    raise UsageError(
+        f"unknown {column} {name!r}: the price database knows {shown}; "
+        "'advisor prices refresh' fetches the full catalogs"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def known_names(db: sqlite_utils.Database, column: str) -> list[str]:
+    """Every distinct provider, region or accelerator that has a rentable machine."""
+    if column not in _NAMED:
+        raise ValueError(column)
+    sql = f"SELECT DISTINCT {column} FROM rentables WHERE {column} IS NOT NULL ORDER BY 1"
+    return [row[0] for row in db.conn.execute(sql)]
+
+
+def _where(f: Filters) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column in ("provider", "region", "accelerator", "pricing"):
+        value = getattr(f, column)
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if f.cpu_only:
+        clauses.append("accelerator IS NULL")
+    if f.min_count is not None:
+        clauses.append("accelerator_count >= ?")
+        params.append(f.min_count)
+    if f.max_count is not None:
+        clauses.append("accelerator_count <= ?")
+        params.append(f.max_count)
+    if f.max_price is not None:
+        clauses.append("usd_per_hour <= ?")
+        params.append(f.max_price)
+    return clauses, params
+
+
+def _tests(f: Filters) -> list[Callable[[tuple], bool]]:
+    """Row tests for the marshalled rows (indexes of ``Rentable`` fields), most selective first."""
+    tests = [
+        _test(index, compare, value)
+        for index, compare, value in (
+            (7, operator.eq, f.accelerator),
+            (1, operator.eq, f.region),
+            (10, operator.eq, f.pricing),
+            (8, operator.ge, f.min_count),
+            (8, operator.le, f.max_count),
+            (11, operator.le, f.max_price),
+        )
+        if value is not None
+    ]
+    if f.cpu_only:
+        tests.append(_test(7, operator.is_, None))
+    return tests
+
+
+def _test(index: int, compare: Callable[[Any, Any], bool], value: Any) -> Callable[[tuple], bool]:
+    return lambda row: compare(row[index], value)
+
+
+def billing_rules(db: sqlite_utils.Database) -> dict[tuple[str, str], BillingRule]:
+    """How each provider bills each pricing model, keyed by (provider, pricing)."""
+    rules = {}
+    for row in db.conn.execute(
+        "SELECT provider, pricing, increment_seconds, minimum_seconds, max_runtime_seconds, "
+        "preemption_notice_seconds, interruptions_per_hour, source FROM billing_rules"
+    ):
+        rule = BillingRule(*row)
+        rules[(rule.provider, rule.pricing)] = rule
+    return rules
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """How fresh one source's data is."""
+
+    source: str
+    unit: str
+    """The cloud a source covers (``aws``), or ``all``."""
+    last_success: str | None
+    """When its last successful refresh finished (ISO 8601 UTC)."""
+    age_days: float | None
+    stale: bool
+    """Older than the TTL, or never refreshed successfully."""
+    last_status: str
+    """``ok``, ``failed`` or ``running`` (a refresh in progress or killed midway)."""
+    last_error: str | None
+
+
+def source_status(
+    db: sqlite_utils.Database, ttl_days: float, *, now: datetime | None = None
+) -> list[SourceStatus]:
+    """Each source and cloud: last successful refresh, its age, stale or not, last outcome."""
+    now = now or datetime.now(UTC)
+    rows = db.conn.execute(
+        "SELECT source, unit, "
+        "(SELECT MAX(finished_at) FROM refresh_runs s WHERE s.source = r.source "
+        " AND s.unit = r.unit AND s.status = 'ok'), status, error "
+        "FROM refresh_runs r WHERE id = (SELECT MAX(id) FROM refresh_runs l "
+        " WHERE l.source = r.source AND l.unit = r.unit) ORDER BY source, unit"
+    ).fetchall()
+    statuses = []
+    for source, unit, last_success, status, error in rows:
+        age = None
+        if last_success is not None:
+            finished = datetime.strptime(last_success, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            age = (now - finished).total_seconds() / 86400
+        stale = age is None or age > ttl_days
+        statuses.append(SourceStatus(source, unit, last_success, age, stale, status, error))
+    return [_seed_superseded(status, statuses) for status in statuses]
+
+
+def _seed_superseded(status: SourceStatus, statuses: list[SourceStatus]) -> SourceStatus:
+    """The seed is not stale once SkyPilot (whose snapshot it is) refreshed every cloud."""
+    if status.source != "seed" or not status.stale:
+        return status
+    refreshed = {s.unit for s in statuses if s.source == "skypilot" and s.last_success}
+    if refreshed >= {"aws", "gcp", "lambda"}:
+        return replace(status, stale=False)
+    return status
+
+
+@dataclass(frozen=True)
+class PricePoint:
+    """One observation in an offering's history."""
+
+    provider: str
+    region: str
+    instance_type: str
+    accelerator: str | None
+    accelerator_count: int
+    pricing: str
+    usd_per_hour: float
+    fetched_at: str
+    source: str
+
+
+def history(db: sqlite_utils.Database, name: str) -> list[PricePoint]:
+    """Every stored price of an instance type (or of an attachable accelerator), oldest first."""
+    rows = db.conn.execute(
+        "SELECT o.provider, o.region, o.instance_type, NULLIF(o.accelerator, ''), "
+        "o.accelerator_count, p.pricing, p.usd_per_hour, p.fetched_at, p.source "
+        "FROM prices p JOIN offerings o ON o.id = p.offering_id "
+        "WHERE o.instance_type = ?1 COLLATE NOCASE "
+        "   OR (o.instance_type = '' AND o.accelerator = ?1 COLLATE NOCASE) "
+        "ORDER BY o.provider, o.region, o.accelerator_count, p.pricing, p.fetched_at, p.id",
+        [name],
+    ).fetchall()
+    if not rows:
+        _unknown_instance(db, name)
+    return [PricePoint(*row) for row in rows]
+
+
+def show(db: sqlite_utils.Database, name: str) -> list[Rentable]:
+    """Every rentable machine of an instance type (TPU names too), or else every machine that
+    carries an accelerator of that name (``T4``), sorted by provider, region and pricing."""
+    order = " ORDER BY provider, region, instance_type, accelerator_count, pricing"
+    rows: list[tuple] = []
+    for column in ("instance_type", "accelerator"):
+        sql = f"SELECT * FROM rentables WHERE {column} = ?" + order
+        rows = db.conn.execute(sql, [name]).fetchall()
+        if rows:
+            break
+    if not rows:
+        _unknown_instance(db, name)
+    return [Rentable._make(row) for row in rows]
+
+
+def _unknown_instance(db: sqlite_utils.Database, name: str) -> None:
+    known = [
+        row[0]
+        for row in db.conn.execute(
+            "SELECT DISTINCT instance_type FROM offerings WHERE instance_type != '' "
+            "UNION SELECT DISTINCT accelerator FROM offerings WHERE accelerator != ''"
+        )
+    ]
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
+    raise UsageError(f"unknown instance type {name!r}{hint}")

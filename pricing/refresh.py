@@ -1,0 +1,281 @@
+"""Refresh prices from the public sources: one transaction per source and cloud.
+
+For each (source, cloud) a ``refresh_runs`` row is committed as ``running``; the download and
+parsing happen outside any transaction; the prices, the materialised rentables and the run's
+``ok`` are then written in one ``BEGIN IMMEDIATE`` transaction. So a failure, a Ctrl-C or a
+SIGKILL leaves the previous prices exactly as they were (a killed run stays ``running``), and a
+reader (WAL) sees the old prices or the new ones, never a mix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+import sqlite_utils
+
+from advisor.errors import AdvisorError, Cancelled, UsageError
+from pricing import database, fetch, ingest, materialise
+from pricing.sources import (
+    PriceBatch,
+    RiskBatch,
+    aws_spot_advisor,
+    azure_retail,
+    gcp_billing,
+    skypilot,
+)
+
+SOURCES: dict[str, ModuleType] = {
+    module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor, gcp_billing)
+}
+DEFAULT_SOURCES = ("skypilot", "aws-spot-advisor", "azure-retail")
+"""What ``refresh`` does by default; ``gcp-billing`` joins them when its API key is set."""
+REFRESH_CACHE_KIB = 256 * 1024
+
+
+@dataclass(frozen=True)
+class RefreshProgress:
+    """One step of a refresh, for a progress bar."""
+
+    source: str
+    unit: str
+    phase: str
+    """``download``, ``write``, ``done`` or ``failed``."""
+    done: int
+    total: int | None
+    """None while the size is unknown."""
+    what: str = ""
+    """What ``done`` counts: ``bytes``, ``pages`` or ``rows``."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The outcome of refreshing one source for one cloud."""
+
+    source: str
+    unit: str
+    url: str
+    status: str
+    """``ok`` or ``failed``."""
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    removed: int = 0
+    error: str | None = None
+    started_at: str = ""
+    finished_at: str = ""
+
+
+def source_url(name: str, urls: dict[str, str] | None = None) -> str | None:
+    """The URL of source ``name``: ``urls``, then ``ADVISOR_<NAME>_URL``, else its default."""
+    if urls and urls.get(name):
+        return urls[name]
+    env = f"ADVISOR_{name.upper().replace('-', '_')}_URL"
+    if name == "skypilot":
+        env = "ADVISOR_SKYPILOT_CATALOG_URL"
+    return os.environ.get(env) or None
+
+
+def plan(sources: list[str] | None) -> list[tuple[str, str]]:
+    """(source, cloud) pairs to refresh; a source may be named ``name`` or ``name/cloud``."""
+    pairs: list[tuple[str, str]] = []
+    defaults = [*DEFAULT_SOURCES, *([gcp_billing.NAME] if gcp_billing.api_key() else [])]
+    for entry in sources or defaults:
+        name, _, unit = entry.partition("/")
+        module = SOURCES.get(name)
+        if module is None:
+            raise UsageError(f"unknown price source {name!r}: use one of {sorted(SOURCES)}")
+        if unit and unit not in module.UNITS:
+            raise UsageError(f"source {name!r} covers {list(module.UNITS)}, not {unit!r}")
+        pairs.extend((name, u) for u in ([unit] if unit else module.UNITS))
+    return list(dict.fromkeys(pairs))
+
+
+def refresh(
+    db: sqlite_utils.Database,
+    sources: list[str] | None,
+    *,
+    urls: dict[str, str] | None = None,
+    progress: Callable[[RefreshProgress], None] | None = None,
+    policy: fetch.RetryPolicy | None = None,
+) -> list[RunReport]:
+    """Refresh ``sources`` (default: all that need no key); one report per source and cloud."""
+    pairs = plan(sources)
+    policy = policy or fetch.RetryPolicy()
+    report = progress or (lambda event: None)
+    reports = []
+    # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
+    # transaction runs (the default 2 MB cache spills and re-reads index pages).
+    cache_size = db.conn.execute("PRAGMA cache_size").fetchone()[0]
+    db.conn.execute(f"PRAGMA cache_size = -{REFRESH_CACHE_KIB}")
+    try:
+        with fetch.client(policy.timeout_seconds) as http:
+            for name, unit in pairs:
+                reports.append(_refresh_one(db, http, name, unit, urls, policy, report))
+    finally:
+        db.conn.execute(f"PRAGMA cache_size = {int(cache_size)}")
+    return reports
+
+
+def _refresh_one(
+    db: sqlite_utils.Database,
+    http: object,
+    name: str,
+    unit: str,
+    urls: dict[str, str] | None,
+    policy: fetch.RetryPolicy,
+    report: Callable[[RefreshProgress], None],
+) -> RunReport:
+    module = SOURCES[name]
+    base = source_url(name, urls)
+    url = skypilot.url_for(base, unit) if module is skypilot else base or module.DEFAULT_URL
+    started = database.now()
+    run_id = _start(db, name, unit, url, started)
+
+    paged = name in (azure_retail.NAME, gcp_billing.NAME)
+
+    def step(phase: str, done: int, total: int | None) -> None:
+        what = {"download": "pages" if paged else "bytes", "write": "rows"}.get(phase, "")
+        report(RefreshProgress(name, unit, phase, done, total, what))
+
+    try:
+        step("download", 0, None)
+        batch = module.collect(
+            http, base, unit, policy=policy, on_bytes=lambda n, t: step("download", n, t)
+        )
+        with db.conn:
+            db.conn.execute("BEGIN IMMEDIATE")
+            counts = _store(db, batch, run_id, started, step)
+            finished = database.now()
+            db.conn.execute(
+                "UPDATE refresh_runs SET status = 'ok', finished_at = ?, added = ?, changed = ?, "
+                "unchanged = ?, skipped = ? WHERE id = ?",
+                [finished, counts.added, counts.changed, counts.unchanged, counts.skipped, run_id],
+            )
+    except KeyboardInterrupt:
+        _fail(db, run_id, "cancelled")
+        raise Cancelled(f"refresh of {name}/{unit} cancelled; previous prices kept") from None
+    except Exception as exc:  # recorded, reported, and the other sources still run
+        message = str(exc) if isinstance(exc, AdvisorError) else f"{type(exc).__name__}: {exc}"
+        finished = _fail(db, run_id, message)
+        step("failed", 0, None)
+        return RunReport(
+            name, unit, url, "failed", error=message, started_at=started, finished_at=finished
+        )
+    step("done", 1, 1)
+    return RunReport(
+        name,
+        unit,
+        url,
+        "ok",
+        counts.added,
+        counts.changed,
+        counts.unchanged,
+        counts.skipped,
+        counts.removed,
+        None,
+        started,
+        finished,
+    )
+
+
+def _store(
+    db: sqlite_utils.Database,
+    batch: PriceBatch | RiskBatch | gcp_billing.Rates,
+    run_id: int,
+    fetched_at: str,
+    step: Callable[[str, int, int | None], None],
+) -> ingest.Counts:
+    database.load_billing_rules(db)
+    materialise.load_hosts(db)
+    if isinstance(batch, RiskBatch):
+        return _store_risk(db, batch, fetched_at)
+    if isinstance(batch, gcp_billing.Rates):
+        batch = gcp_billing.compose(batch, gcp_billing.shapes(db.conn))
+    observations = batch.observations
+    if batch.provider == "azure":
+        observations = _with_azure_sizes(db, observations)
+    return ingest.write(
+        db,
+        batch.provider,
+        observations,
+        source=batch.source,
+        fetched_at=fetched_at,
+        run_id=run_id,
+        skipped=batch.skipped,
+        retire=batch.retire,
+        progress=lambda done, total: step("write", done, total),
+    )
+
+
+def _store_risk(db: sqlite_utils.Database, batch: RiskBatch, fetched_at: str) -> ingest.Counts:
+    conn = db.conn
+    before = conn.execute("SELECT COUNT(*) FROM spot_risk WHERE provider = ?", [batch.provider])
+    previous = before.fetchone()[0]
+    conn.execute("DELETE FROM spot_risk WHERE provider = ?", [batch.provider])
+    conn.executemany(
+        "INSERT INTO spot_risk VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                batch.provider,
+                r.region,
+                r.instance_type,
+                r.bucket,
+                r.label,
+                r.savings_pct,
+                r.interruptions_per_hour,
+                fetched_at,
+                batch.source,
+            )
+            for r in batch.risks
+        ],
+    )
+    count = materialise.rebuild(db, batch.provider)
+    added = max(len(batch.risks) - previous, 0)
+    return ingest.Counts(added, len(batch.risks) - added, 0, batch.skipped, 0, count)
+
+
+def _with_azure_sizes(db: sqlite_utils.Database, observations: list) -> list:
+    """Azure Retail rows with the vCPUs, memory and GPUs the SkyPilot Azure catalog knows."""
+    sizes: dict[tuple[str, str], list] = {}
+    for region, size, *facts in db.conn.execute(
+        "SELECT region, instance_type, vcpus, memory_gib, accelerator, accelerator_count, "
+        "accelerator_memory_gib FROM offerings WHERE provider = 'azure' AND vcpus IS NOT NULL"
+    ):
+        sizes[(region, size)] = sizes[("", size)] = facts  # a size is the same in every region
+    enriched = []
+    for row in observations:
+        facts = sizes.get((row.region, row.instance_type)) or sizes.get(("", row.instance_type))
+        if facts:
+            row = row._replace(
+                vcpus=facts[0],
+                memory_gib=facts[1],
+                accelerator=facts[2],
+                accelerator_count=facts[3],
+                accelerator_memory_gib=facts[4],
+            )
+        enriched.append(row)
+    return enriched
+
+
+def _start(db: sqlite_utils.Database, name: str, unit: str, url: str, started: str) -> int:
+    with db.conn:
+        cursor = db.conn.execute(
+            "INSERT INTO refresh_runs (source, unit, url, started_at, status) "
+            "VALUES (?, ?, ?, ?, 'running')",
+            [name, unit, url, started],
+        )
+    return int(cursor.lastrowid or 0)
+
+
+def _fail(db: sqlite_utils.Database, run_id: int, message: str) -> str:
+    finished = database.now()
+    with db.conn:
+        db.conn.execute(
+            "UPDATE refresh_runs SET status = 'failed', finished_at = ?, error = ? WHERE id = ?",
+            [finished, message, run_id],
+        )
+    return finished

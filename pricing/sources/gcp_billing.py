@@ -1,0 +1,222 @@
+"""GCP Cloud Billing Catalog API (needs the user's API key): VM = cores + RAM + accelerators.
+
+``GET <url>?key=KEY&pageToken=...`` over the Compute Engine service's SKUs, following
+``nextPageToken``. Kept: ``resourceFamily == "Compute"`` with ``usageType`` OnDemand
+(on_demand) or Preemptible (spot); the unit price is ``units + nanos / 1e9`` of the first
+non-zero tier (USD only). SKUs are matched by description, the way SkyPilot's fetcher does:
+"N1 Predefined Instance Core running in Americas", "... Ram ...", "Nvidia Tesla T4 GPU running
+in Americas". The description patterns come from third-party fixtures (PRICE-SOURCES.md
+section 2c), not from a live call. Machine shapes (vCPUs, GiB, GPU counts) come from the GCP
+offerings already in the database (seed or SkyPilot catalog); each is priced in every region
+the SKUs cover. TPUs are another service and are not priced here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pricing import families, fetch
+from pricing.observations import Observation, price_problem
+from pricing.sources import PriceBatch, SourceFormatError
+
+if TYPE_CHECKING:
+    import httpx
+
+NAME = "gcp-billing"
+UNITS = ("gcp",)
+DEFAULT_URL = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
+KEY_ENV = "ADVISOR_GCP_API_KEY"
+MAX_PAGES = 200
+
+SERIES = {
+    "n1": "N1",
+    "n2": "N2",
+    "n2d": "N2D AMD",
+    "c2": "Compute optimized",
+    "c2d": "C2D AMD",
+    "e2": "E2",
+    "a2": "A2",
+    "g2": "G2",
+    "c3": "C3",
+    "a3": "A3",
+}
+"""Machine family -> the series words that start its core and RAM SKU descriptions."""
+
+GPUS = {
+    "T4": "T4",
+    "V100": "V100",
+    "P100": "P100",
+    "P4": "P4",
+    "A100": "A100",
+    "A100 80GB": "A100-80GB",
+    "L4": "L4",
+    "H100 80GB": "H100",
+    "H100 80GB Plus": "H100-MEGA",
+    "H100 Mega 80GB": "H100-MEGA",
+    "H200 141GB": "H200",
+}
+"""SKU GPU words -> the catalog spelling."""
+
+_USAGE = {"OnDemand": "on_demand", "Preemptible": "spot"}
+_MACHINE = re.compile(
+    r"^(?:Spot Preemptible |Preemptible )?(?P<series>.+?) (?:Predefined )?(?:Instance )?"
+    r"(?P<kind>Core|Ram) running in "
+)
+_GPU = re.compile(r"^(?:Spot Preemptible |Preemptible )?Nvidia (?:Tesla )?(?P<gpu>.+?) GPU ")
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Unit prices by (region, component, pricing); a component is ("core"|"ram", series) or
+    ("gpu", catalog name)."""
+
+    rates: dict[tuple[str, tuple[str, str], str], float] = field(default_factory=dict)
+    skipped: int = 0
+
+
+def api_key() -> str | None:
+    return os.environ.get(KEY_ENV) or None
+
+
+def collect(
+    http: httpx.Client,
+    url: str | None,
+    unit: str,
+    *,
+    policy: fetch.RetryPolicy,
+    on_bytes: Callable[[int, int | None], None] | None = None,
+) -> Rates:
+    key = api_key()
+    if key is None:
+        raise SourceFormatError(f"{NAME} needs an API key: set {KEY_ENV}")
+    skus: list[dict[str, Any]] = []
+    token = ""
+    for page in range(1, MAX_PAGES + 1):
+        params = {"key": key, "pageSize": "5000", **({"pageToken": token} if token else {})}
+        body = fetch.get(http, url or DEFAULT_URL, params=params, policy=policy)
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise SourceFormatError(f"{NAME}: not JSON ({exc})") from exc
+        skus.extend(data.get("skus") or [])
+        token = data.get("nextPageToken") or ""
+        if on_bytes:
+            on_bytes(page, None)
+        if not token:
+            return parse(skus)
+    raise SourceFormatError(f"{NAME}: more than {MAX_PAGES} pages; stopping")
+
+
+def parse(skus: list[dict[str, Any]]) -> Rates:
+    rates: dict[tuple[str, tuple[str, str], str], float] = {}
+    skipped = 0
+    for sku in skus:
+        category = sku.get("category") or {}
+        pricing = _USAGE.get(category.get("usageType", ""))
+        if category.get("resourceFamily") != "Compute" or pricing is None:
+            continue
+        component = _component(str(sku.get("description", "")))
+        if component is None:
+            continue
+        price = _unit_price(sku)
+        if price is None:
+            skipped += 1
+            continue
+        for region in sku.get("serviceRegions") or []:
+            rates[(region, component, pricing)] = price
+    return Rates(rates, skipped)
+
+
+def _component(description: str) -> tuple[str, str] | None:
+    if "Custom" in description or "Sole Tenancy" in description or "Commitment" in description:
+        return None
+    gpu = _GPU.match(description)
+    if gpu:
+        name = GPUS.get(gpu.group("gpu"))
+        return ("gpu", name) if name else None
+    machine = _MACHINE.match(description)
+    if machine:
+        return (machine.group("kind").lower(), machine.group("series"))
+    return None
+
+
+def _unit_price(sku: dict[str, Any]) -> float | None:
+    try:
+        tiers = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    for tier in tiers:
+        unit = tier.get("unitPrice") or {}
+        if unit.get("currencyCode", "USD") != "USD":
+            return None
+        price = float(unit.get("units") or 0) + float(unit.get("nanos") or 0) / 1e9
+        if price > 0:
+            return price
+    return None
+
+
+def compose(rates: Rates, shapes: list[tuple]) -> PriceBatch:
+    """Prices of the known GCP machine shapes in every region the SKUs cover.
+
+    ``shapes``: (instance_type, vcpus, memory_gib, accelerator, count, accelerator_memory_gib)
+    of the GCP offerings in the database.
+    """
+    regions = sorted({region for region, _, _ in rates.rates})
+    observations: list[Observation] = []
+    skipped = rates.skipped
+    for instance_type, vcpus, memory, accelerator, count, accelerator_memory in shapes:
+        for region in regions:
+            for pricing in ("on_demand", "spot"):
+                price = _price(
+                    rates, region, pricing, instance_type, vcpus, memory, accelerator, count
+                )
+                if price is None:
+                    continue
+                if price_problem(price):
+                    skipped += 1
+                    continue
+                observations.append(
+                    Observation(
+                        "gcp", region, "", instance_type, vcpus, memory, accelerator, count,
+                        accelerator_memory, not instance_type, pricing, round(price, 6),
+                    )
+                )  # fmt: skip
+    return PriceBatch("gcp", NAME, observations, skipped, retire=(NAME,))
+
+
+def _price(
+    rates: Rates,
+    region: str,
+    pricing: str,
+    instance_type: str,
+    vcpus: float | None,
+    memory: float | None,
+    accelerator: str,
+    count: int,
+) -> float | None:
+    table = rates.rates
+    if not instance_type:  # an attachable GPU: count x the GPU SKU
+        gpu = table.get((region, ("gpu", accelerator), pricing))
+        return gpu * count if gpu is not None else None
+    series = SERIES.get(families.machine_family("gcp", instance_type))
+    if series is None or vcpus is None or memory is None:
+        return None
+    core = table.get((region, ("core", series), pricing))
+    ram = table.get((region, ("ram", series), pricing))
+    if core is None or ram is None:
+        return None
+    return vcpus * core + memory * ram
+
+
+def shapes(conn: Any) -> list[tuple]:
+    """Distinct GCP machine shapes known to the database (hosts and attachable GPUs)."""
+    return conn.execute(
+        "SELECT DISTINCT instance_type, vcpus, memory_gib, accelerator, accelerator_count, "
+        "accelerator_memory_gib FROM offerings WHERE provider = 'gcp' "
+        "AND accelerator NOT LIKE 'tpu-%' AND (instance_type != '' OR attachable = 1)"
+    ).fetchall()
