@@ -283,3 +283,19 @@ def test_source_urls_come_from_the_argument_then_the_environment(monkeypatch) ->
 
 def skypilot_url(cloud: str) -> str:
     return skypilot.url_for(None, cloud)
+
+
+def test_decoded_rentables_follow_every_refresh(tmp_path: Path, server) -> None:
+    path = tmp_path / "prices.sqlite"
+    db, other = database.connect(path), database.connect(path)
+    before = query.rentables(db, provider="lambda")
+    assert query.rentables(db, provider="lambda") == before  # decoded once, same answer
+    text = (FIXTURES / "skypilot/lambda/vms.csv").read_text().replace("0.75", "0.79")
+    server.script("/skypilot/lambda/vms.csv", Reply(body=text.encode()))
+    run(other, server, ["skypilot/lambda"])  # another connection commits
+    (a10,) = [r for r in query.rentables(db, provider="lambda") if r.accelerator == "A10"]
+    assert a10.usd_per_hour == 0.79
+    server.script("/skypilot/lambda/vms.csv", Reply())
+    run(db, server, ["skypilot/lambda"])  # this connection commits
+    (a10,) = [r for r in query.rentables(db, provider="lambda") if r.accelerator == "A10"]
+    assert a10.usd_per_hour == 0.75
