@@ -299,3 +299,12 @@ def test_decoded_rentables_follow_every_refresh(tmp_path: Path, server) -> None:
     run(db, server, ["skypilot/lambda"])  # this connection commits
     (a10,) = [r for r in query.rentables(db, provider="lambda") if r.accelerator == "A10"]
     assert a10.usd_per_hour == 0.75
+
+
+def test_a_failing_later_page_fails_the_whole_azure_refresh(db, server) -> None:
+    server.script("/azure-retail/page2.json", Reply(503, b"busy"))
+    (report,) = run(db, server, ["azure-retail"])
+    assert report.status == "failed" and "HTTP 503" in (report.error or "")
+    assert server.hits["/azure-retail/page2.json"] == FAST.attempts
+    sources = {row[0] for row in db.conn.execute("SELECT source FROM current_prices")}
+    assert "azure-retail" not in sources  # page 1 alone was not stored
