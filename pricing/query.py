@@ -1,8 +1,9 @@
 """Read the price database: rentable machines, billing rules, source freshness, history.
 
-``rentables()`` loads the marshalled, materialised rows (see ``pricing.materialise``) and builds
-``Rentable`` tuples straight from them; ``rentable_rows()`` runs the same filters as indexed SQL
-for commands that print a few rows. Names are matched case-insensitively; a name that matches
+``rentables()`` loads the marshalled, materialised rows (see ``pricing.materialise``), builds
+``Rentable`` tuples straight from them once per database version, and filters those;
+``rentable_rows()`` runs the same filters as indexed SQL, cheapest first, for commands that
+print a few rows. Names are matched case-insensitively; a name that matches
 nothing in the database raises ``UsageError`` with the closest known names.
 """
 

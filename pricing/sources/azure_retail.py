@@ -100,7 +100,7 @@ def _observation(item: dict[str, Any], pricing: str) -> Observation | None:
         return None
     region, size = item.get("armRegionName"), item.get("armSkuName")
     try:
-        price = float(item.get("retailPrice", item.get("unitPrice")))  # type: ignore[arg-type]
+        price = float(item.get("retailPrice", item.get("unitPrice", "")))
     except (TypeError, ValueError):
         return None
     if not region or not size or math.isnan(price) or price_problem(price):
