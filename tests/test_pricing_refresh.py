@@ -186,6 +186,11 @@ def test_a_refresh_killed_midway_leaves_the_database_as_it_was(tmp_path: Path, s
     assert statuses[("skypilot", "gcp")].last_status == "running"
     (report,) = run(db, server, ["skypilot/gcp"])  # nothing is left locked
     assert report.status == "ok"
+    killed = db.conn.execute(
+        "SELECT status, error FROM refresh_runs WHERE source = 'skypilot' ORDER BY id"
+    ).fetchall()
+    assert killed[0][0] == "failed" and "interrupted" in killed[0][1]
+    assert killed[-1] == ("ok", None)
 
 
 def test_a_reader_sees_old_or_new_prices_never_a_mix(tmp_path: Path, server) -> None:
