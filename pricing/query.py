@@ -1,8 +1,9 @@
 """Read the price database: rentable machines, billing rules, source freshness, history.
 
-``rentables()`` loads the marshalled, materialised rows (see ``pricing.materialise``) and builds
-``Rentable`` tuples straight from them; ``rentable_rows()`` runs the same filters as indexed SQL
-for commands that print a few rows. Names are matched case-insensitively; a name that matches
+``rentables()`` loads the marshalled, materialised rows (see ``pricing.materialise``), builds
+``Rentable`` tuples straight from them once per database version, and filters those;
+``rentable_rows()`` runs the same filters as indexed SQL, cheapest first, for commands that
+print a few rows. Names are matched case-insensitively; a name that matches
 nothing in the database raises ``UsageError`` with the closest known names.
 """
 
@@ -12,7 +13,8 @@ import difflib
 import gc
 import marshal
 import operator
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -56,24 +58,51 @@ def rentables(
         db,
         Filters(provider, region, accelerator, pricing, cpu_only, min_count, max_count, max_price),
     )
-    sql, params = "SELECT rows FROM rentable_blobs", []
-    if wanted.provider is not None:
-        sql, params = sql + " WHERE provider = ?", [wanted.provider]
+    by_provider = _all_rentables(db)
+    chosen = [by_provider.get(wanted.provider, [])] if wanted.provider else by_provider.values()
     keep = _tests(wanted)
+    found: list[Rentable] = []
+    for rows in chosen:
+        if not keep:
+            found.extend(rows)
+            continue
+        selected: Iterable[Rentable] = rows
+        for test in keep:
+            selected = filter(test, selected)
+        found.extend(selected)
+    return found
+
+
+_LOADED: weakref.WeakKeyDictionary[sqlite_utils.Database, tuple[tuple[int, int], dict]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per database object: the rentables decoded at one database version, by provider."""
+
+
+def _all_rentables(db: sqlite_utils.Database) -> dict[str, list[Rentable]]:
+    """Every rentable by provider, decoded once per database version.
+
+    ``PRAGMA data_version`` changes when another connection commits and ``total_changes`` when
+    this one writes, so a refresh anywhere is seen at the next call. All blobs are read in one
+    statement: one snapshot, never a mix of two refreshes.
+    """
+    version = (db.conn.execute("PRAGMA data_version").fetchone()[0], db.conn.total_changes)
+    cached = _LOADED.get(db)
+    if cached is not None and cached[0] == version:
+        return cached[1]
     make = Rentable._make
     collecting = gc.isenabled()
     gc.disable()  # 100,000 new tuples would trigger several useless collections
     try:
-        found: list[Rentable] = []
-        for (blob,) in db.conn.execute(sql, params):
-            rows = marshal.loads(blob)
-            for test in keep:
-                rows = filter(test, rows)
-            found.extend(map(make, rows))
+        by_provider = {
+            provider: list(map(make, marshal.loads(blob)))
+            for provider, blob in db.conn.execute("SELECT provider, rows FROM rentable_blobs")
+        }
     finally:
         if collecting:
             gc.enable()
-    return found
+    _LOADED[db] = (version, by_provider)
+    return by_provider
 
 
 def rentable_rows(

@@ -262,7 +262,15 @@ def _with_azure_sizes(db: sqlite_utils.Database, observations: list) -> list:
 
 
 def _start(db: sqlite_utils.Database, name: str, unit: str, url: str, started: str) -> int:
+    """Record a run as ``running``; an older run still ``running`` was killed before it
+    committed (its prices never reached the database): say so."""
     with db.conn:
+        db.conn.execute(
+            "UPDATE refresh_runs SET status = 'failed', error = 'interrupted before it "
+            "committed; its prices were not stored' WHERE source = ? AND unit = ? "
+            "AND status = 'running'",
+            [name, unit],
+        )
         cursor = db.conn.execute(
             "INSERT INTO refresh_runs (source, unit, url, started_at, status) "
             "VALUES (?, ?, ?, ?, 'running')",

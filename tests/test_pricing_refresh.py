@@ -186,6 +186,11 @@ def test_a_refresh_killed_midway_leaves_the_database_as_it_was(tmp_path: Path, s
     assert statuses[("skypilot", "gcp")].last_status == "running"
     (report,) = run(db, server, ["skypilot/gcp"])  # nothing is left locked
     assert report.status == "ok"
+    killed = db.conn.execute(
+        "SELECT status, error FROM refresh_runs WHERE source = 'skypilot' ORDER BY id"
+    ).fetchall()
+    assert killed[0][0] == "failed" and "interrupted" in killed[0][1]
+    assert killed[-1] == ("ok", None)
 
 
 def test_a_reader_sees_old_or_new_prices_never_a_mix(tmp_path: Path, server) -> None:
@@ -283,3 +288,28 @@ def test_source_urls_come_from_the_argument_then_the_environment(monkeypatch) ->
 
 def skypilot_url(cloud: str) -> str:
     return skypilot.url_for(None, cloud)
+
+
+def test_decoded_rentables_follow_every_refresh(tmp_path: Path, server) -> None:
+    path = tmp_path / "prices.sqlite"
+    db, other = database.connect(path), database.connect(path)
+    before = query.rentables(db, provider="lambda")
+    assert query.rentables(db, provider="lambda") == before  # decoded once, same answer
+    text = (FIXTURES / "skypilot/lambda/vms.csv").read_text().replace("0.75", "0.79")
+    server.script("/skypilot/lambda/vms.csv", Reply(body=text.encode()))
+    run(other, server, ["skypilot/lambda"])  # another connection commits
+    (a10,) = [r for r in query.rentables(db, provider="lambda") if r.accelerator == "A10"]
+    assert a10.usd_per_hour == 0.79
+    server.script("/skypilot/lambda/vms.csv", Reply())
+    run(db, server, ["skypilot/lambda"])  # this connection commits
+    (a10,) = [r for r in query.rentables(db, provider="lambda") if r.accelerator == "A10"]
+    assert a10.usd_per_hour == 0.75
+
+
+def test_a_failing_later_page_fails_the_whole_azure_refresh(db, server) -> None:
+    server.script("/azure-retail/page2.json", Reply(503, b"busy"))
+    (report,) = run(db, server, ["azure-retail"])
+    assert report.status == "failed" and "HTTP 503" in (report.error or "")
+    assert server.hits["/azure-retail/page2.json"] == FAST.attempts
+    sources = {row[0] for row in db.conn.execute("SELECT source FROM current_prices")}
+    assert "azure-retail" not in sources  # page 1 alone was not stored

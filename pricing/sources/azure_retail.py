@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pricing import fetch
@@ -37,21 +37,29 @@ def collect(
     policy: fetch.RetryPolicy,
     on_bytes: Callable[[int, int | None], None] | None = None,
 ) -> PriceBatch:
-    items: list[dict[str, Any]] = []
-    next_url: str | None = url or DEFAULT_URL
+    return parse(_items(http, url or DEFAULT_URL, policy, on_bytes))
+
+
+def _items(
+    http: httpx.Client,
+    url: str,
+    policy: fetch.RetryPolicy,
+    on_bytes: Callable[[int, int | None], None] | None,
+) -> Iterator[dict[str, Any]]:
+    """Every item of every page, one page in memory at a time (the full list has ~100s)."""
+    next_url: str | None = url
     params: dict[str, str] | None = {"$filter": FILTER}
     pages = 0
     while next_url:
         body = fetch.get(http, next_url, params=params, policy=policy)
         page = _page(body, next_url)
-        items.extend(page.get("Items") or [])
+        yield from page.get("Items") or []
         next_url, params = page.get("NextPageLink"), None
         pages += 1
         if on_bytes:
             on_bytes(pages, None)
         if pages >= MAX_PAGES:
             raise SourceFormatError(f"{NAME}: more than {MAX_PAGES} pages; stopping")
-    return parse(items)
 
 
 def _page(body: bytes, url: str) -> dict[str, Any]:
@@ -64,7 +72,7 @@ def _page(body: bytes, url: str) -> dict[str, Any]:
     return page
 
 
-def parse(items: list[dict[str, Any]]) -> PriceBatch:
+def parse(items: Iterable[dict[str, Any]]) -> PriceBatch:
     """Observations of the Linux, hourly, USD rows; Spot preferred over Low Priority."""
     chosen: dict[tuple, tuple[int, Observation]] = {}
     skipped = 0
@@ -92,7 +100,7 @@ def _observation(item: dict[str, Any], pricing: str) -> Observation | None:
         return None
     region, size = item.get("armRegionName"), item.get("armSkuName")
     try:
-        price = float(item.get("retailPrice", item.get("unitPrice")))  # type: ignore[arg-type]
+        price = float(item.get("retailPrice", item.get("unitPrice", "")))
     except (TypeError, ValueError):
         return None
     if not region or not size or math.isnan(price) or price_problem(price):
