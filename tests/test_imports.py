@@ -18,6 +18,17 @@ ENGINE = [
     "probes.result",
     "pricing.model",
     "advisor.estimate.model",
+    "probes.device",
+    "probes.store",
+    "probes.exchange",
+    "probes.spec",
+    "probes.stats",
+    "probes.run",
+    "probes.models",
+    "probes.loading",
+    "probes.data",
+    "probes.timing",
+    "probes.scaling",
 ]
 
 

@@ -1,0 +1,339 @@
+"""``probe()``: measure a workload's training here and predict its full training time.
+
+Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
+
+1. steady state: one fit over full-size arrays (shuffled, as the real run) that stops itself when
+   the steady step time is known to +-2% (95%) or at its share of the budget; warm-up is cut where
+   the step times become steady (``stats.warmup_end``), not after a fixed count;
+2. epochs: three short epochs on a subset that keeps the real partial last batch, with a short
+   validation pass, which give the validation step time and the per-epoch overhead;
+3. the prediction: epochs x (steps x step + validation steps x validation step + overhead).
+
+Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
+two smaller batch sizes and the step time is extrapolated linearly in the batch size
+(``probes.scaling``). TensorFlow is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from advisor.errors import AdvisorError, Cancelled
+from probes import data, device, stats
+from probes.loading import Prepared, parameter_count, prepare
+from probes.result import ProbeResult, WorkloadConfig
+from probes.spec import ProbeSpec, config_for, spec_for
+from probes.timing import Stamps, StopRule, make_timer
+
+__all__ = ["ProbeProgress", "config_for", "probe", "spec_for"]
+
+STEADY_SHARE = 0.7
+"""Share of the budget the steady-state phase may use; the epoch phase gets the rest."""
+EPOCH_PHASE_EPOCHS = 3
+EPOCH_PHASE_TRAIN_BATCHES = 2
+EPOCH_PHASE_VALIDATION_BATCHES = 4
+ASSUMED_FLOPS_PER_THREAD = 15e9
+"""A deliberately modest guess of one CPU thread's training FLOP/s, used only to decide
+whether a workload is too heavy to probe at its own batch size."""
+
+
+@dataclass(frozen=True)
+class ProbeProgress:
+    """A snapshot for progress displays (the app draws a sparkline from ``recent``)."""
+
+    phase: str
+    """``build``, ``steady``, ``epochs`` or ``done``."""
+    steps: int
+    recent: tuple[float, ...]
+    """The latest step durations (seconds), oldest first."""
+    relative_half_width: float | None
+    """Current 95% half-width of the step time, relative; None until enough steady steps."""
+    elapsed_seconds: float
+    eta_seconds: float | None
+
+
+Progress = Callable[[ProbeProgress], None]
+
+
+def probe(
+    spec: ProbeSpec | str,
+    *,
+    budget_seconds: float = 20.0,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> ProbeResult:
+    """Probe ``spec`` (a spec, or a zoo name with its default sizes) on this machine.
+
+    Raises ``Cancelled`` when ``cancel`` is set or on Ctrl-C; nothing is stored either way (the
+    caller stores the result with ``probes.store.save``).
+    """
+    if isinstance(spec, str):
+        spec = spec_for(spec)
+    if budget_seconds <= 0:
+        raise AdvisorError("the probe budget must be > 0 seconds")
+    started = time.perf_counter()
+    report = progress or (lambda _: None)
+    try:
+        result = _probe(spec, started, budget_seconds, report, cancel)
+    except KeyboardInterrupt:
+        raise Cancelled("probe cancelled; nothing was stored") from None
+    except Exception:
+        if cancel is not None and cancel.is_set():  # an interrupted TensorFlow call
+            raise Cancelled("probe cancelled; nothing was stored") from None
+        raise
+    report(ProbeProgress("done", 0, (), None, time.perf_counter() - started, 0.0))
+    return result
+
+
+def _probe(
+    spec: ProbeSpec,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> ProbeResult:
+    report(ProbeProgress("build", 0, (), None, 0.0, None))
+    import tensorflow as tf
+
+    _check_cancel(cancel)
+    threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
+    built = time.perf_counter()
+    try:
+        prepared = prepare(spec)
+    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
+        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    build_seconds = time.perf_counter() - built
+    _check_cancel(cancel)
+    config = spec.config
+    heavy_batches = _heavy_batches(prepared, config, threads, budget)
+    measure = _extrapolated if heavy_batches else _measured
+    try:
+        fields = measure(prepared, config, started, budget, report, cancel, heavy_batches)
+    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
+        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    fields["startup_seconds"] += build_seconds
+    return ProbeResult(
+        config=config,
+        device=device.fingerprint(threads=threads),
+        probe_seconds=time.perf_counter() - started,
+        flops_per_sample=prepared.flops_per_sample,
+        parameters=parameter_count(prepared.model),
+        peak_host_bytes=data.peak_rss_bytes(),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        **fields,
+    )
+
+
+def _measured(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    _: list[int],
+) -> dict:
+    batch = config.batch_size
+    x, y = _arrays(prepared, config.samples, batch, seed=0)
+    timer = _fit(prepared, x, y, batch, started, started + budget * STEADY_SHARE, report, cancel)
+    durations = timer.stamps.durations()
+    start = stats.warmup_end(durations)
+    if start is None:  # never steady within the budget: keep what follows the first steps
+        start = min(2, len(durations) - 1)
+    steady_steps = timer.stamps.steady_durations(start)
+    steady = stats.steady_stats(steady_steps)
+    step = steady.mean
+    startup = sum(durations[:start]) - start * step
+    epochs = _epoch_phase(prepared, config, step, started, report, cancel)
+    return _predict(config, steady, stats.drift(steady_steps), epochs, startup)
+
+
+@dataclass(frozen=True)
+class EpochPhase:
+    """What the short epochs measured."""
+
+    validation_step: float
+    validation_interval: tuple[float, float]
+    overhead: float
+    """Per-epoch seconds beyond the training and validation steps."""
+    overhead_spread: float
+    first_epoch_extra: float
+    """How much longer the first epoch took: tracing of the partial batch and of validation."""
+
+
+def _epoch_phase(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    step: float,
+    started: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> EpochPhase:
+    batch = config.batch_size
+    full_train = min(EPOCH_PHASE_TRAIN_BATCHES, config.samples // batch)
+    train_rows = full_train * batch + config.samples % batch
+    x, y = _arrays(prepared, train_rows, batch, seed=1)
+    validation = None
+    if config.validation_samples:
+        full_val = min(EPOCH_PHASE_VALIDATION_BATCHES, config.validation_samples // batch)
+        val_rows = full_val * batch + config.validation_samples % batch
+        validation = _arrays(prepared, val_rows, batch, seed=2)
+    report(ProbeProgress("epochs", 0, (), None, time.perf_counter() - started, None))
+    timer = make_timer(StopRule(deadline=math.inf, cancel=cancel))
+    prepared.model.fit(
+        x, y, batch_size=batch, epochs=EPOCH_PHASE_EPOCHS, shuffle=True, verbose=0,
+        validation_data=validation, callbacks=[timer],
+    )  # fmt: skip
+    _check_cancel(cancel)
+    return _epoch_figures(timer.stamps, step, math.ceil(train_rows / batch))
+
+
+def _epoch_figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
+    """Validation step and per-epoch overhead from epochs 2..n (epoch 1 pays the tracing)."""
+    totals = [
+        end - begin for begin, end in zip(stamps.epoch_begins, stamps.epoch_ends, strict=True)
+    ]
+    validates = bool(stamps.test_begins)
+    val_steps: list[float] = []
+    for ends in stamps.test_batch_ends[1:]:
+        val_steps += [b - a for a, b in itertools.pairwise(ends)]  # the first carries set-up
+    val_stats = stats.steady_stats(val_steps) if val_steps else None
+    val_step = val_stats.mean if val_stats else 0.0
+    train_over, val_over = [], []
+    for e in range(1, len(totals)):
+        validation = stamps.test_ends[e] - stamps.test_begins[e] if validates else 0.0
+        val_count = len(stamps.test_batch_ends[e]) if validates else 0
+        train_over.append(totals[e] - validation - train_steps * step)
+        val_over.append(validation - val_count * val_step)
+    overhead = max(0.0, statistics.fmean(train_over)) + max(0.0, statistics.fmean(val_over))
+    spread = max(train_over) - min(train_over) + max(val_over) - min(val_over)
+    if val_stats is None:
+        interval = (0.0, 0.0)
+    elif math.isinf(val_stats.half_width):
+        interval = (val_step * 0.9, val_step * 1.1)
+    else:
+        interval = val_stats.interval
+    first_extra = max(0.0, totals[0] - statistics.fmean(totals[1:]))
+    return EpochPhase(val_step, interval, overhead, spread, first_extra)
+
+
+def _predict(
+    config: WorkloadConfig,
+    steady: stats.SteadyStats,
+    drift: float,
+    epochs: EpochPhase,
+    startup: float,
+) -> dict:
+    """The full run from its parts; the interval widens to the drift of the step time when the
+    machine's load changed during the probe."""
+
+    def total(step: float, val_step: float, overhead: float) -> float:
+        per_epoch = config.steps_per_epoch * step + config.validation_steps * val_step + overhead
+        return config.epochs * per_epoch
+
+    half = steady.half_width if math.isfinite(steady.half_width) else 0.2 * steady.mean
+    half = max(half, drift * steady.mean)
+    step_low, step_high = max(0.0, steady.mean - half), steady.mean + half
+    spread = epochs.overhead_spread / 2
+    predicted = total(steady.mean, epochs.validation_step, epochs.overhead)
+    low = total(step_low, epochs.validation_interval[0], max(0.0, epochs.overhead - spread))
+    high = total(step_high, epochs.validation_interval[1], epochs.overhead + spread)
+    return {
+        "step_seconds": steady.mean,
+        "step_interval": (step_low, step_high),
+        "validation_step_seconds": epochs.validation_step,
+        "epoch_overhead_seconds": epochs.overhead,
+        "startup_seconds": max(0.0, startup) + epochs.first_epoch_extra,
+        "predicted_seconds": predicted,
+        "predicted_interval": (min(low, predicted), max(high, predicted)),
+        "samples_per_second": config.batch_size / steady.mean,
+        "batch_scaling": {config.batch_size: steady.mean},
+        "thread_scaling": {},
+    }
+
+
+def _fit(
+    prepared: Prepared,
+    x: object,
+    y: object,
+    batch: int,
+    started: float,
+    deadline: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> Any:
+    def on_check(stamps: Stamps, steady: stats.SteadyStats | None) -> None:
+        durations = stamps.durations()
+        now = time.perf_counter()
+        eta = max(0.0, deadline - now)
+        if steady is not None and steady.relative_half_width < math.inf:
+            needed = steady.steps * (steady.relative_half_width / 0.02) ** 2
+            eta = min(eta, max(0.0, needed - steady.steps) * steady.mean)
+        rel = steady.relative_half_width if steady else None
+        report(
+            ProbeProgress("steady", len(durations), tuple(durations[-40:]), rel, now - started, eta)
+        )
+
+    timer = make_timer(StopRule(deadline=deadline, cancel=cancel, on_check=on_check))
+    prepared.model.fit(
+        x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer]
+    )
+    if timer.cancelled:
+        raise Cancelled("probe cancelled; nothing was stored")
+    _check_cancel(cancel)
+    return timer
+
+
+def _arrays(prepared: Prepared, samples: int, batch: int, seed: int) -> tuple[object, object]:
+    specs = [*prepared.inputs, prepared.target]
+    rows = data.rows_for(specs, samples, batch, pool=prepared.pool)
+    data.check_memory(
+        data.training_bytes(parameter_count(prepared.model), specs, rows, batch),
+        f"{prepared.model.name} with {rows:,} samples of batch {batch}",
+    )
+    xs = [data.make(spec, rows, seed + i) for i, spec in enumerate(prepared.inputs)]
+    return data.as_inputs(xs), data.make(prepared.target, rows, seed + 99)
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("probe cancelled; nothing was stored")
+
+
+def _heavy_batches(
+    prepared: Prepared, config: WorkloadConfig, threads: int, budget: float
+) -> list[int]:
+    """Two smaller batch sizes to measure when one step at the real batch would not fit."""
+    rate = ASSUMED_FLOPS_PER_THREAD * threads
+    affordable = budget / 12
+    if prepared.flops_per_sample * config.batch_size / rate <= affordable:
+        return []
+    largest = 1
+    while (
+        largest * 2 < config.batch_size
+        and prepared.flops_per_sample * largest * 2 / rate <= affordable
+    ):
+        largest *= 2
+    return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
+
+
+def _extrapolated(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    batches: list[int],
+) -> dict:
+    from probes.scaling import extrapolate
+
+    return extrapolate(prepared, config, started, budget, report, cancel, batches, _fit, _arrays)
