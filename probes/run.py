@@ -21,8 +21,8 @@ import math
 import statistics
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,11 +69,15 @@ def probe(
     budget_seconds: float = 20.0,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    profile_ops: bool = True,
+    thread_counts: Sequence[int] = (),
 ) -> ProbeResult:
     """Probe ``spec`` (a spec, or a zoo name with its default sizes) on this machine.
 
     Raises ``Cancelled`` when ``cancel`` is set or on Ctrl-C; nothing is stored either way (the
-    caller stores the result with ``probes.store.save``).
+    caller stores the result with ``probes.store.save``). ``profile_ops`` adds the op-class
+    split (a few profiled steps); ``thread_counts`` measures those intra-op thread counts too,
+    each in a fresh process (CPU thread scaling; seconds each, so opt-in).
     """
     if isinstance(spec, str):
         spec = spec_for(spec)
@@ -82,7 +86,9 @@ def probe(
     started = time.perf_counter()
     report = progress or (lambda _: None)
     try:
-        result = _probe(spec, started, budget_seconds, report, cancel)
+        result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
+        if thread_counts:
+            result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
     except KeyboardInterrupt:
         raise Cancelled("probe cancelled; nothing was stored") from None
     except Exception:
@@ -99,8 +105,10 @@ def _probe(
     budget: float,
     report: Progress,
     cancel: threading.Event | None,
+    profile_ops: bool,
 ) -> ProbeResult:
     report(ProbeProgress("build", 0, (), None, 0.0, None))
+    import keras  # noqa: F401  (imported before the build is timed: not part of training)
     import tensorflow as tf
 
     _check_cancel(cancel)
@@ -120,6 +128,11 @@ def _probe(
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
     fields["startup_seconds"] += build_seconds
+    split: tuple[Any, Any] | None = fields.pop("_arrays", None)
+    if profile_ops and split is not None:
+        from probes.profile import op_split
+
+        fields["op_split"] = op_split(prepared.model, *split, config.batch_size)
     return ProbeResult(
         config=config,
         device=device.fingerprint(threads=threads),
@@ -153,7 +166,19 @@ def _measured(
     step = steady.mean
     startup = sum(durations[:start]) - start * step
     epochs = _epoch_phase(prepared, config, step, started, report, cancel)
-    return _predict(config, steady, stats.drift(steady_steps), epochs, startup)
+    boundaries = _epoch_boundaries(timer.stamps, durations, step)
+    if boundaries:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
+        epochs = replace(epochs, train_overhead=max(0.0, statistics.median(boundaries)))
+    return {
+        **_predict(config, steady, stats.drift(steady_steps), epochs, startup),
+        "_arrays": (x, y),
+    }
+
+
+def _epoch_boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:
+    """Extra seconds of each step that began a new epoch of the steady fit."""
+    epochs = stamps.train_epochs
+    return [durations[i] - step for i in range(1, len(durations)) if epochs[i] != epochs[i - 1]]
 
 
 @dataclass(frozen=True)
@@ -162,8 +187,10 @@ class EpochPhase:
 
     validation_step: float
     validation_interval: tuple[float, float]
-    overhead: float
-    """Per-epoch seconds beyond the training and validation steps."""
+    train_overhead: float
+    """Per-epoch seconds of the training part beyond its steps (new iterator, shuffle)."""
+    validation_overhead: float
+    """Per-epoch seconds of the validation pass beyond its steps."""
     overhead_spread: float
     first_epoch_extra: float
     """How much longer the first epoch took: tracing of the partial batch and of validation."""
@@ -213,7 +240,8 @@ def _epoch_figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
         val_count = len(stamps.test_batch_ends[e]) if validates else 0
         train_over.append(totals[e] - validation - train_steps * step)
         val_over.append(validation - val_count * val_step)
-    overhead = max(0.0, statistics.fmean(train_over)) + max(0.0, statistics.fmean(val_over))
+    train_overhead = max(0.0, statistics.fmean(train_over))
+    val_overhead = max(0.0, statistics.fmean(val_over))
     spread = max(train_over) - min(train_over) + max(val_over) - min(val_over)
     if val_stats is None:
         interval = (0.0, 0.0)
@@ -222,7 +250,7 @@ def _epoch_figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
     else:
         interval = val_stats.interval
     first_extra = max(0.0, totals[0] - statistics.fmean(totals[1:]))
-    return EpochPhase(val_step, interval, overhead, spread, first_extra)
+    return EpochPhase(val_step, interval, train_overhead, val_overhead, spread, first_extra)
 
 
 def _predict(
@@ -243,14 +271,15 @@ def _predict(
     half = max(half, drift * steady.mean)
     step_low, step_high = max(0.0, steady.mean - half), steady.mean + half
     spread = epochs.overhead_spread / 2
-    predicted = total(steady.mean, epochs.validation_step, epochs.overhead)
-    low = total(step_low, epochs.validation_interval[0], max(0.0, epochs.overhead - spread))
-    high = total(step_high, epochs.validation_interval[1], epochs.overhead + spread)
+    overhead = epochs.train_overhead + epochs.validation_overhead
+    predicted = total(steady.mean, epochs.validation_step, overhead)
+    low = total(step_low, epochs.validation_interval[0], max(0.0, overhead - spread))
+    high = total(step_high, epochs.validation_interval[1], overhead + spread)
     return {
         "step_seconds": steady.mean,
         "step_interval": (step_low, step_high),
         "validation_step_seconds": epochs.validation_step,
-        "epoch_overhead_seconds": epochs.overhead,
+        "epoch_overhead_seconds": overhead,
         "startup_seconds": max(0.0, startup) + epochs.first_epoch_extra,
         "predicted_seconds": predicted,
         "predicted_interval": (min(low, predicted), max(high, predicted)),
@@ -337,3 +366,20 @@ def _extrapolated(
     from probes.scaling import extrapolate
 
     return extrapolate(prepared, config, started, budget, report, cancel, batches, _fit, _arrays)
+
+
+def _with_thread_scaling(
+    spec: ProbeSpec,
+    result: ProbeResult,
+    counts: Sequence[int],
+    budget: float,
+    cancel: threading.Event | None,
+) -> ProbeResult:
+    from probes import threads
+
+    scaling = {result.device.threads: result.step_seconds}
+    name = spec.workload.id if spec.workload else str(spec.path)
+    for count in sorted(set(counts) - set(scaling)):
+        _check_cancel(cancel)
+        scaling[count] = threads.measure(name, spec.config, count, budget=max(1.0, budget * 0.3))
+    return replace(result, thread_scaling=dict(sorted(scaling.items())))

@@ -33,6 +33,8 @@ def test_tiny_probe_end_to_end() -> None:
     assert result.startup_seconds > 0 and result.parameters == 669_706
     assert result.probe_seconds < 15 and result.peak_host_bytes > 0
     assert not result.extrapolated
+    assert sum(result.op_split.values()) == pytest.approx(1.0, abs=0.01)
+    assert result.op_split["matmul_conv"] > 0 and result.op_split["recurrent"] == 0
     phases = [e.phase for e in events]
     assert phases[0] == "build" and phases[-1] == "done" and "steady" in phases
     steady = [e for e in events if e.phase == "steady"]
@@ -95,3 +97,13 @@ def test_user_model_with_integer_inputs(tmp_path: Path) -> None:
     assert result.config.workload.startswith("file:")
     assert result.parameters == 500 * 8 + 9 * 3 and result.predicted_seconds > 0
     assert result.validation_step_seconds == 0.0  # no validation samples asked for
+
+
+def test_thread_scaling_measures_one_thread_in_a_fresh_process() -> None:
+    result = probe(
+        spec_for("mlp", **TINY), budget_seconds=2.0, profile_ops=False, thread_counts=[1]
+    )
+    threads = result.device.threads
+    assert set(result.thread_scaling) == {1, threads}
+    assert result.thread_scaling[threads] == result.step_seconds
+    assert result.thread_scaling[1] > 0 and result.op_split == {}

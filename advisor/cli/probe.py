@@ -30,6 +30,8 @@ def _size(name: str, help_text: str) -> Any:
 @click.option("--fresh", is_flag=True, help="Probe again even if a stored result exists.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
               help="Also write the result to FILE in the reference CSV format.")  # fmt: skip
+@click.option("--thread-scaling", is_flag=True,
+              help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
 @output_format
 def probe(
     model: str,
@@ -40,6 +42,7 @@ def probe(
     budget: float,
     fresh: bool,
     export: str | None,
+    thread_scaling: bool,
     fmt: str,
 ) -> None:
     """Measure MODEL's training steps here and predict its full training time.
@@ -62,9 +65,11 @@ def probe(
     )  # fmt: skip
     db = connect()
     result = None if fresh else store.find(db, spec.config, device.fingerprint().key)
+    if result is not None and thread_scaling and len(result.thread_scaling) < 2:
+        result = None  # stored without the thread scaling asked for now
     cached = result is not None
     if result is None:
-        result = _run_with_progress(spec, budget)
+        result = _run_with_progress(spec, budget, (1,) if thread_scaling else ())
         store.save(db, result)
     if export:
         exchange.write_csv(export, [result])
@@ -104,6 +109,7 @@ def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
         "flops_per_sample": result.flops_per_sample,
         "peak_host_bytes": result.peak_host_bytes,
         "batch_scaling": result.batch_scaling,
+        "thread_scaling": result.thread_scaling,
         "op_split": result.op_split,
         "extrapolated": result.extrapolated,
         "created_at": result.created_at,
@@ -111,7 +117,7 @@ def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
     }
 
 
-def _run_with_progress(spec: Any, budget: float) -> Any:
+def _run_with_progress(spec: Any, budget: float, thread_counts: tuple[int, ...]) -> Any:
     """Run the probe; the first Ctrl-C cancels it cleanly (a second one interrupts at once)."""
     cancel = threading.Event()
 
@@ -123,18 +129,18 @@ def _run_with_progress(spec: Any, budget: float) -> Any:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_interrupt) if in_main_thread else None
     try:
-        return _run(spec, budget, cancel)
+        return _run(spec, budget, cancel, thread_counts)
     finally:
         if in_main_thread:
             signal.signal(signal.SIGINT, previous)
 
 
-def _run(spec: Any, budget: float, cancel: threading.Event) -> Any:
+def _run(spec: Any, budget: float, cancel: threading.Event, thread_counts: tuple[int, ...]) -> Any:
     from probes.run import ProbeProgress
     from probes.run import probe as run_probe
 
     if not sys.stderr.isatty():
-        return run_probe(spec, budget_seconds=budget, cancel=cancel)
+        return run_probe(spec, budget_seconds=budget, cancel=cancel, thread_counts=thread_counts)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -148,7 +154,9 @@ def _run(spec: Any, budget: float, cancel: threading.Event) -> Any:
                 detail += f", +-{event.relative_half_width:.1%}"
             bar.update(task, completed=min(event.elapsed_seconds, budget), detail=detail)
 
-        return run_probe(spec, budget_seconds=budget, progress=show, cancel=cancel)
+        return run_probe(
+            spec, budget_seconds=budget, progress=show, cancel=cancel, thread_counts=thread_counts
+        )
 
 
 def _stderr_console() -> Any:
