@@ -30,6 +30,9 @@ CASES: dict[str, tuple[str, dict[str, int]]] = {
     "imdb_bilstm": ("imdb_bilstm", {"samples": 8_000, "validation_samples": 4_000, "epochs": 2}),
     "lstm_text_generation": ("lstm_text_generation", {"samples": 40_000, "epochs": 2}),
     "resnet32_cifar10": ("resnet32_cifar10", {"samples": 2_560, "validation_samples": 1_000, "epochs": 2}),
+    # ImageNet CNNs: a reduced run (2 steps an epoch, no validation), probed by extrapolation
+    "resnet50": ("resnet50", {"samples": 128, "validation_samples": 0, "epochs": 2}),
+    "alexnet": ("alexnet", {"samples": 1024, "validation_samples": 0, "epochs": 2}),
     "user_gru": ("gru.keras", {"samples": 6_400, "validation_samples": 1_600, "epochs": 2}),
     "user_attention": ("attention.keras", {"samples": 6_400, "validation_samples": 1_600, "epochs": 2}),
     "user_wide_dense": ("wide_dense.keras", {"samples": 16_000, "validation_samples": 4_000, "epochs": 2}),

@@ -113,6 +113,8 @@ def _probe(
 
     _check_cancel(cancel)
     threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
+    if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
+        data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
         prepared = prepare(spec)
@@ -121,6 +123,11 @@ def _probe(
     build_seconds = time.perf_counter() - built
     _check_cancel(cancel)
     config = spec.config
+    specs = [*prepared.inputs, prepared.target]
+    data.check_memory(
+        data.training_bytes(parameter_count(prepared.model), specs, 0, config.batch_size),
+        f"{spec.label} at batch {config.batch_size}",
+    )
     heavy_batches = _heavy_batches(prepared, config, threads, budget)
     measure = _extrapolated if heavy_batches else _measured
     try:

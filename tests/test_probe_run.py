@@ -107,3 +107,8 @@ def test_thread_scaling_measures_one_thread_in_a_fresh_process() -> None:
     assert set(result.thread_scaling) == {1, threads}
     assert result.thread_scaling[threads] == result.step_seconds
     assert result.thread_scaling[1] > 0 and result.op_split == {}
+
+
+def test_a_run_that_cannot_fit_in_memory_is_refused_with_the_estimate() -> None:
+    with pytest.raises(AdvisorError, match=r"does not fit in memory: needs about [\d.]+ GiB"):
+        probe(spec_for("mlp", batch_size=10**9, samples=10**9), budget_seconds=2.0)
