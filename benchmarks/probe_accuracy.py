@@ -7,6 +7,7 @@ with the real epochs after the first. Sample counts are scaled down so a real ru
 20-60 s on 2 shared cores; the cases say by how much.
 
     /work/venv/bin/python benchmarks/probe_accuracy.py [CASE ...] [--out FILE]
+    /work/venv/bin/python benchmarks/probe_accuracy.py --table [FILE]    # the docs' table
 """
 
 from __future__ import annotations
@@ -138,7 +139,42 @@ def run_worker(kind: str, model: str, sizes: dict[str, int]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def table(rows: dict[str, list[dict]]) -> str:
+    """The markdown table of docs/BENCHMARKS.md: medians over the runs of each case."""
+    lines = [
+        "| case | sizes (scaled) | runs | real s | error total | error per epoch | probe s | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    totals, epochs, probes = [], [], []
+    for name, runs in rows.items():
+        total = statistics.median(r["error_total"] for r in runs)
+        epoch = statistics.median(r["error_epoch"] for r in runs)
+        probe_s = statistics.median(r["probe"]["probe_seconds"] for r in runs)
+        totals.append(total)
+        epochs.append(epoch)
+        probes.append(probe_s)
+        sizes = ", ".join(f"{k}={v}" for k, v in runs[0]["sizes"].items())
+        mark = " (extrapolated)" if runs[0]["probe"]["extrapolated"] else ""
+        lines.append(
+            f"| {name}{mark} | {sizes} | {len(runs)} | "
+            f"{statistics.median(r['real']['total'] for r in runs):.1f} | {total:+.1%} | "
+            f"{epoch:+.1%} | {probe_s:.1f} | "
+            f"{', '.join(format(r['load'], '.1f') for r in runs)} |"
+        )
+    lines.append(
+        f"\nMedian absolute error: total {statistics.median(abs(t) for t in totals):.1%}, "
+        f"per epoch {statistics.median(abs(e) for e in epochs):.1%}; worst: total "
+        f"{max(totals, key=abs):+.1%}, per epoch {max(epochs, key=abs):+.1%}; probe wall time "
+        f"median {statistics.median(probes):.1f} s, max {max(probes):.1f} s."
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--table"]:
+        source = Path(argv[1]) if len(argv) > 1 else ROOT / "benchmarks" / "probe_accuracy.json"
+        print(table(json.loads(source.read_text())))
+        return
     if argv[:1] == ["--worker"]:
         kind, model, sizes = argv[1], argv[2], json.loads(argv[3])
         if kind == "models":

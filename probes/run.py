@@ -3,8 +3,9 @@
 Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
 
 1. steady state: one fit over full-size arrays (shuffled, as the real run) that stops itself when
-   the steady step time is known to +-2% (95%) or at its share of the budget; warm-up is cut where
-   the step times become steady (``stats.warmup_end``), not after a fixed count;
+   the steady step time is known to +-2% (95%) or when what is left of the budget is just
+   enough for phase 2 and the op profile; warm-up is cut where the step times become steady
+   (``stats.warmup_end``), not after a fixed count;
 2. epochs: three short epochs on a subset that keeps the real partial last batch, with a short
    validation pass, which give the validation step time and the per-epoch overhead;
 3. the prediction: epochs x (steps x step + validation steps x validation step + overhead).
@@ -16,7 +17,6 @@ two smaller batch sizes and the step time is extrapolated linearly in the batch 
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 import threading
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import data, device, stats
+from probes import data, device, epochs, stats
 from probes.loading import Prepared, parameter_count, prepare
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec, config_for, spec_for
@@ -35,14 +35,16 @@ from probes.timing import Stamps, StopRule, make_timer
 
 __all__ = ["ProbeProgress", "config_for", "probe", "spec_for"]
 
-STEADY_SHARE = 0.7
-"""Share of the budget the steady-state phase may use; the epoch phase gets the rest."""
-EPOCH_PHASE_EPOCHS = 3
-EPOCH_PHASE_TRAIN_BATCHES = 2
-EPOCH_PHASE_VALIDATION_BATCHES = 4
-ASSUMED_FLOPS_PER_THREAD = 15e9
-"""A deliberately modest guess of one CPU thread's training FLOP/s, used only to decide
-whether a workload is too heavy to probe at its own batch size."""
+RESERVE_STEPS = 18.0
+"""Training steps' worth of time the steady phase leaves for what follows it: three short
+epochs (3 x 3 training steps, 3 x 5 validation steps at about a third of a step) and 4 profiled
+steps."""
+RESERVE_SECONDS = 1.5
+"""Fixed time left for the validation function's tracing and the profiler's start and stop."""
+ASSUMED_FLOPS_PER_THREAD = 40e9
+"""A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
+ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
+batch size: a step should take at most a twelfth of the budget."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,8 @@ def _measured(
 ) -> dict:
     batch = config.batch_size
     x, y = _arrays(prepared, config.samples, batch, seed=0)
-    timer = _fit(prepared, x, y, batch, started, started + budget * STEADY_SHARE, report, cancel)
+    timer = _fit(prepared, x, y, batch, started, started + budget, report, cancel,
+                 reserve_steps=RESERVE_STEPS, reserve_seconds=RESERVE_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
@@ -172,35 +175,14 @@ def _measured(
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
     startup = sum(durations[:start]) - start * step
-    epochs = _epoch_phase(prepared, config, step, started, report, cancel)
-    boundaries = _epoch_boundaries(timer.stamps, durations, step)
-    if boundaries:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
-        epochs = replace(epochs, train_overhead=max(0.0, statistics.median(boundaries)))
+    phase = _epoch_phase(prepared, config, step, started, report, cancel)
+    crossed = epochs.boundaries(timer.stamps, durations, step)
+    if crossed:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
+        phase = replace(phase, train_overhead=max(0.0, statistics.median(crossed)))
     return {
-        **_predict(config, steady, stats.drift(steady_steps), epochs, startup),
+        **_predict(config, steady, stats.drift(steady_steps), phase, startup),
         "_arrays": (x, y),
     }
-
-
-def _epoch_boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:
-    """Extra seconds of each step that began a new epoch of the steady fit."""
-    epochs = stamps.train_epochs
-    return [durations[i] - step for i in range(1, len(durations)) if epochs[i] != epochs[i - 1]]
-
-
-@dataclass(frozen=True)
-class EpochPhase:
-    """What the short epochs measured."""
-
-    validation_step: float
-    validation_interval: tuple[float, float]
-    train_overhead: float
-    """Per-epoch seconds of the training part beyond its steps (new iterator, shuffle)."""
-    validation_overhead: float
-    """Per-epoch seconds of the validation pass beyond its steps."""
-    overhead_spread: float
-    first_epoch_extra: float
-    """How much longer the first epoch took: tracing of the partial batch and of validation."""
 
 
 def _epoch_phase(
@@ -210,61 +192,31 @@ def _epoch_phase(
     started: float,
     report: Progress,
     cancel: threading.Event | None,
-) -> EpochPhase:
+) -> epochs.EpochPhase:
     batch = config.batch_size
-    full_train = min(EPOCH_PHASE_TRAIN_BATCHES, config.samples // batch)
+    full_train = min(epochs.TRAIN_BATCHES, config.samples // batch)
     train_rows = full_train * batch + config.samples % batch
     x, y = _arrays(prepared, train_rows, batch, seed=1)
     validation = None
     if config.validation_samples:
-        full_val = min(EPOCH_PHASE_VALIDATION_BATCHES, config.validation_samples // batch)
+        full_val = min(epochs.VALIDATION_BATCHES, config.validation_samples // batch)
         val_rows = full_val * batch + config.validation_samples % batch
         validation = _arrays(prepared, val_rows, batch, seed=2)
     report(ProbeProgress("epochs", 0, (), None, time.perf_counter() - started, None))
     timer = make_timer(StopRule(deadline=math.inf, cancel=cancel))
     prepared.model.fit(
-        x, y, batch_size=batch, epochs=EPOCH_PHASE_EPOCHS, shuffle=True, verbose=0,
+        x, y, batch_size=batch, epochs=epochs.EPOCHS, shuffle=True, verbose=0,
         validation_data=validation, callbacks=[timer],
     )  # fmt: skip
     _check_cancel(cancel)
-    return _epoch_figures(timer.stamps, step, math.ceil(train_rows / batch))
-
-
-def _epoch_figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
-    """Validation step and per-epoch overhead from epochs 2..n (epoch 1 pays the tracing)."""
-    totals = [
-        end - begin for begin, end in zip(stamps.epoch_begins, stamps.epoch_ends, strict=True)
-    ]
-    validates = bool(stamps.test_begins)
-    val_steps: list[float] = []
-    for ends in stamps.test_batch_ends[1:]:
-        val_steps += [b - a for a, b in itertools.pairwise(ends)]  # the first carries set-up
-    val_stats = stats.steady_stats(val_steps) if val_steps else None
-    val_step = val_stats.mean if val_stats else 0.0
-    train_over, val_over = [], []
-    for e in range(1, len(totals)):
-        validation = stamps.test_ends[e] - stamps.test_begins[e] if validates else 0.0
-        val_count = len(stamps.test_batch_ends[e]) if validates else 0
-        train_over.append(totals[e] - validation - train_steps * step)
-        val_over.append(validation - val_count * val_step)
-    train_overhead = max(0.0, statistics.fmean(train_over))
-    val_overhead = max(0.0, statistics.fmean(val_over))
-    spread = max(train_over) - min(train_over) + max(val_over) - min(val_over)
-    if val_stats is None:
-        interval = (0.0, 0.0)
-    elif math.isinf(val_stats.half_width):
-        interval = (val_step * 0.9, val_step * 1.1)
-    else:
-        interval = val_stats.interval
-    first_extra = max(0.0, totals[0] - statistics.fmean(totals[1:]))
-    return EpochPhase(val_step, interval, train_overhead, val_overhead, spread, first_extra)
+    return epochs.figures(timer.stamps, step, math.ceil(train_rows / batch))
 
 
 def _predict(
     config: WorkloadConfig,
     steady: stats.SteadyStats,
     drift: float,
-    epochs: EpochPhase,
+    phase: epochs.EpochPhase,
     startup: float,
 ) -> dict:
     """The full run from its parts; the interval widens to the drift of the step time when the
@@ -277,17 +229,17 @@ def _predict(
     half = steady.half_width if math.isfinite(steady.half_width) else 0.2 * steady.mean
     half = max(half, drift * steady.mean)
     step_low, step_high = max(0.0, steady.mean - half), steady.mean + half
-    spread = epochs.overhead_spread / 2
-    overhead = epochs.train_overhead + epochs.validation_overhead
-    predicted = total(steady.mean, epochs.validation_step, overhead)
-    low = total(step_low, epochs.validation_interval[0], max(0.0, overhead - spread))
-    high = total(step_high, epochs.validation_interval[1], overhead + spread)
+    spread = phase.overhead_spread / 2
+    overhead = phase.train_overhead + phase.validation_overhead
+    predicted = total(steady.mean, phase.validation_step, overhead)
+    low = total(step_low, phase.validation_interval[0], max(0.0, overhead - spread))
+    high = total(step_high, phase.validation_interval[1], overhead + spread)
     return {
         "step_seconds": steady.mean,
         "step_interval": (step_low, step_high),
-        "validation_step_seconds": epochs.validation_step,
+        "validation_step_seconds": phase.validation_step,
         "epoch_overhead_seconds": overhead,
-        "startup_seconds": max(0.0, startup) + epochs.first_epoch_extra,
+        "startup_seconds": max(0.0, startup) + phase.first_epoch_extra,
         "predicted_seconds": predicted,
         "predicted_interval": (min(low, predicted), max(high, predicted)),
         "samples_per_second": config.batch_size / steady.mean,
@@ -305,6 +257,9 @@ def _fit(
     deadline: float,
     report: Progress,
     cancel: threading.Event | None,
+    *,
+    reserve_steps: float = 0.0,
+    reserve_seconds: float = 0.0,
 ) -> Any:
     def on_check(stamps: Stamps, steady: stats.SteadyStats | None) -> None:
         durations = stamps.durations()
@@ -318,7 +273,9 @@ def _fit(
             ProbeProgress("steady", len(durations), tuple(durations[-40:]), rel, now - started, eta)
         )
 
-    timer = make_timer(StopRule(deadline=deadline, cancel=cancel, on_check=on_check))
+    rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check,
+                    reserve_steps=reserve_steps, reserve_seconds=reserve_seconds)  # fmt: skip
+    timer = make_timer(rule)
     prepared.model.fit(
         x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer]
     )

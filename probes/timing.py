@@ -9,6 +9,7 @@ as soon as the steady step time is known to the target precision, at the deadlin
 from __future__ import annotations
 
 import itertools
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +63,9 @@ class StopRule:
     target: float = 0.02
     """Relative 95% half-width to reach."""
     min_steady: int = stats.MIN_STEADY
+    reserve_steps: float = 0.0
+    """Steps' worth of time to leave before the deadline for the work that follows the fit."""
+    reserve_seconds: float = 0.0
     min_steps: int = 3
     """Steps to take before the deadline may stop the fit (one step alone is all tracing)."""
     cancel: threading.Event | None = None
@@ -119,7 +123,10 @@ def make_timer(rule: StopRule | None) -> Any:
             if rule.on_check is not None:
                 rule.on_check(self.stamps, self.steady)
             precise = self.steady is not None and self.steady.relative_half_width <= rule.target
-            late = now >= rule.deadline and len(self.stamps.train_ends) >= rule.min_steps
+            recent = self.stamps.durations()[-stats.WINDOW :]
+            step = self.steady.mean if self.steady is not None else statistics.median(recent)
+            reserve = rule.reserve_seconds + rule.reserve_steps * step
+            late = now + reserve >= rule.deadline and len(self.stamps.train_ends) >= rule.min_steps
             if precise or late:
                 self.model.stop_training = True
 

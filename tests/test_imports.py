@@ -29,6 +29,9 @@ ENGINE = [
     "probes.data",
     "probes.timing",
     "probes.scaling",
+    "probes.epochs",
+    "probes.profile",
+    "probes.threads",
 ]
 
 

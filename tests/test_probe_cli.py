@@ -18,7 +18,7 @@ from advisor.store import connect
 from probes import store
 
 TINY = ["--model", "mlp", "--samples", "1024", "--validation-samples", "256", "--epochs", "2",
-        "--batch-size", "64", "--budget", "3"]  # fmt: skip
+        "--batch-size", "64", "--budget", "4"]  # fmt: skip
 KEYS = {"workload", "device", "samples", "epochs", "batch_size", "predicted_seconds",
         "predicted_interval", "startup_seconds", "step_seconds", "samples_per_second",
         "probe_seconds"}  # fmt: skip

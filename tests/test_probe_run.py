@@ -18,7 +18,7 @@ TINY = {"samples": 2048, "validation_samples": 512, "epochs": 2, "batch_size": 6
 
 def test_tiny_probe_end_to_end() -> None:
     events: list[ProbeProgress] = []
-    result = probe(spec_for("mlp", **TINY), budget_seconds=3.0, progress=events.append)
+    result = probe(spec_for("mlp", **TINY), budget_seconds=5.0, progress=events.append)
     c = result.config
     assert (c.workload, c.samples, c.epochs, c.batch_size) == ("mnist_mlp", 2048, 2, 64)
     low, high = result.predicted_interval
