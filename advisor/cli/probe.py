@@ -1,29 +1,206 @@
-"""``advisor probe``, ``advisor models``, ``advisor import`` (issue 4 builds the probes)."""
+"""``advisor probe``, ``advisor models``, ``advisor import``: the probes on the command line."""
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
 import click
 
-from advisor.errors import AdvisorError
+from advisor.cli.output import emit, output_format
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 
 
+def _size(name: str, help_text: str) -> Any:
+    return click.option(name, type=int, default=None, help=help_text)
+
+
 @click.command(context_settings=_HELP)
 @click.option("--model", "-m", required=True, help="Zoo id, alias or a .keras file.")
-def probe(model: str) -> None:
-    """Measure MODEL's training steps here and predict its full training time."""
-    raise AdvisorError("probe is not built yet (issue 4)")
+@_size("--epochs", "Epochs of the full run (default: the workload's).")
+@_size("--batch-size", "Batch size (default: the workload's).")
+@_size("--samples", "Training samples per epoch (default: the workload's).")
+@_size("--validation-samples", "Validation samples per epoch (default: the workload's).")
+@click.option("--budget", type=float, default=20.0, show_default=True,
+              help="Seconds the probe may take (it stops earlier at +-2%).")  # fmt: skip
+@click.option("--fresh", is_flag=True, help="Probe again even if a stored result exists.")
+@click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
+              help="Also write the result to FILE in the reference CSV format.")  # fmt: skip
+@click.option("--thread-scaling", is_flag=True,
+              help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
+@output_format
+def probe(
+    model: str,
+    epochs: int | None,
+    batch_size: int | None,
+    samples: int | None,
+    validation_samples: int | None,
+    budget: float,
+    fresh: bool,
+    export: str | None,
+    thread_scaling: bool,
+    fmt: str,
+) -> None:
+    """Measure MODEL's training steps here and predict its full training time.
+
+    \b
+      advisor probe --model lstm
+      advisor probe --model mnist_cnn --epochs 3 --json
+      advisor probe --model my_model.keras --samples 50000 --epochs 10
+    """
+    from advisor.errors import UsageError
+    from advisor.store import connect
+    from probes import device, exchange, store
+    from probes.spec import spec_for
+
+    if budget <= 0:
+        raise UsageError(f"--budget must be > 0 seconds, got {budget}")
+    spec = spec_for(
+        model, epochs=epochs, batch_size=batch_size, samples=samples,
+        validation_samples=validation_samples,
+    )  # fmt: skip
+    db = connect()
+    result = None if fresh else store.find(db, spec.config, device.fingerprint().key)
+    if result is not None and thread_scaling and len(result.thread_scaling) < 2:
+        result = None  # stored without the thread scaling asked for now
+    cached = result is not None
+    if result is None:
+        result = _run_with_progress(spec, budget, (1,) if thread_scaling else ())
+        store.save(db, result)
+    if export:
+        exchange.write_csv(export, [result])
+    payload = summary(result, cached=cached)
+    if fmt == "table":
+        emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
+    else:
+        emit([payload], fmt, payload=payload)
+
+
+_TABLE_COLUMNS = ["workload", "samples", "epochs", "batch_size", "step_seconds",
+                  "predicted_seconds", "predicted_interval", "startup_seconds", "probe_seconds",
+                  "cached"]  # fmt: skip
+
+
+def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
+    """The plain dict that ``--json`` prints for one probe result."""
+    c, d = result.config, result.device
+    return {
+        "workload": c.workload,
+        "device": d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)",
+        "device_key": d.key,
+        "samples": c.samples,
+        "validation_samples": c.validation_samples,
+        "epochs": c.epochs,
+        "batch_size": c.batch_size,
+        "predicted_seconds": round(result.predicted_seconds, 3),
+        "predicted_interval": [round(v, 3) for v in result.predicted_interval],
+        "startup_seconds": round(result.startup_seconds, 3),
+        "step_seconds": result.step_seconds,
+        "step_interval": list(result.step_interval),
+        "validation_step_seconds": result.validation_step_seconds,
+        "epoch_overhead_seconds": result.epoch_overhead_seconds,
+        "samples_per_second": round(result.samples_per_second, 3),
+        "probe_seconds": round(result.probe_seconds, 3),
+        "parameters": result.parameters,
+        "flops_per_sample": result.flops_per_sample,
+        "peak_host_bytes": result.peak_host_bytes,
+        "batch_scaling": result.batch_scaling,
+        "thread_scaling": result.thread_scaling,
+        "op_split": result.op_split,
+        "extrapolated": result.extrapolated,
+        "created_at": result.created_at,
+        "cached": cached,
+    }
+
+
+def _run_with_progress(spec: Any, budget: float, thread_counts: tuple[int, ...]) -> Any:
+    """Run the probe; the first Ctrl-C cancels it cleanly (a second one interrupts at once)."""
+    cancel = threading.Event()
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_interrupt) if in_main_thread else None
+    try:
+        return _run(spec, budget, cancel, thread_counts)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(spec: Any, budget: float, cancel: threading.Event, thread_counts: tuple[int, ...]) -> Any:
+    from probes.run import ProbeProgress
+    from probes.run import probe as run_probe
+
+    if not sys.stderr.isatty():
+        return run_probe(spec, budget_seconds=budget, cancel=cancel, thread_counts=thread_counts)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[detail]}"))  # fmt: skip
+    with Progress(*columns, transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task(f"probing {spec.label}", total=budget, detail="")
+
+        def show(event: ProbeProgress) -> None:
+            detail = f"{event.phase}, {event.steps} steps"
+            if event.relative_half_width is not None:
+                detail += f", +-{event.relative_half_width:.1%}"
+            bar.update(task, completed=min(event.elapsed_seconds, budget), detail=detail)
+
+        return run_probe(
+            spec, budget_seconds=budget, progress=show, cancel=cancel, thread_counts=thread_counts
+        )
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 @click.command(context_settings=_HELP)
-def models() -> None:
+@output_format
+def models(fmt: str) -> None:
     """List the workload zoo with parameters, FLOPs per sample and default sizes."""
-    raise AdvisorError("models is not built yet (issue 4)")
+    from probes import zoo
+
+    rows = [
+        {
+            "id": w.id,
+            "aliases": ", ".join(w.aliases),
+            "title": w.title,
+            "parameters": w.parameters,
+            "train_flops_per_sample": w.train_flops_per_sample,
+            "samples": w.samples,
+            "validation_samples": w.validation_samples,
+            "epochs": w.epochs,
+            "batch_size": w.batch_size,
+            "optimizer": w.optimizer,
+        }
+        for w in zoo.WORKLOADS
+    ]
+    emit(rows, fmt, title="Workload zoo")
 
 
 @click.command("import", context_settings=_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 def import_results(file: str) -> None:
     """Import measured results (reference CSV format), e.g. a probe run on a cloud machine."""
-    raise AdvisorError("import is not built yet (issue 4)")
+    from advisor.errors import UsageError
+    from advisor.store import connect
+    from probes import exchange, store
+
+    if not Path(file).is_file():
+        raise UsageError(f"no such file: {file}")
+    results = exchange.from_rows(exchange.read_csv(file))
+    db = connect()
+    for result in results:
+        store.save(db, result, source=f"import:{Path(file).name}")
+    click.echo(f"imported {len(results)} probe result(s) from {file}")

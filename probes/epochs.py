@@ -1,0 +1,71 @@
+"""The short-epochs phase in figures: validation step, per-epoch overhead, first-epoch extra.
+
+Pure functions over the ``Stamps`` of a fit of ``EPOCHS`` short epochs (``TRAIN_BATCHES`` full
+batches plus the real partial one, a validation pass of ``VALIDATION_BATCHES`` batches plus the
+real partial one); no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from dataclasses import dataclass
+
+from probes import stats
+from probes.timing import Stamps
+
+EPOCHS = 3
+TRAIN_BATCHES = 2
+VALIDATION_BATCHES = 4
+
+
+def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:
+    """Extra seconds of each step that began a new epoch of the steady fit."""
+    epochs = stamps.train_epochs
+    return [durations[i] - step for i in range(1, len(durations)) if epochs[i] != epochs[i - 1]]
+
+
+@dataclass(frozen=True)
+class EpochPhase:
+    """What the short epochs measured."""
+
+    validation_step: float
+    validation_interval: tuple[float, float]
+    train_overhead: float
+    """Per-epoch seconds of the training part beyond its steps (new iterator, shuffle)."""
+    validation_overhead: float
+    """Per-epoch seconds of the validation pass beyond its steps."""
+    overhead_spread: float
+    first_epoch_extra: float
+    """How much longer the first epoch took: tracing of the partial batch and of validation."""
+
+
+def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
+    """Validation step and per-epoch overhead from epochs 2..n (epoch 1 pays the tracing)."""
+    totals = [
+        end - begin for begin, end in zip(stamps.epoch_begins, stamps.epoch_ends, strict=True)
+    ]
+    validates = bool(stamps.test_begins)
+    val_steps: list[float] = []
+    for ends in stamps.test_batch_ends[1:]:
+        val_steps += [b - a for a, b in itertools.pairwise(ends)]  # the first carries set-up
+    val_stats = stats.steady_stats(val_steps) if val_steps else None
+    val_step = val_stats.mean if val_stats else 0.0
+    train_over, val_over = [], []
+    for e in range(1, len(totals)):
+        validation = stamps.test_ends[e] - stamps.test_begins[e] if validates else 0.0
+        val_count = len(stamps.test_batch_ends[e]) if validates else 0
+        train_over.append(totals[e] - validation - train_steps * step)
+        val_over.append(validation - val_count * val_step)
+    train_overhead = max(0.0, statistics.fmean(train_over))
+    val_overhead = max(0.0, statistics.fmean(val_over))
+    spread = max(train_over) - min(train_over) + max(val_over) - min(val_over)
+    if val_stats is None:
+        interval = (0.0, 0.0)
+    elif math.isinf(val_stats.half_width):
+        interval = (val_step * 0.9, val_step * 1.1)
+    else:
+        interval = val_stats.interval
+    first_extra = max(0.0, totals[0] - statistics.fmean(totals[1:]))
+    return EpochPhase(val_step, interval, train_overhead, val_overhead, spread, first_extra)

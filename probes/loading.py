@@ -1,0 +1,138 @@
+"""Turn a probe spec into a compiled Keras model and the specs of its synthetic data.
+
+A user's ``.keras`` file is loaded in Keras' safe mode: a file that would need arbitrary code
+(Lambda layers, unregistered custom objects) is refused, never executed. Keras is imported
+inside the functions only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.errors import AdvisorError
+from probes import models
+from probes.data import InputSpec
+from probes.spec import ProbeSpec
+
+UNKNOWN_LENGTH = 64
+"""Length used for a variable-length (None) input axis of a user's model."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A compiled model plus what its synthetic inputs and targets look like."""
+
+    model: Any
+    inputs: list[InputSpec]
+    target: InputSpec
+    flops_per_sample: float
+    """Training FLOPs per sample (zoo figure; 0 when unknown)."""
+    pool: bool
+    """True for synthetic-data workloads: a small pool of batches, not a full-size array."""
+
+
+def prepare(spec: ProbeSpec) -> Prepared:
+    if spec.workload is not None:
+        w = spec.workload
+        vocabulary = {"imdb_fasttext": models.FASTTEXT_VOCABULARY,
+                      "imdb_bilstm": models.BILSTM_VOCABULARY}.get(w.id)  # fmt: skip
+        inputs = [
+            InputSpec(
+                w.input_shape, w.input_dtype, high=vocabulary, one_hot=w.id.startswith("lstm_text")
+            )
+        ]
+        classes = models.classes(w)
+        if classes == 1:
+            target = InputSpec((1,), "float32", high=2)
+        elif w.id == "lstm_text_generation":
+            target = InputSpec((classes,), "float32", one_hot=True)
+        else:
+            target = InputSpec((), "int32", high=classes)
+        return Prepared(
+            models.build(w), inputs, target, w.train_flops_per_sample, w.synthetic_input
+        )
+    assert spec.path is not None
+    model = load_safely(str(spec.path))
+    return Prepared(model, _input_specs(model), _target_spec(model), 0.0, pool=False)
+
+
+def load_safely(path: str) -> Any:
+    """Load a ``.keras`` file without running any code it carries."""
+    import keras
+
+    try:
+        model = keras.models.load_model(path, safe_mode=True, compile=True)
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        if "safe_mode" in text or "Lambda" in text or "custom" in text.lower():
+            raise AdvisorError(
+                f"refusing {path}: it needs arbitrary code to load (a Lambda layer or a custom "
+                "object) and advisor loads models in Keras safe mode only"
+            ) from None
+        raise AdvisorError(f"cannot load {path} as a Keras model: {text.splitlines()[0]}") from None
+    except OSError as exc:
+        raise AdvisorError(f"cannot read {path}: {exc}") from None
+    if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", False):
+        model.compile(optimizer="adam", loss=_default_loss(model))
+    return model
+
+
+def _input_specs(model: Any) -> list[InputSpec]:
+    import keras
+
+    embedding = next(
+        (layer for layer in _all_layers(model) if isinstance(layer, keras.layers.Embedding)), None
+    )
+    specs = []
+    for tensor in model.inputs:
+        shape = tuple(UNKNOWN_LENGTH if d is None else int(d) for d in tensor.shape[1:])
+        dtype = str(tensor.dtype)
+        if "int" in dtype:
+            high = int(embedding.input_dim) if embedding is not None else 2
+            specs.append(InputSpec(shape, "int32", high=high))
+        else:
+            specs.append(InputSpec(shape, "float32"))
+    return specs
+
+
+def _target_spec(model: Any) -> InputSpec:
+    if len(model.outputs) != 1:
+        raise AdvisorError("models with several outputs are not supported yet")
+    shape = tuple(UNKNOWN_LENGTH if d is None else int(d) for d in model.outputs[0].shape[1:])
+    loss = _loss_name(model)
+    units = shape[-1] if shape else 1
+    if "sparse_categorical" in loss:
+        return InputSpec(shape[:-1], "int32", high=units)
+    if "categorical" in loss:
+        return InputSpec(shape, "float32", one_hot=True)
+    if "binary" in loss:
+        return InputSpec(shape, "float32", high=2)
+    return InputSpec(shape, "float32")
+
+
+def _loss_name(model: Any) -> str:
+    loss = getattr(model, "loss", None)
+    if isinstance(loss, str):
+        return loss.lower()
+    name = getattr(loss, "name", None) or getattr(loss, "__name__", "") or type(loss).__name__
+    return str(name).lower()
+
+
+def _default_loss(model: Any) -> str:
+    units = model.outputs[0].shape[-1]
+    return "sparse_categorical_crossentropy" if units and units > 1 else "mse"
+
+
+def _all_layers(model: Any) -> list[Any]:
+    found = []
+    for layer in model.layers:
+        found.append(layer)
+        if hasattr(layer, "layers"):
+            found.extend(_all_layers(layer))
+    return found
+
+
+def parameter_count(model: Any) -> int:
+    return int(sum(math.prod(w.shape) for w in model.weights))

@@ -1,0 +1,97 @@
+"""Where a step's time goes, by op class, from TensorFlow's profiler (a few extra steps).
+
+The profiler writes an XSpace (``*.xplane.pb``); every TensorFlow op it records on the host is
+named ``scope/name:Type``. Ops are classed by type and scope (an op inside an LSTM/GRU loop is
+``recurrent`` whatever its type); control-flow containers are skipped so that their bodies are
+not counted twice. Shares are of the profiled steps' wall time; what no op accounts for is
+``overhead`` (Python, Keras, the executor). TensorFlow is imported inside the function only.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable
+from typing import Any
+
+CLASSES = ("matmul_conv", "elementwise", "recurrent", "embedding", "input_pipeline", "overhead")
+_CONTAINERS = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall",
+               "StatefulPartitionedCall", "Case", "StatelessCase", "_Retval", "_Arg"}  # fmt: skip
+_MATMUL_CONV = ("MatMul", "Conv", "Einsum", "_FusedConv", "_MklFused", "_MklConv", "_MklMatMul",
+                "_MklNativeConv", "_MklNativeFused", "DepthwiseConv")  # fmt: skip
+_EMBEDDING = ("Gather", "Scatter", "SparseSegment", "UnsortedSegment", "EmbeddingLookup")
+_RECURRENT_SCOPES = ("lstm", "gru", "rnn", "/while/")
+
+
+def classify(name: str, op_type: str) -> str | None:
+    """The class of one op event, or None for containers and untyped events."""
+    if not name or not op_type or op_type in _CONTAINERS or " " in op_type or name.endswith(":"):
+        return None  # framework activity (``ExecutorState::Process``) or a container
+    lowered = name.lower()
+    if op_type.startswith("IteratorGetNext"):
+        return "input_pipeline"
+    if any(scope in lowered for scope in _RECURRENT_SCOPES):
+        return "recurrent"
+    if any(part in op_type for part in _EMBEDDING) or "embedding" in lowered:
+        return "embedding"
+    if any(op_type.startswith(part) or part in op_type for part in _MATMUL_CONV):
+        return "matmul_conv"
+    return "elementwise"
+
+
+def shares(events: Iterable[tuple[str, float]], wall_seconds: float) -> dict[str, float]:
+    """Share of ``wall_seconds`` per class from ``(name:Type, seconds)`` op events."""
+    totals = dict.fromkeys(CLASSES, 0.0)
+    for full_name, seconds in events:
+        name, _, op_type = full_name.rpartition(":")
+        kind = classify(name, op_type)
+        if kind is not None:
+            totals[kind] += seconds
+    busy = sum(totals.values())
+    scale = min(1.0, wall_seconds / busy) if busy > 0 else 0.0  # overlapping ops: cap at wall
+    result = {k: v * scale / wall_seconds for k, v in totals.items() if k != "overhead"}
+    result["overhead"] = max(0.0, 1.0 - sum(result.values()))
+    return {k: round(v, 4) for k, v in result.items()}
+
+
+def op_split(model: Any, x: Any, y: Any, batch: int, steps: int = 4) -> dict[str, float]:
+    """Profile ``steps`` training steps of an already-traced ``model`` (empty on failure: the
+    split is a refinement, never a reason for a probe to fail)."""
+    import tensorflow as tf
+
+    rows = min(len(x) if hasattr(x, "__len__") else batch * steps, batch * steps)
+    folder = tempfile.mkdtemp(prefix="advisor-profile-")
+    try:
+        tf.profiler.experimental.start(folder)
+        begin = time.perf_counter()
+        model.fit(x[:rows], y[:rows], batch_size=batch, epochs=1, verbose=0, shuffle=True)
+        wall = time.perf_counter() - begin
+        tf.profiler.experimental.stop()
+        return shares(_host_op_events(folder), wall)
+    except Exception:  # a profiler that cannot start (one already running, no plugin)
+        return {}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _host_op_events(folder: str) -> list[tuple[str, float]]:
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    events: list[tuple[str, float]] = []
+    for path in glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True):
+        space = xplane_pb2.XSpace()
+        with open(path, "rb") as handle:
+            space.ParseFromString(handle.read())
+        for plane in space.planes:
+            if not plane.name.startswith("/host:"):
+                continue
+            names = {key: meta.name for key, meta in plane.event_metadata.items()}
+            for line in plane.lines:
+                for event in line.events:
+                    name = names.get(event.metadata_id, "")
+                    if ":" in name:
+                        events.append((name, event.duration_ps / 1e12))
+    return events

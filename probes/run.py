@@ -1,0 +1,349 @@
+"""``probe()``: measure a workload's training here and predict its full training time.
+
+Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
+
+1. steady state: one fit over full-size arrays (shuffled, as the real run) that stops itself when
+   the steady step time is known to +-2% (95%) or when what is left of the budget is just
+   enough for phase 2 and the op profile; warm-up is cut where the step times become steady
+   (``stats.warmup_end``), not after a fixed count;
+2. epochs: three short epochs on a subset that keeps the real partial last batch, with a short
+   validation pass, which give the validation step time and the per-epoch overhead;
+3. the prediction: epochs x (steps x step + validation steps x validation step + overhead).
+
+Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
+two smaller batch sizes and the step time is extrapolated linearly in the batch size
+(``probes.scaling``). TensorFlow is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from advisor.errors import AdvisorError, Cancelled
+from probes import data, device, epochs, stats
+from probes.loading import Prepared, parameter_count, prepare
+from probes.result import ProbeResult, WorkloadConfig
+from probes.spec import ProbeSpec, config_for, spec_for
+from probes.timing import Stamps, StopRule, make_timer
+
+__all__ = ["ProbeProgress", "config_for", "probe", "spec_for"]
+
+RESERVE_STEPS = 18.0
+"""Training steps' worth of time the steady phase leaves for what follows it: three short
+epochs (3 x 3 training steps, 3 x 5 validation steps at about a third of a step) and 4 profiled
+steps."""
+RESERVE_SECONDS = 1.5
+"""Fixed time left for the validation function's tracing and the profiler's start and stop."""
+ASSUMED_FLOPS_PER_THREAD = 40e9
+"""A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
+ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
+batch size: a step should take at most a twelfth of the budget."""
+
+
+@dataclass(frozen=True)
+class ProbeProgress:
+    """A snapshot for progress displays (the app draws a sparkline from ``recent``)."""
+
+    phase: str
+    """``build``, ``steady``, ``epochs`` or ``done``."""
+    steps: int
+    recent: tuple[float, ...]
+    """The latest step durations (seconds), oldest first."""
+    relative_half_width: float | None
+    """Current 95% half-width of the step time, relative; None until enough steady steps."""
+    elapsed_seconds: float
+    eta_seconds: float | None
+
+
+Progress = Callable[[ProbeProgress], None]
+
+
+def probe(
+    spec: ProbeSpec | str,
+    *,
+    budget_seconds: float = 20.0,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    profile_ops: bool = True,
+    thread_counts: Sequence[int] = (),
+) -> ProbeResult:
+    """Probe ``spec`` (a spec, or a zoo name with its default sizes) on this machine.
+
+    Raises ``Cancelled`` when ``cancel`` is set or on Ctrl-C; nothing is stored either way (the
+    caller stores the result with ``probes.store.save``). ``profile_ops`` adds the op-class
+    split (a few profiled steps); ``thread_counts`` measures those intra-op thread counts too,
+    each in a fresh process (CPU thread scaling; seconds each, so opt-in).
+    """
+    if isinstance(spec, str):
+        spec = spec_for(spec)
+    if budget_seconds <= 0:
+        raise AdvisorError("the probe budget must be > 0 seconds")
+    started = time.perf_counter()
+    report = progress or (lambda _: None)
+    try:
+        result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
+        if thread_counts:
+            result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
+    except KeyboardInterrupt:
+        raise Cancelled("probe cancelled; nothing was stored") from None
+    except Exception:
+        if cancel is not None and cancel.is_set():  # an interrupted TensorFlow call
+            raise Cancelled("probe cancelled; nothing was stored") from None
+        raise
+    report(ProbeProgress("done", 0, (), None, time.perf_counter() - started, 0.0))
+    return result
+
+
+def _probe(
+    spec: ProbeSpec,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    profile_ops: bool,
+) -> ProbeResult:
+    report(ProbeProgress("build", 0, (), None, 0.0, None))
+    import keras  # noqa: F401  (imported before the build is timed: not part of training)
+    import tensorflow as tf
+
+    _check_cancel(cancel)
+    threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
+    if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
+        data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
+    built = time.perf_counter()
+    try:
+        prepared = prepare(spec)
+    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
+        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    build_seconds = time.perf_counter() - built
+    _check_cancel(cancel)
+    config = spec.config
+    specs = [*prepared.inputs, prepared.target]
+    data.check_memory(
+        data.training_bytes(parameter_count(prepared.model), specs, 0, config.batch_size),
+        f"{spec.label} at batch {config.batch_size}",
+    )
+    heavy_batches = _heavy_batches(prepared, config, threads, budget)
+    measure = _extrapolated if heavy_batches else _measured
+    try:
+        fields = measure(prepared, config, started, budget, report, cancel, heavy_batches)
+    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
+        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    fields["startup_seconds"] += build_seconds
+    split: tuple[Any, Any] | None = fields.pop("_arrays", None)
+    if profile_ops and split is not None:
+        from probes.profile import op_split
+
+        fields["op_split"] = op_split(prepared.model, *split, config.batch_size)
+    return ProbeResult(
+        config=config,
+        device=device.fingerprint(threads=threads),
+        probe_seconds=time.perf_counter() - started,
+        flops_per_sample=prepared.flops_per_sample,
+        parameters=parameter_count(prepared.model),
+        peak_host_bytes=data.peak_rss_bytes(),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        **fields,
+    )
+
+
+def _measured(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    _: list[int],
+) -> dict:
+    batch = config.batch_size
+    x, y = _arrays(prepared, config.samples, batch, seed=0)
+    timer = _fit(prepared, x, y, batch, started, started + budget, report, cancel,
+                 reserve_steps=RESERVE_STEPS, reserve_seconds=RESERVE_SECONDS)  # fmt: skip
+    durations = timer.stamps.durations()
+    start = stats.warmup_end(durations)
+    if start is None:  # never steady within the budget: keep what follows the first steps
+        start = min(2, len(durations) - 1)
+    steady_steps = timer.stamps.steady_durations(start)
+    steady = stats.steady_stats(steady_steps)
+    step = steady.mean
+    startup = sum(durations[:start]) - start * step
+    phase = _epoch_phase(prepared, config, step, started, report, cancel)
+    crossed = epochs.boundaries(timer.stamps, durations, step)
+    if crossed:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
+        phase = replace(phase, train_overhead=max(0.0, statistics.median(crossed)))
+    return {
+        **_predict(config, steady, stats.drift(steady_steps), phase, startup),
+        "_arrays": (x, y),
+    }
+
+
+def _epoch_phase(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    step: float,
+    started: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> epochs.EpochPhase:
+    batch = config.batch_size
+    full_train = min(epochs.TRAIN_BATCHES, config.samples // batch)
+    train_rows = full_train * batch + config.samples % batch
+    x, y = _arrays(prepared, train_rows, batch, seed=1)
+    validation = None
+    if config.validation_samples:
+        full_val = min(epochs.VALIDATION_BATCHES, config.validation_samples // batch)
+        val_rows = full_val * batch + config.validation_samples % batch
+        validation = _arrays(prepared, val_rows, batch, seed=2)
+    report(ProbeProgress("epochs", 0, (), None, time.perf_counter() - started, None))
+    timer = make_timer(StopRule(deadline=math.inf, cancel=cancel))
+    prepared.model.fit(
+        x, y, batch_size=batch, epochs=epochs.EPOCHS, shuffle=True, verbose=0,
+        validation_data=validation, callbacks=[timer],
+    )  # fmt: skip
+    _check_cancel(cancel)
+    return epochs.figures(timer.stamps, step, math.ceil(train_rows / batch))
+
+
+def _predict(
+    config: WorkloadConfig,
+    steady: stats.SteadyStats,
+    drift: float,
+    phase: epochs.EpochPhase,
+    startup: float,
+) -> dict:
+    """The full run from its parts; the interval widens to the drift of the step time when the
+    machine's load changed during the probe."""
+
+    def total(step: float, val_step: float, overhead: float) -> float:
+        per_epoch = config.steps_per_epoch * step + config.validation_steps * val_step + overhead
+        return config.epochs * per_epoch
+
+    half = steady.half_width if math.isfinite(steady.half_width) else 0.2 * steady.mean
+    half = max(half, drift * steady.mean)
+    step_low, step_high = max(0.0, steady.mean - half), steady.mean + half
+    spread = phase.overhead_spread / 2
+    overhead = phase.train_overhead + phase.validation_overhead
+    predicted = total(steady.mean, phase.validation_step, overhead)
+    low = total(step_low, phase.validation_interval[0], max(0.0, overhead - spread))
+    high = total(step_high, phase.validation_interval[1], overhead + spread)
+    return {
+        "step_seconds": steady.mean,
+        "step_interval": (step_low, step_high),
+        "validation_step_seconds": phase.validation_step,
+        "epoch_overhead_seconds": overhead,
+        "startup_seconds": max(0.0, startup) + phase.first_epoch_extra,
+        "predicted_seconds": predicted,
+        "predicted_interval": (min(low, predicted), max(high, predicted)),
+        "samples_per_second": config.batch_size / steady.mean,
+        "batch_scaling": {config.batch_size: steady.mean},
+        "thread_scaling": {},
+    }
+
+
+def _fit(
+    prepared: Prepared,
+    x: object,
+    y: object,
+    batch: int,
+    started: float,
+    deadline: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    *,
+    reserve_steps: float = 0.0,
+    reserve_seconds: float = 0.0,
+) -> Any:
+    def on_check(stamps: Stamps, steady: stats.SteadyStats | None) -> None:
+        durations = stamps.durations()
+        now = time.perf_counter()
+        eta = max(0.0, deadline - now)
+        if steady is not None and steady.relative_half_width < math.inf:
+            needed = steady.steps * (steady.relative_half_width / 0.02) ** 2
+            eta = min(eta, max(0.0, needed - steady.steps) * steady.mean)
+        rel = steady.relative_half_width if steady else None
+        report(
+            ProbeProgress("steady", len(durations), tuple(durations[-40:]), rel, now - started, eta)
+        )
+
+    rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check,
+                    reserve_steps=reserve_steps, reserve_seconds=reserve_seconds)  # fmt: skip
+    timer = make_timer(rule)
+    prepared.model.fit(
+        x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer]
+    )
+    if timer.cancelled:
+        raise Cancelled("probe cancelled; nothing was stored")
+    _check_cancel(cancel)
+    return timer
+
+
+def _arrays(prepared: Prepared, samples: int, batch: int, seed: int) -> tuple[object, object]:
+    specs = [*prepared.inputs, prepared.target]
+    rows = data.rows_for(specs, samples, batch, pool=prepared.pool)
+    data.check_memory(
+        data.training_bytes(parameter_count(prepared.model), specs, rows, batch),
+        f"{prepared.model.name} with {rows:,} samples of batch {batch}",
+    )
+    xs = [data.make(spec, rows, seed + i) for i, spec in enumerate(prepared.inputs)]
+    return data.as_inputs(xs), data.make(prepared.target, rows, seed + 99)
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("probe cancelled; nothing was stored")
+
+
+def _heavy_batches(
+    prepared: Prepared, config: WorkloadConfig, threads: int, budget: float
+) -> list[int]:
+    """Two smaller batch sizes to measure when one step at the real batch would not fit."""
+    rate = ASSUMED_FLOPS_PER_THREAD * threads
+    affordable = budget / 12
+    if prepared.flops_per_sample * config.batch_size / rate <= affordable:
+        return []
+    largest = 1
+    while (
+        largest * 2 < config.batch_size
+        and prepared.flops_per_sample * largest * 2 / rate <= affordable
+    ):
+        largest *= 2
+    return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
+
+
+def _extrapolated(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    batches: list[int],
+) -> dict:
+    from probes.scaling import extrapolate
+
+    return extrapolate(prepared, config, started, budget, report, cancel, batches, _fit, _arrays)
+
+
+def _with_thread_scaling(
+    spec: ProbeSpec,
+    result: ProbeResult,
+    counts: Sequence[int],
+    budget: float,
+    cancel: threading.Event | None,
+) -> ProbeResult:
+    from probes import threads
+
+    scaling = {result.device.threads: result.step_seconds}
+    name = spec.workload.id if spec.workload else str(spec.path)
+    for count in sorted(set(counts) - set(scaling)):
+        _check_cancel(cancel)
+        scaling[count] = threads.measure(name, spec.config, count, budget=max(1.0, budget * 0.3))
+    return replace(result, thread_scaling=dict(sorted(scaling.items())))

@@ -1,0 +1,79 @@
+"""Heavy workloads: measure at two smaller batch sizes, extrapolate the step time to the real one.
+
+One step of an ImageNet CNN at its batch size can take longer than the whole budget on a few CPU
+cores. Step time is close to linear in the batch size once a batch fills the cores
+(``t(b) = a + c b``: ``a`` the per-step cost, ``c`` the cost per sample), so two measured batch
+sizes give the line and the line gives the real batch. The result is marked ``extrapolated``
+and its interval widens with the distance of the extrapolation. These workloads use synthetic
+data (like the benchmarks they reproduce): no validation pass was timed there, so the validation
+step is modelled as a forward pass, a third of a training step.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from probes import stats
+from probes.loading import Prepared
+from probes.result import WorkloadConfig
+
+FORWARD_SHARE = 1 / 3
+"""A validation (forward-only) step as a share of a training step (3 x forward = training)."""
+EXTRAPOLATION_PENALTY = 0.10
+"""Extra relative uncertainty per doubling of the batch beyond the largest one measured."""
+
+
+def extrapolate(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    budget: float,
+    report: Callable[[Any], None],
+    cancel: threading.Event | None,
+    batches: list[int],
+    fit: Callable[..., Any],
+    arrays: Callable[..., tuple[Any, Any]],
+) -> dict:
+    measured: dict[int, stats.SteadyStats] = {}
+    startup = 0.0
+    for index, batch in enumerate(batches):
+        share = (index + 1) / len(batches)
+        x, y = arrays(prepared, config.samples, batch, seed=index)
+        timer = fit(prepared, x, y, batch, started, started + budget * share, report, cancel)
+        durations = timer.stamps.durations()
+        start = stats.warmup_end(durations)
+        if start is None:
+            start = min(2, len(durations) - 1) if len(durations) > 2 else 1
+        steady = stats.steady_stats(timer.stamps.steady_durations(start) or durations[-1:])
+        measured[batch] = steady
+        if index == 0:
+            startup = sum(durations[:start]) - start * steady.mean
+    xs = list(measured)
+    a, c = stats.linear_fit(xs, [s.mean for s in measured.values()])
+    if c <= 0:  # noise swamped the batch effect: scale the larger batch's time per sample
+        a, c = 0.0, measured[xs[-1]].mean / xs[-1]
+    step = a + c * config.batch_size
+    relative = max(
+        (s.relative_half_width for s in measured.values() if math.isfinite(s.half_width)),
+        default=0.2,
+    )
+    doublings = max(0.0, math.log2(config.batch_size / max(xs)))
+    uncertainty = relative + EXTRAPOLATION_PENALTY * doublings
+    val_step = step * FORWARD_SHARE
+    predicted = config.epochs * (config.steps_per_epoch * step + config.validation_steps * val_step)
+    return {
+        "step_seconds": step,
+        "step_interval": (step * (1 - uncertainty), step * (1 + uncertainty)),
+        "validation_step_seconds": val_step,
+        "epoch_overhead_seconds": 0.0,
+        "startup_seconds": max(0.0, startup),
+        "predicted_seconds": predicted,
+        "predicted_interval": (predicted * (1 - uncertainty), predicted * (1 + uncertainty)),
+        "samples_per_second": config.batch_size / step,
+        "batch_scaling": {b: s.mean for b, s in measured.items()},
+        "thread_scaling": {},
+        "extrapolated": True,
+    }

@@ -1,0 +1,63 @@
+"""What users type becomes a validated WorkloadConfig, without TensorFlow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import UsageError
+from probes.run import config_for
+from probes.spec import spec_for
+
+
+def test_aliases_and_defaults() -> None:
+    config = config_for("lstm")
+    assert config.workload == "imdb_bilstm"
+    assert (config.samples, config.validation_samples, config.epochs, config.batch_size) == (
+        25_000,
+        25_000,
+        4,
+        32,
+    )
+    assert config_for("LSTM-Text").workload == "lstm_text_generation"
+
+
+def test_overrides() -> None:
+    config = config_for("mlp", epochs=3, batch_size=64, samples=1000, validation_samples=0)
+    assert (config.samples, config.validation_samples, config.epochs, config.batch_size) == (
+        1000,
+        0,
+        3,
+        64,
+    )
+    assert config.steps_per_epoch == 16 and config.validation_steps == 0
+
+
+@pytest.mark.parametrize("option", ["epochs", "batch_size", "samples"])
+def test_sizes_must_be_positive(option: str) -> None:
+    with pytest.raises(UsageError, match="must be > 0"):
+        config_for("mlp", **{option: 0})
+    with pytest.raises(UsageError, match="must be >= 0"):
+        config_for("mlp", validation_samples=-1)
+
+
+def test_unknown_name_suggests() -> None:
+    with pytest.raises(UsageError, match="did you mean 'resnet50'"):
+        config_for("resnet5O")
+
+
+def test_model_files(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such model file"):
+        config_for(str(tmp_path / "missing.keras"))
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(UsageError, match="not a Keras model"):
+        config_for(str(text))
+    model = tmp_path / "m.keras"
+    model.write_bytes(b"PK not really")
+    with pytest.raises(UsageError, match="--samples"):
+        config_for(str(model), epochs=2)
+    spec = spec_for(str(model), samples=100, epochs=2)
+    assert spec.config.workload.startswith("file:") and spec.config.batch_size == 32
+    assert spec.path == model and spec.workload is None
