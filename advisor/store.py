@@ -4,6 +4,10 @@ Each component (``pricing``, ``probes``) owns its tables and versions them on it
 ``migrate()``: a list of steps, applied in order, each in one transaction, recorded in
 ``schema_versions``. The database runs in WAL mode, so a reader sees the last committed state
 while a refresh writes (old prices or new, never a mix).
+
+``connect()`` returns a ``sqlite_utils.Database`` that imports sqlite-utils only when one of its
+features is first used: importing sqlite-utils costs ~180 ms here (it loads numpy, dateutil and
+its plugins), and the reads a recommendation makes need nothing but ``conn`` and ``execute``.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, cast
 
 from advisor import locations
 
-Migration = Callable[[sqlite_utils.Database], None]
+if TYPE_CHECKING:
+    import sqlite_utils
+
+Migration = Callable[["sqlite_utils.Database"], None]
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -32,11 +38,38 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    return sqlite_utils.Database(conn)
+    return cast("sqlite_utils.Database", _LazyDatabase(conn))
+
+
+class _LazyDatabase:
+    """A ``sqlite_utils.Database`` over ``conn``, built on first use of anything but a query."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._db: sqlite_utils.Database | None = None
+
+    def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] | None = None) -> Any:
+        return self.conn.execute(sql, parameters or [])
+
+    def _real(self) -> sqlite_utils.Database:
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real(), name)
+
+    def __getitem__(self, table: str) -> Any:
+        return self._real()[table]
 
 
 def schema_version(db: sqlite_utils.Database, component: str) -> int:
-    if "schema_versions" not in db.table_names():
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'"
+    ).fetchone()
+    if not exists:
         return 0
     row = db.execute(
         "SELECT version FROM schema_versions WHERE component = ?", [component]

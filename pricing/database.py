@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 from datetime import UTC, datetime
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from advisor import locations, store
 from pricing import ingest, materialise, seed
 from pricing.schema import STEPS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 COMPONENT = "pricing"
 BILLING_FILE = "billing-rules.csv"

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from pricing import families, materialise
 from pricing.observations import Observation, price_problem
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while rows are written."""

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import csv
 import marshal
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from advisor import locations
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 HOSTS_FILE = "gcp-hosts.csv"
 

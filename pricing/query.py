@@ -17,12 +17,13 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from advisor.errors import UsageError
 from pricing.model import PRICING_MODELS, BillingRule, Rentable
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 _NAMED = {"provider": "provider", "region": "region", "accelerator": "accelerator"}
 

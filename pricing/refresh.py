@@ -13,8 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from advisor.errors import AdvisorError, Cancelled, UsageError
 from pricing import database, fetch, ingest, materialise
@@ -26,6 +25,9 @@ from pricing.sources import (
     gcp_billing,
     skypilot,
 )
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 SOURCES: dict[str, ModuleType] = {
     module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor, gcp_billing)

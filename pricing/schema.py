@@ -12,7 +12,11 @@
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
 
 _V1 = """
 CREATE TABLE offerings (

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from advisor.store import migrate
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 TABLE = "probe_results"
 

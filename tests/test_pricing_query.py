@@ -64,7 +64,7 @@ def test_bundled_hosts_are_never_cpu_only(db: sqlite_utils.Database) -> None:
     cpu = query.rentables(db, provider="gcp", cpu_only=True)
     names = {r.instance_type for r in cpu}
     assert "n2-highcpu-16" in names
-    assert not names & {"a2-highgpu-1g", "a3-highgpu-8g", "g2-standard-4"}
+    assert not names & {"a2-highgpu-1g", "a3-highgpu-8g", "g2-standard-4", "g2-standard-8"}
     assert all(r.accelerator is None and r.accelerator_count == 0 for r in cpu)
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import signal
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import click
 
 from advisor.cli.output import emit, output_format
+from advisor.cli.probing import run_with_progress
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 
@@ -69,7 +67,7 @@ def probe(
         result = None  # stored without the thread scaling asked for now
     cached = result is not None
     if result is None:
-        result = _run_with_progress(spec, budget, (1,) if thread_scaling else ())
+        result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
         store.save(db, result)
     if export:
         exchange.write_csv(export, [result])
@@ -115,54 +113,6 @@ def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
         "created_at": result.created_at,
         "cached": cached,
     }
-
-
-def _run_with_progress(spec: Any, budget: float, thread_counts: tuple[int, ...]) -> Any:
-    """Run the probe; the first Ctrl-C cancels it cleanly (a second one interrupts at once)."""
-    cancel = threading.Event()
-
-    def on_interrupt(signum: int, frame: Any) -> None:
-        if cancel.is_set():
-            raise KeyboardInterrupt
-        cancel.set()
-
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, on_interrupt) if in_main_thread else None
-    try:
-        return _run(spec, budget, cancel, thread_counts)
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGINT, previous)
-
-
-def _run(spec: Any, budget: float, cancel: threading.Event, thread_counts: tuple[int, ...]) -> Any:
-    from probes.run import ProbeProgress
-    from probes.run import probe as run_probe
-
-    if not sys.stderr.isatty():
-        return run_probe(spec, budget_seconds=budget, cancel=cancel, thread_counts=thread_counts)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[detail]}"))  # fmt: skip
-    with Progress(*columns, transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task(f"probing {spec.label}", total=budget, detail="")
-
-        def show(event: ProbeProgress) -> None:
-            detail = f"{event.phase}, {event.steps} steps"
-            if event.relative_half_width is not None:
-                detail += f", +-{event.relative_half_width:.1%}"
-            bar.update(task, completed=min(event.elapsed_seconds, budget), detail=detail)
-
-        return run_probe(
-            spec, budget_seconds=budget, progress=show, cancel=cancel, thread_counts=thread_counts
-        )
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 @click.command(context_settings=_HELP)

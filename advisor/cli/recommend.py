@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -61,6 +60,7 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers.")
 @click.option("--pareto", is_flag=True, help="Also show the cost/time frontier.")
+@click.option("--fresh", is_flag=True, help="Probe again even if a stored probe exists.")
 @click.option(
     "--emit",
     nargs=2,
@@ -88,6 +88,7 @@ def recommend(
     top: int,
     explain: bool,
     pareto: bool,
+    fresh: bool,
     emit: tuple[str, str] | None,
     fmt: str,
 ) -> None:
@@ -132,9 +133,9 @@ def recommend(
         filters=filters,
         constraints=constraints,
     )
-    progress = _Progress()
-    rec = service.recommend(request, progress=progress)
-    progress.close()
+    from advisor.cli.probing import run_with_progress
+
+    rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
         write_emit(rec, emit[1])
@@ -172,20 +173,3 @@ def write_emit(rec: Recommendation, path: str) -> None:
     written = write_task(path, chosen.rentable, workload=rec.workload)
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)
-
-
-class _Progress:
-    """A probe's progress as one updating line on stderr (only when a probe has to run)."""
-
-    def __init__(self) -> None:
-        self.shown = False
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        message = " ".join(str(a) for a in args if a is not None)
-        sys.stderr.write(f"\rprobing: {message[:70]:<70}")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")

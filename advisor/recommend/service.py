@@ -7,6 +7,7 @@ is imported unless a probe has to run.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +16,8 @@ from typing import Any
 import pricing.database as database
 import pricing.query as query
 import probes.device as probe_device
-import probes.run as probe_run
+import probes.spec as probe_spec
 import probes.store as probe_store
-
 from advisor.errors import UsageError
 from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, unused-ignore]
 from advisor.estimate.model import Prediction, Target
@@ -26,6 +26,7 @@ from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.model import Assumptions, Constraints, Filters, Recommendation
 from probes import zoo
 from probes.result import ProbeResult, WorkloadConfig
+from probes.spec import ProbeSpec
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,13 @@ class Request:
     constraints: Constraints = field(default_factory=Constraints)
 
 
-def workload_config(request: Request) -> WorkloadConfig:
-    return probe_run.config_for(
+Runner = Callable[[ProbeSpec], ProbeResult]
+"""Runs a probe of a spec (the CLI's runner draws a progress bar; the app's reports to its view)."""
+
+
+def spec_of(request: Request) -> ProbeSpec:
+    """What to probe for ``request`` (no TensorFlow: a zoo name or a hashed model file)."""
+    return probe_spec.spec_for(
         request.model,
         epochs=request.epochs,
         batch_size=request.batch_size,
@@ -53,20 +59,35 @@ def workload_config(request: Request) -> WorkloadConfig:
     )
 
 
-def find_or_probe(
-    db: Any,
-    config: WorkloadConfig,
+def workload_config(request: Request) -> WorkloadConfig:
+    return spec_of(request).config
+
+
+def stored_probe(request: Request, db: Any = None) -> ProbeResult | None:
+    """The stored probe of ``request``'s workload on this machine, or None (never probes)."""
+    db = db if db is not None else database.connect()
+    return probe_store.find(db, workload_config(request), probe_device.fingerprint().key)
+
+
+def probe_and_store(
+    request: Request,
     *,
-    precision: str = "fp32",
-    progress: Callable[..., None] | None = None,
-    cancel: Callable[[], bool] | None = None,
-) -> tuple[ProbeResult, bool]:
-    """The stored probe of ``config`` on this machine, else a fresh one; True when it was stored."""
-    fingerprint = probe_device.fingerprint(precision=precision)
-    stored = probe_store.find(db, config, fingerprint.key)
-    if stored is not None:
-        return stored, True
-    return probe_run.probe(config, progress=progress, cancel=cancel), False
+    db: Any = None,
+    runner: Runner | None = None,
+    progress: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> ProbeResult:
+    """Probe ``request``'s workload here and store the result (a cancelled probe stores nothing)."""
+    db = db if db is not None else database.connect()
+    spec = spec_of(request)
+    if runner is None:
+        from probes.run import probe  # TensorFlow and numpy: only when a probe runs
+
+        result = probe(spec, progress=progress, cancel=cancel)
+    else:
+        result = runner(spec)
+    probe_store.save(db, result)
+    return result
 
 
 def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
@@ -94,20 +115,13 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     )
 
 
-def recommend(
-    request: Request,
-    *,
-    db_path: Path | str | None = None,
-    progress: Callable[..., None] | None = None,
-    cancel: Callable[[], bool] | None = None,
+def rank(
+    request: Request, probe: ProbeResult, *, db: Any = None, stored: bool = True
 ) -> Recommendation:
-    """Recommend where to train ``request.model`` (runs a probe only when none is stored)."""
-    config = workload_config(request)
-    db = database.connect(db_path)
-    probe, stored = find_or_probe(
-        db, config, precision=request.precision, progress=progress, cancel=cancel
-    )
-    measured: list[ProbeResult] = probe_store.latest(db, config.workload)
+    """Predict ``probe``'s workload on every matching offering and rank them (pure but for
+    reading prices and imported measurements; fast, no TensorFlow)."""
+    db = db if db is not None else database.connect()
+    measured: list[ProbeResult] = probe_store.latest(db, probe.config.workload)
 
     def predictor(target: Target) -> Prediction:
         source = measured_on(measured, target) or probe
@@ -117,8 +131,8 @@ def recommend(
     f = request.filters
     rentables = query.rentables(
         db,
-        provider=f.provider.lower() if f.provider else None,  # the database spells them lowercase
-        region=f.region.lower() if f.region else None,
+        provider=f.provider,
+        region=f.region,
         accelerator=f.accelerator,
         pricing=None if f.spot is None else ("spot" if f.spot else "on_demand"),
         cpu_only=f.cpu_only,
@@ -128,9 +142,26 @@ def recommend(
         rentables,
         predictor,
         query.billing_rules(db),
-        workload=config.workload,
+        workload=probe.config.workload,
         filters=f,
         constraints=request.constraints,
-        assumptions=assumptions_for(probe, config),
+        assumptions=assumptions_for(probe, probe.config),
         context=describe_probe(probe, stored),
     )
+
+
+def recommend(
+    request: Request,
+    *,
+    db_path: Path | str | None = None,
+    runner: Runner | None = None,
+    fresh: bool = False,
+) -> Recommendation:
+    """Recommend where to train ``request.model``: the stored probe when there is one (fast, no
+    TensorFlow), else a probe run here now by ``runner`` and stored."""
+    db = database.connect(db_path)
+    probe = None if fresh else stored_probe(request, db)
+    stored = probe is not None
+    if probe is None:
+        probe = probe_and_store(request, db=db, runner=runner)
+    return rank(request, probe, db=db, stored=stored)

@@ -54,6 +54,7 @@ class AdvisorApp(App[None]):
     def __init__(self, state: FormState | None = None) -> None:
         super().__init__()
         self.state = state or FormState()
+        self.rec: Any = None
         self.payload: dict[str, Any] = {}
         self.explanations: dict[int, list[str]] = {}
         self.probe_result: Any = None
@@ -118,9 +119,11 @@ class AdvisorApp(App[None]):
             self._cancel.clear()
             self.probing = True
             self.call_from_thread(self.query_one(ProbeView).started, state.model)
-            result = engine.run_probe(
-                state, progress=lambda e: self.post_message(ProbeProgressed(e)), cancel=self._cancel
-            )
+
+            def progress(event: Any) -> None:
+                self.post_message(ProbeProgressed(event))
+
+            result = engine.run_probe(state, progress=progress, cancel=self._cancel)
             self.post_message(ProbeFinished(result))
         except Exception as exc:
             self.post_message(ProbeFinished(error=engine.one_line(exc)))
@@ -143,17 +146,18 @@ class AdvisorApp(App[None]):
     @work(thread=True, exclusive=True, group="recommend")
     def rank(self, state: FormState, probe: Any) -> None:
         try:
-            payload, explanations = engine.recommend(state, probe)
-            self.post_message(RecommendationReady(payload, explanations))
+            rec, payload, explanations = engine.recommend(state, probe)
+            self.post_message(RecommendationReady(rec, payload, explanations))
         except Exception as exc:
             self.post_message(RecommendationFailed(engine.one_line(exc)))
 
     def on_recommendation_ready(self, message: RecommendationReady) -> None:
+        self.rec = message.rec
         self.payload = message.payload
         self.explanations = message.explanations
         self.query_one(ResultsTable).show(message.payload.get("options", []))
         self.query_one(CostTimePlot).show(message.payload)
-        summary = engine.summary_line(message.payload)
+        summary = engine.summary_line(message.rec, message.payload)
         self._summary(summary, infeasible=not engine.feasible(message.payload))
         self._explain_row(0)
 
@@ -202,13 +206,13 @@ class AdvisorApp(App[None]):
         if option is None:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        self.push_screen(ExportScreen(), lambda path: self._export(option, path))
+        self.push_screen(ExportScreen(), lambda path: self._export(option["rank"], path))
 
-    def _export(self, option: dict[str, Any], path: str | None) -> None:
+    def _export(self, rank: int, path: str | None) -> None:
         if not path:
             return
         try:
-            written = engine.export(self.payload, option, Path(path))
+            written = engine.export(self.rec, rank, Path(path))
         except Exception as exc:
             self.notify(engine.one_line(exc), severity="error")
             return

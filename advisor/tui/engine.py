@@ -81,9 +81,7 @@ def stored_probe(state: FormState) -> Any:
     return service.stored_probe(request_for(state))
 
 
-def run_probe(
-    state: FormState, *, progress: Callable[[Any], None], cancel: threading.Event
-) -> Any:
+def run_probe(state: FormState, *, progress: Callable[[Any], None], cancel: threading.Event) -> Any:
     """Probe the workload here (seconds); stores the result; ``cancel`` stops it, storing nothing."""
     return service.probe_and_store(request_for(state), progress=progress, cancel=cancel)
 
@@ -95,18 +93,21 @@ def describe_probe(probe: Any) -> str:
     )
 
 
-def recommend(state: FormState, probe: Any) -> tuple[dict[str, Any], dict[int, list[str]]]:
-    rec: Recommendation = service.rank(request_for(state), probe)
+def recommend(
+    state: FormState, probe: Any
+) -> tuple[Recommendation, dict[str, Any], dict[int, list[str]]]:
+    """Rank every offering for the form's constraints; the payload is ``recommend --json``'s."""
+    rec = service.rank(request_for(state), probe)
     payload = report.as_json(rec)
     explanations = {o.rank: report.explain(rec, o) for o in rec.options}
-    return payload, explanations
+    return rec, payload, explanations
 
 
 def feasible(payload: dict[str, Any]) -> bool:
     return any(o.get("meets_deadline") for o in payload.get("options", []))
 
 
-def summary_line(payload: dict[str, Any]) -> str:
+def summary_line(rec: Recommendation, payload: dict[str, Any]) -> str:
     options = payload.get("options", [])
     if not options:
         return "No offering matches these filters."
@@ -115,22 +116,21 @@ def summary_line(payload: dict[str, Any]) -> str:
     if best.get("accelerator"):
         where += f" ({best['accelerator']} x{best['accelerator_count']})"
     if not feasible(payload):
-        return f"Nothing meets the constraints. Closest: {where}. " + " ".join(
-            payload.get("hints", [])
-        )
+        return " ".join(report.infeasible_lines(rec))
     return (
         f"Best: {where}, {best['pricing']}, {best['predicted_hours']:.2f} h, "
         f"${best['cost_usd']:.2f} (P(deadline) {best['p_meet_deadline']:.0%})"
     )
 
 
-def export(payload: dict[str, Any], option: dict[str, Any], path: Path) -> list[Path]:
-    """Write the option as a SkyPilot task (``path``) and as JSON beside it."""
+def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
+    """Write option ``rank`` as a SkyPilot task (``path``) and as JSON beside it."""
     import json
 
-    yaml_path = skypilot.write_option(path, option, workload=payload["workload"])
+    option = next(o for o in rec.options if o.rank == rank)
+    yaml_path = skypilot.write_task(path, option.rentable, workload=rec.workload)
     json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps(option, indent=2) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(report.option_row(option), indent=2) + "\n", encoding="utf-8")
     return [yaml_path, json_path]
 
 
@@ -174,6 +174,4 @@ def refresh_prices(progress: Callable[[str, int, int | None, str], None]) -> lis
     def relay(event: Any) -> None:
         progress(f"{event.source}/{event.unit}", event.done, event.total, event.phase)
 
-    return refresh.refresh(
-        database.connect(), None, urls=config.load().source_urls, progress=relay
-    )
+    return refresh.refresh(database.connect(), None, urls=config.load().source_urls, progress=relay)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
@@ -45,39 +45,48 @@ class WorkloadForm(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         s = self.state
-        options = [(f"{w.id} ({w.title})", w.id) for w in zoo.WORKLOADS]
+        options = [(w.id, w.id) for w in zoo.WORKLOADS]
         yield Label("Model")
-        yield Select(options, value=s.model, allow_blank=False, id="model")
-        yield Label("Epochs / samples / batch (blank: default)")
-        yield Input(s.epochs, placeholder="epochs", id="epochs", type="integer")
-        yield Input(s.samples, placeholder="samples", id="samples", type="integer")
-        yield Input(s.batch_size, placeholder="batch size", id="batch_size", type="integer")
-        yield Label("Deadline (8h, 90m, 2d, 1h30m)")
-        yield Input(s.deadline, id="deadline")
-        yield Label("Budget USD (blank: none)")
-        yield Input(s.budget, placeholder="e.g. 50", id="budget", type="number")
+        yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
+        yield Label("Epochs, samples, batch")
+        yield Input(s.epochs, placeholder="epochs", id="epochs", type="integer", compact=True)
+        yield Input(s.samples, placeholder="samples", id="samples", type="integer", compact=True)
+        yield Input(
+            s.batch_size, placeholder="batch size", id="batch_size", type="integer", compact=True
+        )
+        yield Label("Deadline (8h, 90m, 1h30m)")
+        yield Input(s.deadline, id="deadline", compact=True)
+        yield Label("Budget (USD)")
+        yield Input(s.budget, placeholder="e.g. 50", id="budget", type="number", compact=True)
         yield Label("Objective")
         yield Select(
-            [("cheapest that meets the deadline", "cheapest"), ("fastest within budget", "fastest")],
+            [
+                ("cheapest that meets the deadline", "cheapest"),
+                ("fastest within budget", "fastest"),
+            ],
             value=s.objective,
             allow_blank=False,
             id="objective",
+            compact=True,
         )
-        yield Label("Spot / preemptible")
-        yield Switch(s.spot, id="spot")
-        yield Label("On-demand")
-        yield Switch(s.on_demand, id="on_demand")
-        yield Label("Provider / region / accelerator")
-        yield Input(s.provider, placeholder="provider (gcp, aws, ...)", id="provider")
-        yield Input(s.region, placeholder="region", id="region")
-        yield Input(s.accelerator, placeholder="accelerator (T4, A100, ...)", id="accelerator")
-        yield Label("Confidence of meeting the deadline")
-        yield Input(s.confidence, id="confidence", type="number")
+        with Horizontal(classes="switches"):
+            yield Switch(s.spot, id="spot")
+            yield Label("spot")
+            yield Switch(s.on_demand, id="on_demand")
+            yield Label("on-demand")
+        yield Label("Provider, region, accelerator")
+        yield Input(s.provider, placeholder="provider (gcp, aws, ...)", id="provider", compact=True)
+        yield Input(s.region, placeholder="region", id="region", compact=True)
+        yield Input(
+            s.accelerator, placeholder="accelerator (T4, A100, ...)", id="accelerator", compact=True
+        )
+        yield Label("Confidence")
+        yield Input(s.confidence, id="confidence", type="number", compact=True)
 
-    def _update(self, field: str, value: object) -> None:
+    def _update(self, field: str, value: str | bool) -> None:
         if getattr(self.state, field) == value:
             return
-        self.state = replace(self.state, **{field: value})
+        self.state = replace(self.state, **{field: value})  # type: ignore[arg-type]
         self.post_message(self.FormChanged(self.state))
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -27,8 +27,11 @@ class ProbeFinished(Message):
 class RecommendationReady(Message):
     """A recommendation was computed; ``payload`` follows the ``recommend --json`` contract."""
 
-    def __init__(self, payload: dict[str, Any], explanations: dict[int, list[str]]) -> None:
+    def __init__(
+        self, rec: Any, payload: dict[str, Any], explanations: dict[int, list[str]]
+    ) -> None:
         super().__init__()
+        self.rec = rec
         self.payload = payload
         self.explanations = explanations
 
