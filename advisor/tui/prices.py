@@ -33,6 +33,7 @@ class PricesScreen(Screen[None]):
                 yield Input(placeholder="region", id="f-region")
                 yield Input(placeholder="accelerator", id="f-accelerator")
                 yield Input(placeholder="max $/h", id="f-max-price", type="number")
+            yield Label("", id="prices-status")
             yield Label("", id="prices-error")
             yield DataTable(id="sources")
             yield DataTable(id="prices")
@@ -81,7 +82,7 @@ class PricesScreen(Screen[None]):
                 table.add_row(*(_fmt(row.get(c)) for c in PRICE_COLUMNS))
 
     def action_refresh_prices(self) -> None:
-        self.query_one("#prices-error", Label).update("Refreshing prices...")
+        self.query_one("#prices-status", Label).update("Refreshing prices...")
         self.refresh_worker()
 
     @work(thread=True, exclusive=True, group="prices-refresh")
@@ -97,7 +98,7 @@ class PricesScreen(Screen[None]):
 
     def on_refresh_progressed(self, message: RefreshProgressed) -> None:
         total = f"/{message.total}" if message.total else ""
-        self.query_one("#prices-error", Label).update(
+        self.query_one("#prices-status", Label).update(
             f"Refreshing {message.source}: {message.done}{total} {message.note}"
         )
 
@@ -106,10 +107,12 @@ class PricesScreen(Screen[None]):
         if message.error:
             text = f"Refresh failed: {message.error}"
         elif failed:
-            text = "; ".join(f"{r.source}: {r.error}" for r in failed)
+            text = "Refresh failed (previous prices kept): " + "; ".join(
+                f"{r.source}/{r.unit}: {r.error}" for r in failed
+            )
         else:
             text = f"Refreshed {len(message.reports)} source(s)."
-        self.query_one("#prices-error", Label).update(text)
+        self.query_one("#prices-status", Label).update(text)
         self.load()
 
 

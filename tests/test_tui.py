@@ -1,0 +1,255 @@
+"""The Textual app, driven through Pilot: each flow, and snapshots of the main screens.
+
+The device fingerprint is fixed (``fixed_device``) so that predictions, and so the screens, are
+the same on any machine; prices come from the real seed database, the probe from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Label
+
+import probes.device
+import probes.zoo
+from advisor.tui import engine
+from advisor.tui.app import AdvisorApp, make_app
+from advisor.tui.form import FormState
+from advisor.tui.help import HelpScreen
+from advisor.tui.prices import PricesScreen
+from advisor.tui.results import ExplainPanel, ResultsTable
+from pricing import database
+from probes import store
+from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from tests.fixtures.pricing.server import FixtureServer, Reply
+
+FIXED = Fingerprint(
+    cpu_model="Test CPU @ 2.0GHz", logical_cpus=2, threads=2, accelerator=None,
+    accelerator_memory_gib=None, tensorflow="2.21.0", onednn=True, xla=False, precision="fp32",
+)  # fmt: skip
+BILSTM = WorkloadConfig("imdb_bilstm", 25_000, 25_000, 4, 32)
+
+
+@pytest.fixture
+def fixed_device(monkeypatch: pytest.MonkeyPatch) -> Fingerprint:
+    monkeypatch.setattr(probes.device, "fingerprint", lambda **_: FIXED)
+    return FIXED
+
+
+def stored_probe(config: WorkloadConfig = BILSTM) -> ProbeResult:
+    """The default workload as a 2-vCPU machine measured it (figures of a real run)."""
+    result = ProbeResult(
+        config=config, device=FIXED, step_seconds=0.0371, step_interval=(0.0363, 0.0379),
+        validation_step_seconds=0.0117, epoch_overhead_seconds=0.0465, startup_seconds=3.85,
+        predicted_seconds=150.25, predicted_interval=(140.5, 161.0), samples_per_second=862.5,
+        probe_seconds=15.5, flops_per_sample=59e6, parameters=2_658_945,
+        peak_host_bytes=793_169_920, op_split={"recurrent": 0.7, "elementwise": 0.2,
+        "embedding": 0.05, "overhead": 0.05}, batch_scaling={32: 0.0371},
+        created_at="2026-11-21T05:00:00+00:00",
+    )  # fmt: skip
+    store.save(database.connect(), result)
+    return result
+
+
+async def until(pilot: Pilot, done: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Let the app run until ``done()`` (workers post back), or fail after ``seconds``."""
+    for _ in range(int(seconds / 0.05)):
+        if done():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(
+        f"the app did not get there in time; screen: {pilot.app.screen}; "
+        f"labels: {[str(w.render()) for w in pilot.app.screen.query(Label)]}"
+    )
+
+
+def run(app: AdvisorApp, scenario: Callable[[Pilot], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(100, 32)) as pilot:
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def ranked(app: AdvisorApp) -> bool:
+    return app.query_one(ResultsTable).row_count > 0
+
+
+def test_first_start_shows_the_default_recommendation(fixed_device: Fingerprint) -> None:
+    stored_probe()
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        assert app.state.model == "imdb_bilstm"
+        assert app.payload["workload"] == "imdb_bilstm"
+        summary = str(app.query_one("#summary").render())
+        assert summary.startswith("Best:")
+        first = app.query_one(ResultsTable).get_row_at(0)
+        assert first[0] == 1
+
+    run(app, scenario)
+
+
+def test_changing_filters_re_ranks_without_probing_again(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored_probe()
+
+    def no_probe(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the stored probe must be reused")
+
+    monkeypatch.setattr(engine, "run_probe", no_probe)
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        app.query_one("#accelerator", Input).value = "T4"
+        await until(pilot, lambda: app.payload.get("options", [{}])[0].get("accelerator") == "T4")
+        assert {o["accelerator"] for o in app.payload["options"]} == {"T4"}
+        app.query_one("#deadline", Input).value = "nonsense"
+        summary = app.query_one("#summary")
+        await until(pilot, lambda: summary.has_class("infeasible"))
+        assert "nonsense" in str(summary.render())  # the engine's one-line usage error
+
+    run(app, scenario)
+
+
+def test_selecting_a_row_explains_it(fixed_device: Fingerprint) -> None:
+    stored_probe()
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        app.query_one(ResultsTable).focus()
+        await pilot.press("down")
+        await until(pilot, lambda: str(app.query_one(ExplainPanel).render()).startswith("#2"))
+        text = str(app.query_one(ExplainPanel).render())
+        assert "Measurement" in text and "Cost" in text
+
+    run(app, scenario)
+
+
+def test_export_writes_a_skypilot_task_and_json(fixed_device: Fingerprint, tmp_path: Path) -> None:
+    stored_probe()
+    app = make_app()
+    target = tmp_path / "task.yaml"
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        await pilot.press("e")
+        await until(pilot, lambda: app.screen.query("#export-path") is not None)
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await until(pilot, target.exists)
+
+    run(app, scenario)
+    assert "resources:" in target.read_text()
+    assert target.with_suffix(".json").read_text().count('"rank": 1') == 1
+
+
+def test_prices_screen_shows_a_failed_refresh_in_place(
+    fixed_device: Fingerprint, advisor_home: Path
+) -> None:
+    stored_probe()
+    app = make_app()
+    with FixtureServer().running() as server:
+        server.script("/skypilot/aws/vms.csv", Reply(404, b"gone"))
+        (advisor_home / "config").mkdir(parents=True, exist_ok=True)
+        (advisor_home / "config" / "config.toml").write_text(
+            f'[sources]\nskypilot_url = "{server.url}/skypilot"\n'
+            f'azure-retail_url = "{server.url}/azure-retail/page1.json"\n'
+            f'aws-spot-advisor_url = "{server.url}/aws-spot-advisor/spot-advisor-data.json"\n'
+        )
+
+        async def scenario(pilot: Pilot) -> None:
+            await until(pilot, lambda: ranked(app))
+            await pilot.press("p")
+            await until(pilot, lambda: isinstance(app.screen, PricesScreen))
+            table = app.screen.query_one("#prices", DataTable)
+            await until(pilot, lambda: table.row_count > 0)
+
+            def aws_prices() -> set[tuple[object, ...]]:
+                rows = engine.price_rows({"provider": "aws"})
+                return {
+                    (r["instance_type"], r["region"], r["pricing"], r["usd_per_hour"]) for r in rows
+                }
+
+            aws_before = aws_prices()
+            await pilot.press("ctrl+r")
+            status = app.screen.query_one("#prices-status", Label)
+            await until(pilot, lambda: "skypilot/aws" in str(status.render()), seconds=20)
+            assert "404" in str(status.render())
+            assert aws_prices() == aws_before  # the failed source's previous prices are kept
+            await until(pilot, lambda: table.row_count > 0)
+            app.screen.query_one("#prices", DataTable).focus()
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, PricesScreen))
+
+        run(app, scenario)
+
+
+@pytest.mark.tf
+def test_a_probe_runs_in_the_background_and_cancels_cleanly(fixed_device: Fingerprint) -> None:
+    app = make_app(FormState(model="cifar10_cnn"))  # its probe takes the whole 20 s budget
+
+    def status() -> str:
+        return str(app.query_one("#probe-status").render())
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: app.probing, seconds=60)
+        await until(pilot, lambda: " steps" in status(), seconds=60)  # live progress arrived
+        await pilot.press("question_mark")  # the interface answers while TensorFlow works
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        assert app.probing
+        await pilot.press("x")
+        await until(pilot, lambda: not app.probing, seconds=60)
+        assert "cancel" in status().lower()
+        assert app.query_one(ResultsTable).row_count == 0
+
+    run(app, scenario)
+    workload = probes.zoo.get("cifar10_cnn")
+    config = WorkloadConfig(workload.id, workload.samples, workload.validation_samples,
+                            workload.epochs, workload.batch_size)  # fmt: skip
+    assert store.find(database.connect(), config, FIXED.key) is None  # nothing stored
+
+
+SNAPSHOT_SIZE = (80, 24)
+
+
+async def ranked_screen(pilot: Pilot) -> None:
+    await until(pilot, lambda: ranked(pilot.app))  # type: ignore[arg-type]
+    await pilot.pause(0.2)
+
+
+def test_snapshot_main_screen(fixed_device: Fingerprint, snap_compare) -> None:
+    stored_probe()
+    assert snap_compare(make_app(), terminal_size=SNAPSHOT_SIZE, run_before=ranked_screen)
+
+
+def test_snapshot_help_screen(fixed_device: Fingerprint, snap_compare) -> None:
+    stored_probe()
+
+    async def help_open(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(), terminal_size=SNAPSHOT_SIZE, run_before=help_open)
+
+
+def test_snapshot_cost_time_chart(fixed_device: Fingerprint, snap_compare) -> None:
+    stored_probe()
+
+    async def chart(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        pilot.app.query_one("#tabs").active = "tab-chart"
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(), terminal_size=SNAPSHOT_SIZE, run_before=chart)
