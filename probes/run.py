@@ -93,6 +93,7 @@ def probe(
         result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
         if thread_counts:
             result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
+            result = replace(result, probe_seconds=time.perf_counter() - started)
     except KeyboardInterrupt:
         raise Cancelled("probe cancelled; nothing was stored") from None
     except Exception:
@@ -151,6 +152,7 @@ def _probe(
         flops_per_sample=prepared.flops_per_sample,
         parameters=parameter_count(prepared.model),
         peak_host_bytes=data.peak_rss_bytes(),
+        peak_device_bytes=_peak_device_bytes(tf),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         **fields,
     )
@@ -355,3 +357,13 @@ def _with_thread_scaling(
         _check_cancel(cancel)
         scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
+
+
+def _peak_device_bytes(tf: Any) -> int | None:
+    """Peak memory TensorFlow allocated on the first GPU (None without one)."""
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    try:
+        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+    except (ValueError, KeyError):
+        return None
