@@ -167,6 +167,7 @@ def _measured(
     cancel: threading.Event | None,
     _: list[int],
 ) -> dict:
+    """Steady fit, short epochs, prediction (the signature matches ``_extrapolated``)."""
     batch = config.batch_size
     x, y = _arrays(prepared, config.samples, batch, seed=0)
     timer = _fit(prepared, x, y, batch, started, started + budget, report, cancel,
