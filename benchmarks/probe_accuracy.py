@@ -189,6 +189,8 @@ def main(argv: list[str]) -> None:
         out_file = Path(argv[argv.index("--out") + 1])
         del argv[argv.index("--out") : argv.index("--out") + 2]
     names = argv or list(CASES)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT, check=False).stdout.strip()  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix="advisor-bench-"))
     run_worker("models", str(folder), {})
     rows = json.loads(out_file.read_text()) if out_file.exists() else {}
@@ -202,6 +204,7 @@ def main(argv: list[str]) -> None:
         predicted_total = probed["predicted"] + probed["startup"]
         row = {
             "sizes": sizes, "probe": probed, "real": real, "load": round(load, 2),
+            "commit": commit, "at": time.strftime("%H:%M", time.gmtime()),
             "error_total": predicted_total / real["total"] - 1,
             "error_epoch": probed["per_epoch"] / real["per_epoch"] - 1,
         }  # fmt: skip

@@ -39,6 +39,8 @@ RESERVE_STEPS = 18.0
 """Training steps' worth of time the steady phase leaves for what follows it: three short
 epochs (3 x 3 training steps, 3 x 5 validation steps at about a third of a step) and 4 profiled
 steps."""
+MIN_STEADY_SHARE = 0.4
+"""Share of the budget the steady fit runs at least, however quickly it reaches +-2%."""
 RESERVE_SECONDS = 1.5
 """Fixed time left for the validation function's tracing and the profiler's start and stop."""
 ASSUMED_FLOPS_PER_THREAD = 40e9
@@ -91,6 +93,7 @@ def probe(
         result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
         if thread_counts:
             result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
+            result = replace(result, probe_seconds=time.perf_counter() - started)
     except KeyboardInterrupt:
         raise Cancelled("probe cancelled; nothing was stored") from None
     except Exception:
@@ -149,6 +152,7 @@ def _probe(
         flops_per_sample=prepared.flops_per_sample,
         parameters=parameter_count(prepared.model),
         peak_host_bytes=data.peak_rss_bytes(),
+        peak_device_bytes=_peak_device_bytes(tf),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         **fields,
     )
@@ -163,10 +167,12 @@ def _measured(
     cancel: threading.Event | None,
     _: list[int],
 ) -> dict:
+    """Steady fit, short epochs, prediction (the signature matches ``_extrapolated``)."""
     batch = config.batch_size
     x, y = _arrays(prepared, config.samples, batch, seed=0)
     timer = _fit(prepared, x, y, batch, started, started + budget, report, cancel,
-                 reserve_steps=RESERVE_STEPS, reserve_seconds=RESERVE_SECONDS)  # fmt: skip
+                 min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
+                 reserve_seconds=RESERVE_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
@@ -258,6 +264,7 @@ def _fit(
     report: Progress,
     cancel: threading.Event | None,
     *,
+    min_seconds: float = 0.0,
     reserve_steps: float = 0.0,
     reserve_seconds: float = 0.0,
 ) -> Any:
@@ -273,7 +280,7 @@ def _fit(
             ProbeProgress("steady", len(durations), tuple(durations[-40:]), rel, now - started, eta)
         )
 
-    rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check,
+    rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check, min_seconds=min_seconds,
                     reserve_steps=reserve_steps, reserve_seconds=reserve_seconds)  # fmt: skip
     timer = make_timer(rule)
     prepared.model.fit(
@@ -339,11 +346,25 @@ def _with_thread_scaling(
     budget: float,
     cancel: threading.Event | None,
 ) -> ProbeResult:
+    """Step seconds by thread count, at the largest batch actually measured (an extrapolated
+    result's real batch would be far too slow to step with one thread)."""
     from probes import threads
 
-    scaling = {result.device.threads: result.step_seconds}
+    batch = max(result.batch_scaling) if result.extrapolated else spec.config.batch_size
+    scaling = {result.device.threads: result.batch_scaling.get(batch, result.step_seconds)}
     name = spec.workload.id if spec.workload else str(spec.path)
+    config = replace(spec.config, batch_size=batch)
     for count in sorted(set(counts) - set(scaling)):
         _check_cancel(cancel)
-        scaling[count] = threads.measure(name, spec.config, count, budget=max(1.0, budget * 0.3))
+        scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
+
+
+def _peak_device_bytes(tf: Any) -> int | None:
+    """Peak memory TensorFlow allocated on the first GPU (None without one)."""
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    try:
+        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+    except (ValueError, KeyError):
+        return None

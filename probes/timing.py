@@ -63,6 +63,9 @@ class StopRule:
     target: float = 0.02
     """Relative 95% half-width to reach."""
     min_steady: int = stats.MIN_STEADY
+    min_seconds: float = 0.0
+    """Fewest seconds of fitting before precision alone may stop it: stopping as soon as the
+    interval is narrow favours calm moments of a shared machine (optional stopping)."""
     reserve_steps: float = 0.0
     """Steps' worth of time to leave before the deadline for the work that follows the fit."""
     reserve_seconds: float = 0.0
@@ -122,7 +125,9 @@ def make_timer(rule: StopRule | None) -> Any:
             self.steady = stats.steady_stats(steady) if len(steady) >= rule.min_steady else None
             if rule.on_check is not None:
                 rule.on_check(self.stamps, self.steady)
-            precise = self.steady is not None and self.steady.relative_half_width <= rule.target
+            long_enough = now - self.stamps.fit_start >= rule.min_seconds
+            narrow = self.steady is not None and self.steady.relative_half_width <= rule.target
+            precise = narrow and long_enough
             recent = self.stamps.durations()[-stats.WINDOW :]
             step = self.steady.mean if self.steady is not None else statistics.median(recent)
             reserve = rule.reserve_seconds + rule.reserve_steps * step

@@ -32,6 +32,7 @@ def test_tiny_probe_end_to_end() -> None:
     assert result.samples_per_second == pytest.approx(64 / result.step_seconds)
     assert result.startup_seconds > 0 and result.parameters == 669_706
     assert result.probe_seconds < 15 and result.peak_host_bytes > 0
+    assert result.peak_device_bytes is None or result.peak_device_bytes > 0
     assert not result.extrapolated
     assert sum(result.op_split.values()) == pytest.approx(1.0, abs=0.01)
     assert result.op_split["matmul_conv"] > 0 and result.op_split["recurrent"] == 0

@@ -61,3 +61,21 @@ def test_model_files(tmp_path: Path) -> None:
     spec = spec_for(str(model), samples=100, epochs=2)
     assert spec.config.workload.startswith("file:") and spec.config.batch_size == 32
     assert spec.path == model and spec.workload is None
+
+
+def test_only_heavy_workloads_are_extrapolated() -> None:
+    from probes import zoo
+    from probes.data import InputSpec
+    from probes.loading import Prepared
+    from probes.run import _heavy_batches
+
+    def batches(name: str, threads: int = 2, budget: float = 20.0) -> list[int]:
+        w = zoo.get(name)
+        prepared = Prepared(None, [InputSpec(w.input_shape, w.input_dtype)], InputSpec((), "int32"),
+                            w.train_flops_per_sample, w.synthetic_input)  # fmt: skip
+        return _heavy_batches(prepared, config_for(name), threads, budget)
+
+    assert batches("mnist_mlp") == [] and batches("resnet32") == []
+    assert batches("resnet50") == [2, 4]  # 23.1 GFLOP a sample: batch 4 fits 1/12 of 20 s
+    small, large = batches("vgg16")
+    assert small * 2 == large and large < 64
