@@ -57,9 +57,22 @@ def shares(events: Iterable[tuple[str, float]], wall_seconds: float) -> dict[str
     return {k: round(v, 4) for k, v in result.items()}
 
 
-def op_split(model: Any, x: Any, y: Any, batch: int, steps: int = 4) -> dict[str, float]:
+def steps_wall(steps: int, step_seconds: float | None, fit_wall: float) -> float:
+    """The wall time the profiled steps stand for.
+
+    A short ``fit()`` call also pays its own set-up (iterator, callbacks, epoch hooks), which a
+    real epoch spreads over hundreds of steps: counted against four steps it would show up as
+    most of a step's time, "overhead" that does not exist in training. So when the probe measured
+    the steady step time, the shares are of ``steps x step_seconds``; otherwise of the call."""
+    return steps * step_seconds if step_seconds else fit_wall
+
+
+def op_split(
+    model: Any, x: Any, y: Any, batch: int, steps: int = 4, step_seconds: float | None = None
+) -> dict[str, float]:
     """Profile ``steps`` training steps of an already-traced ``model`` (empty on failure: the
-    split is a refinement, never a reason for a probe to fail)."""
+    split is a refinement, never a reason for a probe to fail). ``step_seconds``: the probe's
+    steady step time at ``batch`` (see ``steps_wall``)."""
     import tensorflow as tf
 
     rows = min(len(x) if hasattr(x, "__len__") else batch * steps, batch * steps)
@@ -70,7 +83,7 @@ def op_split(model: Any, x: Any, y: Any, batch: int, steps: int = 4) -> dict[str
         model.fit(x[:rows], y[:rows], batch_size=batch, epochs=1, verbose=0, shuffle=True)
         wall = time.perf_counter() - begin
         tf.profiler.experimental.stop()
-        return shares(_host_op_events(folder), wall)
+        return shares(_host_op_events(folder), steps_wall(-(-rows // batch), step_seconds, wall))
     except Exception:  # a profiler that cannot start (one already running, no plugin)
         return {}
     finally:

@@ -144,7 +144,10 @@ def _probe(
     if profile_ops and split is not None:
         from probes.profile import op_split
 
-        fields["op_split"] = op_split(prepared.model, *split, config.batch_size)
+        measured_step = None if fields.get("extrapolated") else fields["step_seconds"]
+        fields["op_split"] = op_split(
+            prepared.model, *split, config.batch_size, step_seconds=measured_step
+        )
     return ProbeResult(
         config=config,
         device=device.fingerprint(threads=threads),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from probes.profile import CLASSES, classify, shares
+from probes.profile import CLASSES, classify, shares, steps_wall
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,12 @@ def test_shares_of_the_wall_time() -> None:
     assert split["overhead"] == pytest.approx(0.3)
     crowded = shares([("a/MatMul:MatMul", 3.0), ("b/Add:AddV2", 1.0)], 2.0)  # parallel ops
     assert sum(crowded.values()) == pytest.approx(1.0) and crowded["overhead"] == 0.0
+
+
+def test_shares_are_of_the_steady_steps_not_of_the_profiled_call() -> None:
+    # four steps of 50 ms measured steady; the profiled fit() call took 0.5 s with its set-up
+    assert steps_wall(4, 0.05, 0.5) == pytest.approx(0.2)
+    assert steps_wall(4, None, 0.5) == 0.5  # extrapolated probes: only the call's wall is known
+    events = [("lstm/while/MatMul:MatMul", 0.14), ("dense/Relu:Relu", 0.02)]
+    assert shares(events, steps_wall(4, 0.05, 0.5))["overhead"] == pytest.approx(0.2)
+    assert shares(events, 0.5)["overhead"] == pytest.approx(0.68)  # the old, inflated figure
