@@ -109,7 +109,9 @@ def rebuild(db: sqlite_utils.Database, provider: str) -> int:
     conn.execute("DELETE FROM rentables WHERE provider = ?", [provider])
     for statement in (_WHOLE, _TPU, _HOSTED):
         conn.execute(statement, {"provider": provider})
-    rows = conn.execute("SELECT * FROM rentables WHERE provider = ?", [provider]).fetchall()
+    rows = conn.execute(  # cheapest first: the recommender's groups come out already sorted
+        "SELECT * FROM rentables WHERE provider = ? ORDER BY usd_per_hour", [provider]
+    ).fetchall()
     conn.execute("DELETE FROM rentable_blobs WHERE provider = ?", [provider])
     if rows:
         conn.execute(

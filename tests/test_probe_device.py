@@ -31,3 +31,11 @@ def test_catalog_names() -> None:
     assert device.catalog_name("NVIDIA H100 80GB HBM3") == "H100"
     assert device.catalog_name("Tesla T4") == "T4"
     assert device.catalog_name("NVIDIA A100-SXM4-40GB") == "A100"
+
+
+def test_tensorflow_version_matches_the_installed_distribution() -> None:
+    import importlib.metadata
+
+    from probes.device import tensorflow_version
+
+    assert tensorflow_version() == importlib.metadata.version("tensorflow")

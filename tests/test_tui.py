@@ -220,6 +220,27 @@ def test_a_probe_runs_in_the_background_and_cancels_cleanly(fixed_device: Finger
     assert store.find(database.connect(), config, FIXED.key) is None  # nothing stored
 
 
+@pytest.mark.tf
+def test_a_model_file_that_needs_code_is_refused_in_place(
+    fixed_device: Fingerprint, tmp_path: Path
+) -> None:
+    import keras
+
+    inputs = keras.Input((4,))
+    outputs = keras.layers.Lambda(lambda t: t * 2)(inputs)
+    path = tmp_path / "lambda.keras"
+    keras.Model(inputs, outputs).save(path)
+    app = make_app(FormState(model_file=str(path), samples="1000", epochs="1"))
+
+    async def scenario(pilot: Pilot) -> None:
+        status = app.query_one("#probe-status")
+        await until(pilot, lambda: "safe" in str(status.render()).lower(), seconds=60)
+        assert len(str(status.render()).splitlines()) == 1
+        assert app.query_one(ResultsTable).row_count == 0
+
+    run(app, scenario)
+
+
 SNAPSHOT_SIZE = (80, 24)
 
 

@@ -84,7 +84,7 @@ class AdvisorApp(App[None]):
     # --- recommendation -------------------------------------------------------------------
 
     def on_workload_form_form_changed(self, message: WorkloadForm.FormChanged) -> None:
-        model_changed = message.state.model != self.state.model
+        model_changed = message.state.workload != self.state.workload
         sizes_changed = (message.state.epochs, message.state.samples, message.state.batch_size) != (
             self.state.epochs,
             self.state.samples,
@@ -118,7 +118,7 @@ class AdvisorApp(App[None]):
                 return
             self._cancel.clear()
             self.probing = True
-            self.call_from_thread(self.query_one(ProbeView).started, state.model)
+            self.call_from_thread(self.query_one(ProbeView).started, state.workload)
 
             def progress(event: Any) -> None:
                 self.post_message(ProbeProgressed(event))

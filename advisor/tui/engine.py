@@ -56,7 +56,7 @@ def request_for(state: FormState) -> service.Request:
     if not 0 < confidence < 1:
         raise UsageError(f"confidence must be between 0 and 1, not {confidence}")
     return service.Request(
-        model=state.model,
+        model=state.workload,
         epochs=_int(state.epochs, "epochs"),
         samples=_int(state.samples, "samples"),
         batch_size=_int(state.batch_size, "batch size"),

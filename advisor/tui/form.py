@@ -17,6 +17,8 @@ class FormState:
     """Everything the user set in the workload pane (strings stay raw until the engine parses)."""
 
     model: str = "imdb_bilstm"
+    model_file: str = ""
+    """A user's ``.keras`` file; when set it replaces the zoo model (loaded in safe mode)."""
     epochs: str = ""
     samples: str = ""
     batch_size: str = ""
@@ -29,6 +31,11 @@ class FormState:
     region: str = ""
     accelerator: str = ""
     confidence: str = "0.9"
+
+    @property
+    def workload(self) -> str:
+        """What to probe: the model file when one is given, else the zoo model."""
+        return self.model_file or self.model
 
 
 class WorkloadForm(VerticalScroll):
@@ -48,6 +55,7 @@ class WorkloadForm(VerticalScroll):
         options = [(w.id, w.id) for w in zoo.WORKLOADS]
         yield Label("Model")
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
+        yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
         yield Label("Epochs, samples, batch")
         yield Input(s.epochs, placeholder="epochs", id="epochs", type="integer", compact=True)
         yield Input(s.samples, placeholder="samples", id="samples", type="integer", compact=True)
