@@ -169,3 +169,14 @@ def test_infeasible_budget_without_deadline() -> None:
     assert lines[1] == f"A budget of ${rec.feasible_budget_usd:,.2f} would be enough."
     # the spot T4 at p90: about 1.14 h x $0.3193 (1 h median, sigma 0.1, a few preemptions)
     assert 0.35 < rec.feasible_budget_usd < 0.40
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0, "$0.00"), (0.0012, "$0.0012"), (0.00087, "$0.00087"), (0.048, "$0.048"),
+     (0.996, "$1.00"), (12.5, "$12.50"), (1234.5, "$1,234.50")],
+)  # fmt: skip
+def test_money_keeps_the_digits_that_differ(value: float, text: str) -> None:
+    from advisor.recommend.report import usd
+
+    assert usd(value) == text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich import box
 from rich.table import Table
@@ -11,13 +11,13 @@ from rich.text import Text
 
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.model import Option, Recommendation
-from advisor.recommend.report import explain, infeasible_lines
+from advisor.recommend.report import explain, infeasible_lines, usd
 
 
-def _span(low: float, high: float, fmt: str) -> str:
+def _span(low: float, high: float, fmt: Callable[[float], str]) -> str:
     if not math.isfinite(low):
         return "never"
-    return f"{fmt.format(low)}-{fmt.format(high) if math.isfinite(high) else 'never'}"
+    return f"{fmt(low)}-{fmt(high) if math.isfinite(high) else 'never'}"
 
 
 def _hours(option: Option) -> str:
@@ -84,7 +84,7 @@ def render_options(
             pricing,
             f"{r.usd_per_hour:.3f}",
             _hours(option),
-            _span(option.cost_usd, option.cost_usd_p90, "${:,.2f}"),
+            _span(option.cost_usd, option.cost_usd_p90, usd),
         ]
         if with_deadline:
             cells.append(f"{option.outcome.p_meet:.0%}")
@@ -143,6 +143,6 @@ def _summary(option: Option) -> str:
     return (
         f"{r.provider} {r.region} {r.instance_type or '-'} {device(option)} "
         f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
-        f"{_span(option.cost_usd, option.cost_usd_p90, '${:,.2f}')}"
+        f"{_span(option.cost_usd, option.cost_usd_p90, usd)}"
         + (f", {option.outcome.p_meet:.0%} on time" if option.rank == 0 else "")
     )

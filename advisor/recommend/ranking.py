@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.report import usd
 
 if TYPE_CHECKING:
     from advisor.recommend.model import Constraints, Option
@@ -57,7 +58,8 @@ def explain_why(option: Option, rank: int, first: Option, constraints: Constrain
         return f"{what}{tail}" + (f" ({chance})" if chance else "")
     dt = option.outcome.p50_seconds - first.outcome.p50_seconds
     dc = option.cost_usd - first.cost_usd
-    dearer = f"${abs(dc):,.2f} {'more' if dc > 0 else 'less'}" if abs(dc) >= 0.005 else "same cost"
+    same = abs(dc) < max(0.0005, 0.005 * first.cost_usd)  # within half a percent: a tie
+    dearer = "same cost" if same else f"{usd(abs(dc))} {'more' if dc > 0 else 'less'}"
     if abs(dt) < 60:
         return f"{dearer}, about as fast as #1"
     return f"{dearer}, {describe_seconds(abs(dt))} {'slower' if dt > 0 else 'faster'} than #1"

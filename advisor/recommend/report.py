@@ -164,3 +164,11 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f"(p90 ${option.cost_usd_p90:,.2f}, mean ${option.expected_cost_usd:,.2f})"
     )
     return lines
+
+
+def usd(value: float) -> str:
+    """Dollars as people read them: cents from a dollar up, two significant digits below
+    (a 60-second-minimum spot run can cost $0.0012, and "$0.00" would hide the differences)."""
+    if value == 0 or abs(value) >= 0.995:
+        return f"${value:,.2f}"
+    return f"${value:.2g}"

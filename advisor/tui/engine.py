@@ -119,7 +119,7 @@ def summary_line(rec: Recommendation, payload: dict[str, Any]) -> str:
         return " ".join(report.infeasible_lines(rec))
     return (
         f"Best: {where}, {best['pricing']}, {best['predicted_hours']:.2f} h, "
-        f"${best['cost_usd']:.2f} (P(deadline) {best['p_meet_deadline']:.0%})"
+        f"{report.usd(best['cost_usd'])} (P(deadline) {best['p_meet_deadline']:.0%})"
     )
 
 

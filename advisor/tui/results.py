@@ -11,20 +11,22 @@ from typing import Any
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("rank", "#"),
-    ("provider", "provider"),
-    ("region", "region"),
-    ("instance_type", "instance"),
-    ("accelerator", "accel"),
-    ("pricing", "pricing"),
-    ("usd_per_hour", "$/h"),
-    ("predicted_hours", "hours p50"),
-    ("predicted_hours_p90", "p90"),
-    ("cost_usd", "cost p50"),
-    ("cost_usd_p90", "cost p90"),
-    ("p_meet_deadline", "P(deadline)"),
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("rank", "#", 3),
+    ("provider", "provider", 8),
+    ("region", "region", 14),
+    ("instance_type", "instance", 17),
+    ("accelerator", "accel", 13),
+    ("pricing", "pricing", 9),
+    ("usd_per_hour", "$/h", 8),
+    ("predicted_hours", "hours p50", 9),
+    ("predicted_hours_p90", "p90", 8),
+    ("cost_usd", "cost p50", 9),
+    ("cost_usd_p90", "cost p90", 9),
+    ("p_meet_deadline", "P(deadline)", 11),
 )
+"""Key in the ``--json`` payload, header, width. Fixed widths: the table keeps its shape while it
+re-ranks (and renders the same at any moment, which the snapshot tests rely on)."""
 
 
 def cell(key: str, option: dict[str, Any]) -> str | float | int:
@@ -48,15 +50,15 @@ class ResultsTable(DataTable[Any]):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        for key, label, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
         self._sort_index = 0
         self._reverse = False
 
     def show(self, options: list[dict[str, Any]]) -> None:
         self.clear()
         for option in options:
-            self.add_row(*(cell(key, option) for key, _ in COLUMNS), key=str(option["rank"]))
+            self.add_row(*(cell(key, option) for key, _, _ in COLUMNS), key=str(option["rank"]))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         self._sort_by(str(event.column_key.value))
