@@ -221,6 +221,22 @@ def test_a_probe_runs_in_the_background_and_cancels_cleanly(fixed_device: Finger
 
 
 @pytest.mark.tf
+def test_without_a_stored_probe_the_app_probes_then_recommends(fixed_device: Fingerprint) -> None:
+    app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
+    config = WorkloadConfig("mnist_mlp", 4000, 10_000, 2, 128)
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: app.probing, seconds=60)
+        await until(pilot, lambda: ranked(app), seconds=120)
+        assert app.payload["workload"] == "mnist_mlp"
+        assert "Measured here" in str(app.query_one("#probe-status").render())
+
+    run(app, scenario)
+    stored = store.find(database.connect(), config, FIXED.key)
+    assert stored is not None and stored.step_seconds > 0  # measured, and kept for next time
+
+
+@pytest.mark.tf
 def test_a_model_file_that_needs_code_is_refused_in_place(
     fixed_device: Fingerprint, tmp_path: Path
 ) -> None:
