@@ -14,23 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.errors import UsageError
+from probes.exchange import COLUMNS, METRICS, PRECISIONS
 
-COLUMNS = (
-    "source",
-    "workload",
-    "device",
-    "vcpus",
-    "cpu_family",
-    "software",
-    "precision",
-    "batch_size",
-    "epochs",
-    "metric",
-    "value",
-    "notes",
-)
-METRICS = ("seconds_total", "seconds_per_epoch", "samples_per_second", "steps_per_second")
-PRECISIONS = ("fp32", "fp16", "mixed", "tf32", "bf16")
+# The exchange format's vocabulary is defined once, with the format's writer (probes/exchange.py).
+__all__ = ["COLUMNS", "METRICS", "PRECISIONS", "ReferenceRow", "read_reference"]
 
 
 @dataclass(frozen=True)
