@@ -76,7 +76,9 @@ def run(app: AdvisorApp, scenario: Callable[[Pilot], Awaitable[None]]) -> None:
 
 
 def ranked(app: AdvisorApp) -> bool:
-    return app.query_one(ResultsTable).row_count > 0
+    """Options are listed (False too while the first screen is still being composed)."""
+    tables = app.query(ResultsTable)
+    return bool(tables) and tables.first().row_count > 0
 
 
 def test_first_start_shows_the_default_recommendation(fixed_device: Fingerprint) -> None:
@@ -142,7 +144,7 @@ def test_export_writes_a_skypilot_task_and_json(fixed_device: Fingerprint, tmp_p
     async def scenario(pilot: Pilot) -> None:
         await until(pilot, lambda: ranked(app))
         await pilot.press("e")
-        await until(pilot, lambda: app.screen.query("#export-path") is not None)
+        await until(pilot, lambda: bool(app.screen.query("#export-path")))
         app.screen.query_one("#export-path", Input).value = str(target)
         await pilot.press("enter")
         await until(pilot, target.exists)
@@ -249,6 +251,7 @@ def test_a_model_file_that_needs_code_is_refused_in_place(
     app = make_app(FormState(model_file=str(path), samples="1000", epochs="1"))
 
     async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: bool(app.query("#probe-status")))
         status = app.query_one("#probe-status")
         await until(pilot, lambda: "safe" in str(status.render()).lower(), seconds=60)
         assert len(str(status.render()).splitlines()) == 1
