@@ -155,11 +155,12 @@ class AdvisorApp(App[None]):
         self.rec = message.rec
         self.payload = message.payload
         self.explanations = message.explanations
-        self.query_one(ResultsTable).show(message.payload.get("options", []))
+        table = self.query_one(ResultsTable)
+        table.show(message.payload.get("options", []))
         self.query_one(CostTimePlot).show(message.payload)
         summary = engine.summary_line(message.rec, message.payload)
         self._summary(summary, infeasible=not engine.feasible(message.payload))
-        self._explain_row(0)
+        self._explain(self._option_at(table, 0))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
         self._summary(message.error, infeasible=True)
@@ -170,20 +171,24 @@ class AdvisorApp(App[None]):
         summary.set_class(infeasible, "infeasible")
 
     def on_data_table_row_highlighted(self, event: ResultsTable.RowHighlighted) -> None:
+        # the table that moved, not a query: this can arrive while the app shuts down
         if isinstance(event.data_table, ResultsTable):
-            self._explain_row(event.cursor_row)
+            self._explain(self._option_at(event.data_table, event.cursor_row))
 
-    def _explain_row(self, row: int) -> None:
-        option = self.selected_option(row)
+    def _explain(self, option: dict[str, Any] | None) -> None:
         lines = self.explanations.get(option["rank"], []) if option else []
-        self.query_one(ExplainPanel).explain(option, lines)
+        for panel in self.query(ExplainPanel):  # none once the app is shutting down
+            panel.explain(option, lines)
 
-    def selected_option(self, row: int | None = None) -> dict[str, Any] | None:
+    def selected_option(self) -> dict[str, Any] | None:
+        """The highlighted option of the results table, if any."""
         table = self.query_one(ResultsTable)
-        if table.row_count == 0:
+        return self._option_at(table, table.cursor_row)
+
+    def _option_at(self, table: ResultsTable, row: int) -> dict[str, Any] | None:
+        if not 0 <= row < table.row_count:
             return None
-        index = table.cursor_row if row is None else row
-        rank = int(table.get_row_at(index)[0])
+        rank = int(table.get_row_at(row)[0])
         return next((o for o in self.payload.get("options", []) if o["rank"] == rank), None)
 
     # --- other actions ----------------------------------------------------------------------
