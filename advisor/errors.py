@@ -4,6 +4,10 @@ The engine raises these; the command line prints ``advisor: error: <message>`` a
 ``exit_code``. Anything else escaping the engine is a bug and keeps its traceback.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 
 class AdvisorError(Exception):
     """A failure the user can act on (a missing file, an unreachable price source, ...)."""
@@ -21,3 +25,13 @@ class Cancelled(AdvisorError):
     """The user interrupted long work (Ctrl-C during a probe or a refresh); nothing was stored."""
 
     exit_code = 130
+
+
+def did_you_mean(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``"; did you mean 'x', 'y'?"`` for the names of ``known`` closest to ``name`` (case
+    ignored, spelled as known), or ``""`` when none is close: the tail of an "unknown ..." error."""
+    import difflib
+
+    spelled = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.strip().lower(), list(spelled), n=3, cutoff=cutoff)
+    return f"; did you mean {', '.join(repr(spelled[c]) for c in close)}?" if close else ""

@@ -9,7 +9,6 @@ nothing in the database raises ``UsageError`` with the closest known names.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import marshal
 import operator
@@ -19,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from advisor.errors import UsageError
+from advisor.errors import UsageError, did_you_mean
 from pricing.model import PRICING_MODELS, BillingRule, Rentable
 
 if TYPE_CHECKING:
@@ -151,10 +150,9 @@ def _canonical(db: sqlite_utils.Database, column: str, name: str) -> str:
     if found is not None:
         return str(found[0])
     known = known_names(db, column)
-    close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
-    spelled = [k for k in known if k.lower() in close]
-    if spelled:
-        raise UsageError(f"unknown {column} {name!r}; did you mean {_listed(spelled)}?")
+    hint = did_you_mean(name, known, cutoff=0.5)
+    if hint:
+        raise UsageError(f"unknown {column} {name!r}{hint}")
     shown = _listed(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
     raise UsageError(
         f"unknown {column} {name!r}: the price database knows {shown}; "
@@ -335,7 +333,4 @@ def _unknown_instance(db: sqlite_utils.Database, name: str) -> None:
             "UNION SELECT DISTINCT accelerator FROM offerings WHERE accelerator != ''"
         )
     ]
-    lowered = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(lowered[c]) for c in close)}?" if close else ""
-    raise UsageError(f"unknown instance type {name!r}{hint}")
+    raise UsageError(f"unknown instance type {name!r}{did_you_mean(name, known)}")

@@ -9,10 +9,9 @@ Sizes, epochs, batch sizes, parameter counts and FLOPs come from the project's w
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
-from advisor.errors import UsageError
+from advisor.errors import UsageError, did_you_mean
 
 IMAGENET_TRAIN = 1_281_167
 IMAGENET_VALIDATION = 50_000
@@ -88,6 +87,4 @@ def get(name: str) -> Workload:
     workload = _BY_NAME.get(key) or _BY_NAME.get(key.replace("-", "_"))
     if workload is not None:
         return workload
-    close = difflib.get_close_matches(name.lower(), names(), n=3)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise UsageError(f"unknown model {name!r}{hint} (see 'advisor models')")
+    raise UsageError(f"unknown model {name!r}{did_you_mean(name, names())} (see 'advisor models')")

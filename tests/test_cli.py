@@ -87,3 +87,15 @@ def test_locate_follows_advisor_home(advisor_home) -> None:
     listing = CliRunner().invoke(cli, ["locate", "--json"])
     assert listing.exit_code == 0
     assert str(advisor_home / "config" / "config.toml") in listing.output
+
+
+def test_did_you_mean_ignores_case_and_keeps_the_known_spelling() -> None:
+    from advisor.errors import did_you_mean
+
+    hint = did_you_mean("a10o", ["A100", "A10G", "T4"])
+    assert hint.startswith("; did you mean ") and {"'A100'", "'A10G'"} <= set(
+        hint[15:-1].split(", ")
+    )
+    assert "T4" not in hint
+    assert did_you_mean("gpc", ["gcp", "aws"]) == "; did you mean 'gcp'?"
+    assert did_you_mean("zzz", ["gcp", "aws"]) == ""

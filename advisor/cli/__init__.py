@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from advisor import __version__
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, did_you_mean
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -58,10 +58,7 @@ class AdvisorGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
         if name not in SUBCOMMANDS and not name.startswith("-"):
-            import difflib
-
-            close = difflib.get_close_matches(name, list(SUBCOMMANDS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, SUBCOMMANDS)
             raise click.UsageError(f"no such command {name!r}{hint}", ctx)
         return super().resolve_command(ctx, args)
 
