@@ -134,19 +134,21 @@ def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
     return [yaml_path, json_path]
 
 
+PRICE_ROWS_SHOWN = 2000
+"""The price browser shows the cheapest this many matches (a filter narrows it)."""
+
+
 def price_rows(filters: dict[str, str]) -> list[dict[str, Any]]:
+    """The cheapest offerings matching the browser's filters (indexed SQL, cheapest first)."""
     from pricing import database, query
 
-    max_price = _float(filters.get("max-price", ""), "max price")
-    db = database.connect()
-    rows = query.rentables(
-        db,
+    wanted = query.Filters(
         provider=filters.get("provider") or None,
         region=filters.get("region") or None,
         accelerator=filters.get("accelerator") or None,
-        max_price=max_price,
+        max_price=_float(filters.get("max-price", ""), "max price"),
     )
-    rows.sort(key=lambda r: r.usd_per_hour)
+    rows = query.rentable_rows(database.connect(), wanted, limit=PRICE_ROWS_SHOWN)
     return [r._asdict() for r in rows]
 
 

@@ -78,7 +78,7 @@ class PricesScreen(Screen[None]):
         if rows is not None:
             table = self.query_one("#prices", DataTable)
             table.clear()
-            for row in rows[:2000]:
+            for row in rows:
                 table.add_row(*(_fmt(row.get(c)) for c in PRICE_COLUMNS))
 
     def action_refresh_prices(self) -> None:
