@@ -12,8 +12,8 @@ import csv
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from advisor.estimate.model import Prediction, Target
-from pricing.model import Rentable
+from advisor.estimate.prediction import Prediction, Target
+from pricing.offers import Rentable
 
 SEED = Path(__file__).resolve().parent.parent / "data" / "prices-reference.csv"
 

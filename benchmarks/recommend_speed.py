@@ -1,8 +1,8 @@
 """How fast is the recommender's engine over 100,000 offerings? (issue 6)
 
-``advisor.recommend.engine.recommend`` over 100k offerings (the real seed prices cycled over
+``advisor.recommend.ranker.recommend`` over 100k offerings (the real seed prices cycled over
 made-up regions), a hand-built predictor standing in for the estimation layer, medians of several
-runs. Two figures: grouping the plain rows into offer groups (``pricing.model.group_offers``,
+runs. Two figures: grouping the plain rows into offer groups (``pricing.offers.group_offers``,
 what a caller without the price database pays; the database stores the groups ready), and the
 engine over the groups. The whole command, price database included, is
 ``benchmarks/recommend_command.py``.
@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor.recommend.engine import recommend  # noqa: E402
-from advisor.recommend.model import Assumptions, Constraints  # noqa: E402
+from advisor.recommend.ranker import recommend  # noqa: E402
+from advisor.recommend.recommendation import Assumptions, Constraints  # noqa: E402
 from benchmarks.recommend_seed import many_rentables, speed_predictor  # noqa: E402
-from pricing.model import BillingRule, OfferGroup, group_offers  # noqa: E402
+from pricing.offers import BillingRule, OfferGroup, group_offers  # noqa: E402
 
 RULES = {
     ("aws", "on_demand"): BillingRule("aws", "on_demand", 1, 60, None, None, 0.0, "AWS"),

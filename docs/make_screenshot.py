@@ -41,7 +41,7 @@ def main() -> None:
     width, height = (int(n) for n in args.size.split("x"))
     with tempfile.TemporaryDirectory() as home:
         os.environ["ADVISOR_HOME"] = home
-        from advisor.recommend import service
+        from advisor import service
         from advisor.tui.form import FormState
 
         request = service.Request(FormState().model)

@@ -5,7 +5,7 @@ second, so the join (offerings x current prices x GCP host x spot risk x billing
 once per refresh, in the refresh's own transaction, into two forms:
 
 - the ``rentables`` table, indexed, for filtered queries (``advisor prices list``);
-- ``rentable_groups``: the same rows in offer groups of identical machines (``pricing.model.
+- ``rentable_groups``: the same rows in offer groups of identical machines (``pricing.offers.
   OfferGroup``), one marshalled blob per provider: per group its ``HEAD_ROWS`` cheapest rows, every
   member's price (a packed array) and the other rows as a blob of their own, decoded only when
   asked for. The recommender reads this: the few rows it ranks, not all 100,000.
@@ -26,7 +26,7 @@ from array import array
 from typing import TYPE_CHECKING
 
 from advisor import locations
-from pricing.model import PRICE_INDEX, machine_key
+from pricing.offers import PRICE_INDEX, machine_key
 
 if TYPE_CHECKING:
     import sqlite_utils

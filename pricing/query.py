@@ -21,7 +21,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import UsageError, did_you_mean
-from pricing.model import PRICING_MODELS, BillingRule, OfferGroup, Rentable, group_offers
+from pricing.offers import PRICING_MODELS, BillingRule, OfferGroup, Rentable, group_offers
 
 if TYPE_CHECKING:
     import sqlite_utils

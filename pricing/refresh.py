@@ -23,14 +23,15 @@ from pricing.sources import (
     aws_spot_advisor,
     azure_retail,
     gcp_billing,
-    skypilot,
+    skypilot_catalog,
 )
 
 if TYPE_CHECKING:
     import sqlite_utils
 
 SOURCES: dict[str, ModuleType] = {
-    module.NAME: module for module in (skypilot, azure_retail, aws_spot_advisor, gcp_billing)
+    module.NAME: module
+    for module in (skypilot_catalog, azure_retail, aws_spot_advisor, gcp_billing)
 }
 DEFAULT_SOURCES = ("skypilot", "aws-spot-advisor", "azure-retail")
 """What ``refresh`` does by default; ``gcp-billing`` joins them when its API key is set."""
@@ -133,7 +134,11 @@ def _refresh_one(
 ) -> RunReport:
     module = SOURCES[name]
     base = source_url(name, urls)
-    url = skypilot.url_for(base, unit) if module is skypilot else base or module.DEFAULT_URL
+    url = (
+        skypilot_catalog.url_for(base, unit)
+        if module is skypilot_catalog
+        else base or module.DEFAULT_URL
+    )
     started = database.now()
     run_id = _start(db, name, unit, url, started)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import models
+from probes import networks
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -36,14 +36,14 @@ class Prepared:
 def prepare(spec: ProbeSpec) -> Prepared:
     if spec.workload is not None:
         w = spec.workload
-        vocabulary = {"imdb_fasttext": models.FASTTEXT_VOCABULARY,
-                      "imdb_bilstm": models.BILSTM_VOCABULARY}.get(w.id)  # fmt: skip
+        vocabulary = {"imdb_fasttext": networks.FASTTEXT_VOCABULARY,
+                      "imdb_bilstm": networks.BILSTM_VOCABULARY}.get(w.id)  # fmt: skip
         inputs = [
             InputSpec(
                 w.input_shape, w.input_dtype, high=vocabulary, one_hot=w.id.startswith("lstm_text")
             )
         ]
-        classes = models.classes(w)
+        classes = networks.classes(w)
         if classes == 1:
             target = InputSpec((1,), "float32", high=2)
         elif w.id == "lstm_text_generation":
@@ -51,7 +51,7 @@ def prepare(spec: ProbeSpec) -> Prepared:
         else:
             target = InputSpec((), "int32", high=classes)
         return Prepared(
-            models.build(w), inputs, target, w.train_flops_per_sample, w.synthetic_input
+            networks.build(w), inputs, target, w.train_flops_per_sample, w.synthetic_input
         )
     assert spec.path is not None
     model = load_safely(str(spec.path))

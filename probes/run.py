@@ -79,7 +79,7 @@ def probe(
     """Probe ``spec`` (a spec, or a zoo name with its default sizes) on this machine.
 
     Raises ``Cancelled`` when ``cancel`` is set or on Ctrl-C; nothing is stored either way (the
-    caller stores the result with ``probes.store.save``). ``profile_ops`` adds the op-class
+    caller stores the result with ``probes.history.save``). ``profile_ops`` adds the op-class
     split (a few profiled steps); ``thread_counts`` measures those intra-op thread counts too,
     each in a fresh process (CPU thread scaling; seconds each, so opt-in).
     """

@@ -1,7 +1,7 @@
 """The workload zoo: the training runs of the seed benchmarks, as plain facts.
 
 This module never imports TensorFlow: the estimation layer and ``advisor models`` read these facts
-without building a model. The Keras builders live in ``probes.models``.
+without building a model. The Keras builders live in ``probes.networks``.
 
 Sizes, epochs, batch sizes, parameter counts and FLOPs come from the project's workload reference
 (WORKLOADS.md, distilled from the seed posts; see docs/SOURCES.md).

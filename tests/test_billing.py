@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from advisor.recommend.billing import PER_SECOND, billed_seconds, describe, rule_for
-from pricing.model import BillingRule
+from pricing.offers import BillingRule
 
 
 def rule(increment: int, minimum: int) -> BillingRule:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from test_estimate_probes import probe
 
 from advisor.estimate import Target, predict
-from advisor.estimate.calibration import shipped_calibration
 from advisor.estimate.machine import accelerator_machine, cpu_machine
+from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, step_parts
 from probes import zoo
 

@@ -12,8 +12,8 @@ from test_estimate_probes import LOCAL_CPU, probe
 
 from advisor.errors import UsageError
 from advisor.estimate import Target, measured_on, predict
-from advisor.estimate.calibration import shipped_calibration
 from advisor.estimate.machine import accelerator_machine, cpu_machine, usl_speedup
+from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from probes import models, zoo
+from probes import networks, zoo
 from probes.loading import parameter_count
 
 # Exact counts where WORKLOADS.md gives one; "~" figures are rounded, so allow their rounding:
@@ -20,7 +20,7 @@ TOLERANCE = {"resnet32_cifar10": 0.01, "alexnet": 0.005, "inception3": 0.005,
 def test_builds_with_documented_parameters(workload: zoo.Workload) -> None:
     import keras
 
-    model = models.build(workload)
+    model = networks.build(workload)
     try:
         count = parameter_count(model)
         assert count == model.count_params()

@@ -10,16 +10,18 @@ import pytest
 
 from pricing import families
 from pricing.observations import price_problem
-from pricing.sources import SourceFormatError, aws_spot_advisor, azure_retail, skypilot
+from pricing.sources import SourceFormatError, aws_spot_advisor, azure_retail, skypilot_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 
 
-def _skypilot(cloud: str) -> skypilot.PriceBatch:
-    return skypilot.parse((FIXTURES / "skypilot" / cloud / "vms.csv").read_text(), cloud)
+def _skypilot(cloud: str) -> skypilot_catalog.PriceBatch:
+    return skypilot_catalog.parse((FIXTURES / "skypilot" / cloud / "vms.csv").read_text(), cloud)
 
 
-def _price(batch: skypilot.PriceBatch, instance: str, pricing: str, accel: str = "") -> float:
+def _price(
+    batch: skypilot_catalog.PriceBatch, instance: str, pricing: str, accel: str = ""
+) -> float:
     (found,) = [
         o.usd_per_hour
         for o in batch.observations
@@ -71,7 +73,7 @@ def test_gcp_accelerators_are_attachable_and_placeholders_skipped() -> None:
 
 def test_a_catalog_without_its_columns_is_a_format_error() -> None:
     with pytest.raises(SourceFormatError, match="lacks columns"):
-        skypilot.parse("InstanceType,vCPUs\nn1-standard-8,8\n", "gcp")
+        skypilot_catalog.parse("InstanceType,vCPUs\nn1-standard-8,8\n", "gcp")
 
 
 def test_azure_retail_prefers_spot_drops_windows_skips_non_usd_and_zero() -> None:

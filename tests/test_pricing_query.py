@@ -12,7 +12,7 @@ import sqlite_utils
 from advisor import locations, store
 from advisor.errors import UsageError
 from pricing import database, materialise, query, seed
-from pricing.model import OfferGroup, Rentable, group_offers, machine_key
+from pricing.offers import OfferGroup, Rentable, group_offers, machine_key
 from pricing.schema import STEPS
 
 

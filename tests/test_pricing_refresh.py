@@ -16,7 +16,7 @@ import sqlite_utils
 
 from pricing import database, query, refresh
 from pricing.fetch import RetryPolicy
-from pricing.sources import skypilot
+from pricing.sources import skypilot_catalog
 from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
@@ -283,11 +283,11 @@ def test_source_urls_come_from_the_argument_then_the_environment(monkeypatch) ->
     assert refresh.source_url("azure-retail") == "http://mirror.example/azure"
     monkeypatch.delenv("ADVISOR_SKYPILOT_CATALOG_URL")
     assert refresh.source_url("skypilot") is None  # the public default
-    assert skypilot_url("gcp") == f"{skypilot.DEFAULT_URL}/gcp/vms.csv"
+    assert skypilot_url("gcp") == f"{skypilot_catalog.DEFAULT_URL}/gcp/vms.csv"
 
 
 def skypilot_url(cloud: str) -> str:
-    return skypilot.url_for(None, cloud)
+    return skypilot_catalog.url_for(None, cloud)
 
 
 def test_decoded_rentables_follow_every_refresh(tmp_path: Path, server) -> None:

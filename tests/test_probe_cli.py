@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.store import connect
-from probes import store
+from probes import history
 
 TINY = ["--model", "mlp", "--samples", "1024", "--validation-samples", "256", "--epochs", "2",
         "--batch-size", "64", "--budget", "4"]  # fmt: skip
@@ -73,7 +73,7 @@ def test_probe_json_store_reuse_export_import(
     monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "elsewhere"))
     code, out, _ = invoke("import", str(export))
     assert code == 0 and "imported 1" in out
-    (imported,) = store.latest(connect(), "mnist_mlp")
+    (imported,) = history.latest(connect(), "mnist_mlp")
     assert imported.predicted_seconds == pytest.approx(first["predicted_seconds"], abs=1e-3)
     code, out, _ = invoke("probe", *TINY, "--json")
     assert json.loads(out)["cached"] is True  # the imported result is this machine's
@@ -95,4 +95,4 @@ def test_ctrl_c_exits_130_and_stores_nothing(
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "cancelled" in err
-    assert store.latest(connect(), "mnist_mlp") == []
+    assert history.latest(connect(), "mnist_mlp") == []

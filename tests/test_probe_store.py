@@ -12,7 +12,7 @@ from test_imports import imported_after
 from advisor.cli import cli
 from advisor.errors import AdvisorError, UsageError
 from advisor.store import connect, schema_version
-from probes import exchange, store
+from probes import exchange, history
 from probes.device import fingerprint
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 
@@ -37,27 +37,27 @@ def result(
 def test_save_find_and_reuse(tmp_path: Path) -> None:
     db = connect(tmp_path / "a.db")
     here = fingerprint()
-    assert store.find(db, CONFIG, here.key) is None
-    store.save(db, result())
-    assert schema_version(db, "probes") == len(store.STEPS)
-    assert store.find(db, CONFIG, here.key) == result()
-    assert store.find(db, dataclasses.replace(CONFIG, epochs=5), here.key) is None
+    assert history.find(db, CONFIG, here.key) is None
+    history.save(db, result())
+    assert schema_version(db, "probes") == len(history.STEPS)
+    assert history.find(db, CONFIG, here.key) == result()
+    assert history.find(db, dataclasses.replace(CONFIG, epochs=5), here.key) is None
     newer = dataclasses.replace(result(), predicted_seconds=99.0)
-    store.save(db, newer)  # same key: replaced, not duplicated
-    assert store.find(db, CONFIG, here.key) == newer
-    assert len(store.latest(db, "imdb_bilstm")) == 1
+    history.save(db, newer)  # same key: replaced, not duplicated
+    assert history.find(db, CONFIG, here.key) == newer
+    assert len(history.latest(db, "imdb_bilstm")) == 1
     reopened = connect(tmp_path / "a.db")
-    assert store.find(reopened, CONFIG, here.key) == newer
+    assert history.find(reopened, CONFIG, here.key) == newer
 
 
 def test_latest_includes_other_devices(tmp_path: Path) -> None:
     db = connect(tmp_path / "a.db")
     gpu = dataclasses.replace(fingerprint(), accelerator="T4", accelerator_memory_gib=15.0)
-    store.save(db, result())
-    store.save(db, result(device=gpu, created="2026-02-01T00:00:00+00:00"), source="import:x.csv")
-    found = store.latest(db, "imdb_bilstm")
+    history.save(db, result())
+    history.save(db, result(device=gpu, created="2026-02-01T00:00:00+00:00"), source="import:x.csv")
+    found = history.latest(db, "imdb_bilstm")
     assert [r.device.accelerator for r in found] == ["T4", None]
-    assert store.latest(db, "mnist_mlp") == []
+    assert history.latest(db, "mnist_mlp") == []
 
 
 def test_export_import_round_trip(tmp_path: Path) -> None:

@@ -13,12 +13,12 @@ from rich.console import Console
 
 from advisor.cli import cli
 from advisor.cli.recommend import show, write_emit
-from advisor.cli.recommend_view import render_recommendation
-from advisor.estimate.model import Prediction, Target
-from advisor.recommend.engine import recommend
-from advisor.recommend.model import Constraints, Recommendation
+from advisor.cli.recommendation_table import render_recommendation
+from advisor.estimate.prediction import Prediction, Target
+from advisor.recommend.ranker import recommend
+from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.recommend.report import OPTION_KEYS
-from pricing.model import BillingRule, Rentable, group_offers
+from pricing.offers import BillingRule, Rentable, group_offers
 
 T4 = Rentable(
     "aws", "us-east-1", None, "g4dn.xlarge", 4.0, 16.0, None, "T4", 1, 16.0, "on_demand",

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.errors import AdvisorError, UsageError
-from advisor.estimate.model import Prediction, Target
+from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.billing import rule_for
-from advisor.recommend.engine import ASSUMED, candidates, cost, rank_key, recommend, target_of
-from advisor.recommend.model import OBJECTIVES, Assumptions, Constraints, Filters
 from advisor.recommend.outcome import outcome
-from pricing.model import BillingRule, OfferGroup, Rentable, group_offers
+from advisor.recommend.ranker import ASSUMED, candidates, cost, rank_key, recommend, target_of
+from advisor.recommend.recommendation import OBJECTIVES, Assumptions, Constraints, Filters
+from pricing.offers import BillingRule, OfferGroup, Rentable, group_offers
 
 HOUR = 3600.0
 

@@ -8,13 +8,13 @@ import math
 import pytest
 
 from advisor.errors import AdvisorError, UsageError
-from advisor.estimate.model import Prediction, Target
+from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.deadline import format_duration
-from advisor.recommend.engine import recommend
-from advisor.recommend.model import Constraints, Recommendation
+from advisor.recommend.ranker import recommend
+from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.recommend.report import OPTION_KEYS, as_json, explain, infeasible_lines
-from advisor.recommend.skypilot import task_yaml, write_task
-from pricing.model import BillingRule, Rentable, group_offers
+from advisor.recommend.skypilot_task import task_yaml, write_task
+from pricing.offers import BillingRule, Rentable, group_offers
 
 RULES = {("gcp", "spot"): BillingRule("gcp", "spot", 1, 60, 86_400, 30, 0.05, "GCP docs")}
 T4_SPOT = Rentable(

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from advisor.recommend.billing import billed_seconds, rule_for
-from advisor.recommend.engine import recommend
-from advisor.recommend.model import Assumptions, Constraints, Filters
+from advisor.recommend.ranker import recommend
+from advisor.recommend.recommendation import Assumptions, Constraints, Filters
 from benchmarks.recommend_seed import many_rentables, seed_rentables, speed_predictor
-from pricing.model import BillingRule, group_offers
+from pricing.offers import BillingRule, group_offers
 
 # AWS and GCP: per second with a 60 s minimum; GCP preemptible stops after 24 h.
 RULES = {

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from advisor import service
 from advisor.cli import cli
-from advisor.recommend import service
-from advisor.recommend.model import Constraints
+from advisor.recommend.recommendation import Constraints
 from pricing import database
-from probes import store
+from probes import history
 from probes.device import fingerprint
 from probes.result import ProbeResult, WorkloadConfig
 
@@ -37,7 +37,7 @@ def stored_mlp_probe() -> ProbeResult:
         peak_host_bytes=600_000_000, op_split={"matmul_conv": 0.55, "elementwise": 0.2,
         "overhead": 0.25}, batch_scaling={128: 0.0062}, created_at="2026-11-21T05:00:00+00:00",
     )  # fmt: skip
-    store.save(database.connect(), result)
+    history.save(database.connect(), result)
     return result
 
 

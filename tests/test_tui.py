@@ -17,14 +17,14 @@ from textual.widgets import DataTable, Input, Label
 import probes.device
 import probes.zoo
 from advisor.errors import UsageError
-from advisor.tui import engine
+from advisor.tui import actions
 from advisor.tui.app import AdvisorApp, make_app
 from advisor.tui.form import FormState
 from advisor.tui.help import HelpScreen
-from advisor.tui.prices import PricesScreen
+from advisor.tui.price_browser import PricesScreen
 from advisor.tui.results import ExplainPanel, ResultsTable
 from pricing import database
-from probes import store
+from probes import history
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from tests.fixtures.pricing.server import FixtureServer, Reply
 
@@ -52,7 +52,7 @@ def stored_probe(config: WorkloadConfig = BILSTM) -> ProbeResult:
         "embedding": 0.05, "overhead": 0.05}, batch_scaling={32: 0.0371},
         created_at="2026-11-21T05:00:00+00:00",
     )  # fmt: skip
-    store.save(database.connect(), result)
+    history.save(database.connect(), result)
     return result
 
 
@@ -106,7 +106,7 @@ def test_changing_filters_re_ranks_without_probing_again(
     def no_probe(*args: object, **kwargs: object) -> None:
         raise AssertionError("the stored probe must be reused")
 
-    monkeypatch.setattr(engine, "run_probe", no_probe)
+    monkeypatch.setattr(actions, "run_probe", no_probe)
     app = make_app()
 
     async def scenario(pilot: Pilot) -> None:
@@ -177,7 +177,7 @@ def test_prices_screen_shows_a_failed_refresh_in_place(
             await until(pilot, lambda: table.row_count > 0)
 
             def aws_prices() -> set[tuple[object, ...]]:
-                rows = engine.price_rows({"provider": "aws"})
+                rows = actions.price_rows({"provider": "aws"})
                 return {
                     (r["instance_type"], r["region"], r["pricing"], r["usd_per_hour"]) for r in rows
                 }
@@ -220,7 +220,7 @@ def test_a_probe_runs_in_the_background_and_cancels_cleanly(fixed_device: Finger
     workload = probes.zoo.get("cifar10_cnn")
     config = WorkloadConfig(workload.id, workload.samples, workload.validation_samples,
                             workload.epochs, workload.batch_size)  # fmt: skip
-    assert store.find(database.connect(), config, FIXED.key) is None  # nothing stored
+    assert history.find(database.connect(), config, FIXED.key) is None  # nothing stored
 
 
 @pytest.mark.tf
@@ -235,7 +235,7 @@ def test_without_a_stored_probe_the_app_probes_then_recommends(fixed_device: Fin
         assert "Measured here" in str(app.query_one("#probe-status").render())
 
     run(app, scenario)
-    stored = store.find(database.connect(), config, FIXED.key)
+    stored = history.find(database.connect(), config, FIXED.key)
     assert stored is not None and stored.step_seconds > 0  # measured, and kept for next time
 
 
@@ -298,6 +298,6 @@ def test_snapshot_cost_time_chart(fixed_device: Fingerprint, snap_compare) -> No
 
 def test_the_app_refuses_bad_sizes_as_the_command_line_does(advisor_home: Path) -> None:
     with pytest.raises(UsageError, match="--epochs must be > 0"):
-        engine.stored_probe(FormState(epochs="0"))
+        actions.stored_probe(FormState(epochs="0"))
     with pytest.raises(UsageError, match="batch size must be a whole number"):
-        engine.stored_probe(FormState(batch_size="lots"))
+        actions.stored_probe(FormState(batch_size="lots"))

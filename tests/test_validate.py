@@ -13,8 +13,8 @@ from test_estimate_probes import probe
 from advisor.cli import cli
 from advisor.errors import UsageError
 from advisor.estimate import calibrate, memory, validate
-from advisor.estimate.calibration import PRIOR, read, shipped_calibration
 from advisor.estimate.machine import accelerator_machine
+from advisor.estimate.parameters import PRIOR, read, shipped_calibration
 from advisor.estimate.reference import read_reference
 from advisor.estimate.steps import facts_of
 from advisor.locations import shipped

@@ -109,7 +109,7 @@ def validate(reference: Path | None, loso: bool, fmt: str) -> None:
     """
     from advisor.estimate import validate as engine
     from advisor.estimate.calibrate import leave_one_source_out
-    from advisor.estimate.calibration import shipped_calibration
+    from advisor.estimate.parameters import shipped_calibration
     from advisor.estimate.reference import read_reference
     from advisor.locations import shipped
 

@@ -2,7 +2,7 @@
 
 A thin layer over ``pricing``: the engine answers, this module prints (tables with rich, or
 ``--json``/``--csv`` for scripts). The ``--json`` of ``prices list`` is a stable contract: one
-object per machine with every ``pricing.model.Rentable`` field (provider, region,
+object per machine with every ``pricing.offers.Rentable`` field (provider, region,
 instance_type, accelerator, accelerator_count, pricing, usd_per_hour, fetched_at, source, ...).
 """
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from advisor.cli.output import emit, output_format
-from advisor.cli.probing import run_with_progress
+from advisor.cli.progress import run_with_progress
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 
@@ -52,7 +52,7 @@ def probe(
     """
     from advisor.errors import UsageError
     from advisor.store import connect
-    from probes import device, exchange, store
+    from probes import device, exchange, history
     from probes.spec import spec_for
 
     if budget <= 0:
@@ -62,13 +62,13 @@ def probe(
         validation_samples=validation_samples,
     )  # fmt: skip
     db = connect()
-    result = None if fresh else store.find(db, spec.config, device.fingerprint().key)
+    result = None if fresh else history.find(db, spec.config, device.fingerprint().key)
     if result is not None and thread_scaling and len(result.thread_scaling) < 2:
         result = None  # stored without the thread scaling asked for now
     cached = result is not None
     if result is None:
         result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
-        store.save(db, result)
+        history.save(db, result)
     if export:
         exchange.write_csv(export, [result])
     payload = summary(result, cached=cached)
@@ -145,12 +145,12 @@ def import_results(file: str) -> None:
     """Import measured results (reference CSV format), e.g. a probe run on a cloud machine."""
     from advisor.errors import UsageError
     from advisor.store import connect
-    from probes import exchange, store
+    from probes import exchange, history
 
     if not Path(file).is_file():
         raise UsageError(f"no such file: {file}")
     results = exchange.from_rows(exchange.read_csv(file))
     db = connect()
     for result in results:
-        store.save(db, result, source=f"import:{Path(file).name}")
+        history.save(db, result, source=f"import:{Path(file).name}")
     click.echo(f"imported {len(results)} probe result(s) from {file}")

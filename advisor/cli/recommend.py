@@ -10,10 +10,10 @@ from advisor.cli import output
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.recommend.deadline import ACCEPTED, parse_duration
-from advisor.recommend.model import OBJECTIVES, Constraints, Filters
+from advisor.recommend.recommendation import OBJECTIVES, Constraints, Filters
 
 if TYPE_CHECKING:
-    from advisor.recommend.model import Recommendation
+    from advisor.recommend.recommendation import Recommendation
 
 _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -121,7 +121,7 @@ def recommend(
         max_accelerators=max_accelerators,
         cpu_only=cpu_only,
     )
-    from advisor.recommend import service
+    from advisor import service
 
     request = service.Request(
         model=model,
@@ -133,7 +133,7 @@ def recommend(
         filters=filters,
         constraints=constraints,
     )
-    from advisor.cli.probing import run_with_progress
+    from advisor.cli.progress import run_with_progress
 
     rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
@@ -152,7 +152,7 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
         return
     from rich.console import Console
 
-    from advisor.cli.recommend_view import render_explanation, render_recommendation
+    from advisor.cli.recommendation_table import render_explanation, render_recommendation
 
     console = Console()
     for part in render_recommendation(rec, pareto=pareto):
@@ -165,7 +165,7 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
 def write_emit(rec: Recommendation, path: str) -> None:
     """Write the SkyPilot task of the chosen option (or of the fastest, when none qualifies)."""
     from advisor.errors import AdvisorError
-    from advisor.recommend.skypilot import write_task
+    from advisor.recommend.skypilot_task import write_task
 
     chosen = rec.best or rec.fastest
     if chosen is None:

@@ -6,7 +6,7 @@ prediction = predict(probe, Target("T4", 1), precision="mixed")
 
 from advisor.estimate import catalog
 from advisor.estimate.measured import measured_on
-from advisor.estimate.model import Prediction, Target
 from advisor.estimate.predict import predict
+from advisor.estimate.prediction import Prediction, Target
 
 __all__ = ["Prediction", "Target", "catalog", "measured_on", "predict"]

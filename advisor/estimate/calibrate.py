@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from advisor.estimate.calibration import CALIBRATION_FILE, FREE_PARAMETERS, PRIOR, Calibration
-from advisor.estimate.calibration import to_json as calibration_json
+from advisor.estimate.parameters import CALIBRATION_FILE, FREE_PARAMETERS, PRIOR, Calibration
+from advisor.estimate.parameters import to_json as calibration_json
 from advisor.estimate.reference import ReferenceRow, read_reference
 from advisor.estimate.validate import PairResult, evaluate, percentile, summarise
 from advisor.locations import shipped_data_dir

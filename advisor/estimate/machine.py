@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
-from advisor.estimate.calibration import Calibration
+from advisor.estimate.parameters import Calibration
 
 PRECISIONS = ("fp32", "mixed")
 CALIBRATED_ACCELERATORS = frozenset({"K80", "V100"})

@@ -15,8 +15,8 @@ from functools import lru_cache
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
-from advisor.estimate.calibration import Calibration
-from advisor.estimate.model import Target
+from advisor.estimate.parameters import Calibration
+from advisor.estimate.prediction import Target
 from advisor.estimate.steps import PART_NAMES, Parts, WorkloadFacts, activation_bytes, facts_of
 from probes import zoo
 from probes.result import Fingerprint, ProbeResult

@@ -14,7 +14,6 @@ import math
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, memory
-from advisor.estimate.calibration import DEFAULT_LOG_SIGMA, Calibration, shipped_calibration
 from advisor.estimate.machine import (
     MODERN,
     Machine,
@@ -28,7 +27,8 @@ from advisor.estimate.measured import (
     measured_shares,
     with_measured_thread_scaling,
 )
-from advisor.estimate.model import Prediction, Target
+from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, shipped_calibration
+from advisor.estimate.prediction import Prediction, Target
 from advisor.estimate.steps import (
     Parts,
     allreduce_seconds,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.estimate.calibration import Calibration
 from advisor.estimate.machine import Machine
+from advisor.estimate.parameters import Calibration
 from probes import zoo
 
 PART_NAMES = ("overhead", "compute", "memory", "sequential", "input_pipeline")

@@ -15,8 +15,8 @@ from typing import Any
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
-from advisor.estimate.calibration import Calibration
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
+from advisor.estimate.parameters import Calibration
 from advisor.estimate.reference import ReferenceRow
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from pricing.model import BillingRule
+from pricing.offers import BillingRule
 
 PER_SECOND = BillingRule(
     provider="",

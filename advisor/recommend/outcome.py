@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from advisor.estimate.model import Prediction
+from advisor.estimate.prediction import Prediction
 from advisor.recommend import spot
 from advisor.recommend.billing import billed_seconds
-from advisor.recommend.model import Assumptions, Constraints, Outcome
-from pricing.model import BillingRule
+from advisor.recommend.recommendation import Assumptions, Constraints, Outcome
+from pricing.offers import BillingRule
 
 
 def outcome(

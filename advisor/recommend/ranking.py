@@ -9,7 +9,7 @@ from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.report import usd
 
 if TYPE_CHECKING:
-    from advisor.recommend.model import Constraints, Option
+    from advisor.recommend.recommendation import Constraints, Option
 
 
 def frontier(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

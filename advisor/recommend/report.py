@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.deadline import describe_seconds, format_duration
-from advisor.recommend.model import Option, Recommendation
+from advisor.recommend.recommendation import Option, Recommendation
 
 OPTION_KEYS = (
     "rank",

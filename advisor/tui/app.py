@@ -1,6 +1,6 @@
 """The advisor terminal app: pick a workload, watch it probed, compare where to train.
 
-Presentation only: every number comes from the engine through ``advisor.tui.engine``. Blocking
+Presentation only: every number comes from the engine through ``advisor.tui.actions``. Blocking
 work (probes, recommendations, price queries and refreshes) runs in thread workers that post
 messages back, so the interface never freezes.
 """
@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
-from advisor.tui import engine
+from advisor.tui import actions
 from advisor.tui.form import FormState, WorkloadForm
 from advisor.tui.help import HelpScreen
 from advisor.tui.messages import (
@@ -28,7 +28,7 @@ from advisor.tui.messages import (
     RecommendationFailed,
     RecommendationReady,
 )
-from advisor.tui.prices import PricesScreen
+from advisor.tui.price_browser import PricesScreen
 from advisor.tui.probe_view import ProbeView
 from advisor.tui.results import CostTimePlot, ExplainPanel, ResultsTable
 
@@ -112,7 +112,7 @@ class AdvisorApp(App[None]):
     @work(thread=True, exclusive=True, group="probe")
     def find_or_probe(self, state: FormState, fresh: bool) -> None:
         try:
-            stored = None if fresh else engine.stored_probe(state)
+            stored = None if fresh else actions.stored_probe(state)
             if stored is not None:
                 self.post_message(ProbeFinished(stored))
                 return
@@ -123,10 +123,10 @@ class AdvisorApp(App[None]):
             def progress(event: Any) -> None:
                 self.post_message(ProbeProgressed(event))
 
-            result = engine.run_probe(state, progress=progress, cancel=self._cancel)
+            result = actions.run_probe(state, progress=progress, cancel=self._cancel)
             self.post_message(ProbeFinished(result))
         except Exception as exc:
-            self.post_message(ProbeFinished(error=engine.one_line(exc)))
+            self.post_message(ProbeFinished(error=actions.one_line(exc)))
         finally:
             self.probing = False
 
@@ -140,16 +140,16 @@ class AdvisorApp(App[None]):
             self._summary(message.error, infeasible=True)
             return
         self.probe_result = message.result
-        view.finished(engine.describe_probe(message.result))
+        view.finished(actions.describe_probe(message.result))
         self.rank(self.state, message.result)
 
     @work(thread=True, exclusive=True, group="recommend")
     def rank(self, state: FormState, probe: Any) -> None:
         try:
-            rec, payload, explanations = engine.recommend(state, probe)
+            rec, payload, explanations = actions.recommend(state, probe)
             self.post_message(RecommendationReady(rec, payload, explanations))
         except Exception as exc:
-            self.post_message(RecommendationFailed(engine.one_line(exc)))
+            self.post_message(RecommendationFailed(actions.one_line(exc)))
 
     def on_recommendation_ready(self, message: RecommendationReady) -> None:
         self.rec = message.rec
@@ -158,8 +158,8 @@ class AdvisorApp(App[None]):
         table = self.query_one(ResultsTable)
         table.show(message.payload.get("options", []))
         self.query_one(CostTimePlot).show(message.payload)
-        summary = engine.summary_line(message.rec, message.payload)
-        self._summary(summary, infeasible=not engine.feasible(message.payload))
+        summary = actions.summary_line(message.rec, message.payload)
+        self._summary(summary, infeasible=not actions.feasible(message.payload))
         self._explain(self._option_at(table, 0))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
@@ -217,9 +217,9 @@ class AdvisorApp(App[None]):
         if not path:
             return
         try:
-            written = engine.export(self.rec, rank, Path(path))
+            written = actions.export(self.rec, rank, Path(path))
         except Exception as exc:
-            self.notify(engine.one_line(exc), severity="error")
+            self.notify(actions.one_line(exc), severity="error")
             return
         self.notify("Wrote " + ", ".join(str(p) for p in written))
 

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label
 
-from advisor.tui import engine
+from advisor.tui import actions
 from advisor.tui.messages import PricesRefreshed, RefreshProgressed
 
 PRICE_COLUMNS = ("provider", "region", "instance_type", "accelerator", "accelerator_count",
@@ -60,11 +60,11 @@ class PricesScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="prices-load")
     def load(self) -> None:
         try:
-            rows = engine.price_rows(self.filters())
-            sources = engine.source_rows()
+            rows = actions.price_rows(self.filters())
+            sources = actions.source_rows()
             error = ""
         except Exception as exc:  # one line in place; the table keeps what it showed
-            rows, sources, error = None, None, engine.one_line(exc)
+            rows, sources, error = None, None, actions.one_line(exc)
         self.app.call_from_thread(self._show, rows, sources, error)
 
     def _show(self, rows: list[dict[str, Any]] | None, sources: list[dict[str, Any]] | None,
@@ -91,10 +91,10 @@ class PricesScreen(Screen[None]):
             self.post_message(RefreshProgressed(source, done, total, note))
 
         try:
-            reports = engine.refresh_prices(progress)
+            reports = actions.refresh_prices(progress)
             self.post_message(PricesRefreshed(reports))
         except Exception as exc:
-            self.post_message(PricesRefreshed([], error=engine.one_line(exc)))
+            self.post_message(PricesRefreshed([], error=actions.one_line(exc)))
 
     def on_refresh_progressed(self, message: RefreshProgressed) -> None:
         total = f"/{message.total}" if message.total else ""

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.recommend.deadline import describe_seconds
-from advisor.recommend.model import Option, Recommendation
+from advisor.recommend.recommendation import Option, Recommendation
 from advisor.recommend.report import explain, infeasible_lines, usd
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from advisor.estimate.model import Prediction
-from pricing.model import BillingRule, Rentable
+from advisor.estimate.prediction import Prediction
+from pricing.offers import BillingRule, Rentable
 
 OBJECTIVES = ("cheapest", "fastest")
 

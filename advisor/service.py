@@ -1,7 +1,7 @@
 """The glue: open the database, find the stored probe (or run one), predict, price, rank.
 
 The only module of the recommender that touches storage, probes and the estimation layer; every
-decision is made by the pure ``engine.recommend``. A stored probe makes this fast: no TensorFlow
+decision is made by the pure ``ranker.recommend``. A stored probe makes this fast: no TensorFlow
 is imported unless a probe has to run.
 """
 
@@ -16,14 +16,14 @@ from typing import Any
 import pricing.database as database
 import pricing.query as query
 import probes.device as probe_device
+import probes.history as probe_history
 import probes.spec as probe_spec
-import probes.store as probe_store
 from advisor.errors import UsageError
 from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, unused-ignore]
-from advisor.estimate.model import Prediction, Target
-from advisor.recommend import engine, spot
+from advisor.estimate.prediction import Prediction, Target
+from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
-from advisor.recommend.model import Assumptions, Constraints, Filters, Recommendation
+from advisor.recommend.recommendation import Assumptions, Constraints, Filters, Recommendation
 from probes import zoo
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
@@ -66,7 +66,7 @@ def workload_config(request: Request) -> WorkloadConfig:
 def stored_probe(request: Request, db: Any = None) -> ProbeResult | None:
     """The stored probe of ``request``'s workload on this machine, or None (never probes)."""
     db = db if db is not None else database.connect()
-    return probe_store.find(db, workload_config(request), probe_device.fingerprint().key)
+    return probe_history.find(db, workload_config(request), probe_device.fingerprint().key)
 
 
 def probe_and_store(
@@ -86,7 +86,7 @@ def probe_and_store(
         result = probe(spec, progress=progress, cancel=cancel)
     else:
         result = runner(spec)
-    probe_store.save(db, result)
+    probe_history.save(db, result)
     return result
 
 
@@ -121,7 +121,7 @@ def rank(
     """Predict ``probe``'s workload on every matching offering and rank them (pure but for
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = db if db is not None else database.connect()
-    measured: list[ProbeResult] = probe_store.latest(db, probe.config.workload)
+    measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
 
     def predictor(target: Target) -> Prediction:
         source = measured_on(measured, target) or probe
@@ -140,7 +140,7 @@ def rank(
             max_count=f.max_accelerators,
         ),
     )
-    return engine.recommend(
+    return ranker.recommend(
         offers,
         predictor,
         query.billing_rules(db),

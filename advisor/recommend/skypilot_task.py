@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from advisor.errors import AdvisorError, UsageError
-from pricing.model import Rentable
+from pricing.offers import Rentable
 
 PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command"
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor import config
+from advisor import config, service
 from advisor.errors import AdvisorError, UsageError
-from advisor.recommend import report, service, skypilot
+from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
-from advisor.recommend.model import Constraints, Filters, Recommendation
+from advisor.recommend.recommendation import Constraints, Filters, Recommendation
 from advisor.tui.form import FormState
 
 
@@ -127,7 +127,7 @@ def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
     import json
 
     option = next(o for o in rec.options if o.rank == rank)
-    yaml_path = skypilot.write_task(path, option.rentable, workload=rec.workload)
+    yaml_path = skypilot_task.write_task(path, option.rentable, workload=rec.workload)
     json_path = path.with_suffix(".json")
     json_path.write_text(json.dumps(report.option_row(option), indent=2) + "\n", encoding="utf-8")
     return [yaml_path, json_path]

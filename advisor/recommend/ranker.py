@@ -1,6 +1,6 @@
 """Candidates, cost, rank: the recommendation as pure functions over prices and predictions.
 
-Fast by construction: offerings come in groups of identical machines (``pricing.model.OfferGroup``),
+Fast by construction: offerings come in groups of identical machines (``pricing.offers.OfferGroup``),
 so a prediction and a spot simulation are made once per group, and only the few cheapest members
 of each group, the only ones that can be ranked, are ever looked at; the budget counts the rest
 by a binary search over their sorted prices.
@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from advisor.errors import AdvisorError, UsageError
-from advisor.estimate.model import Prediction, Target
+from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.billing import rule_for
-from advisor.recommend.model import (
+from advisor.recommend.outcome import outcome
+from advisor.recommend.ranking import explain_why, frontier
+from advisor.recommend.recommendation import (
     OBJECTIVES,
     Assumptions,
     Constraints,
@@ -25,9 +27,7 @@ from advisor.recommend.model import (
     Outcome,
     Recommendation,
 )
-from advisor.recommend.outcome import outcome
-from advisor.recommend.ranking import explain_why, frontier
-from pricing.model import BillingRule, OfferGroup, Rentable, group_offers
+from pricing.offers import BillingRule, OfferGroup, Rentable, group_offers
 
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
@@ -114,7 +114,7 @@ def recommend(
     context: tuple[str, ...] = (),
 ) -> Recommendation:
     """Rank every offering for ``workload`` under the user's filters and constraints
-    (``pricing.model.group_offers`` groups a plain list of rentables)."""
+    (``pricing.offers.group_offers`` groups a plain list of rentables)."""
     if not 0 < constraints.confidence < 1:
         raise UsageError(f"confidence must be between 0 and 1, not {constraints.confidence}")
     key = rank_key(constraints.objective)
