@@ -21,17 +21,18 @@ import math
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
 from probes import data, device, epochs, stats
+from probes.fitting import Measurement, ProbeProgress, Progress, arrays, check_cancel, fit
 from probes.loading import Prepared, parameter_count, prepare
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec, config_for, spec_for
-from probes.timing import Stamps, StopRule, make_timer
+from probes.timing import StopRule, make_timer
 
 __all__ = ["ProbeProgress", "config_for", "probe", "spec_for"]
 
@@ -47,24 +48,6 @@ ASSUMED_FLOPS_PER_THREAD = 40e9
 """A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
 ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
 batch size: a step should take at most a twelfth of the budget."""
-
-
-@dataclass(frozen=True)
-class ProbeProgress:
-    """A snapshot for progress displays (the app draws a sparkline from ``recent``)."""
-
-    phase: str
-    """``build``, ``steady``, ``epochs`` or ``done``."""
-    steps: int
-    recent: tuple[float, ...]
-    """The latest step durations (seconds), oldest first."""
-    relative_half_width: float | None
-    """Current 95% half-width of the step time, relative; None until enough steady steps."""
-    elapsed_seconds: float
-    eta_seconds: float | None
-
-
-Progress = Callable[[ProbeProgress], None]
 
 
 def probe(
@@ -116,7 +99,7 @@ def _probe(
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
     import tensorflow as tf
 
-    _check_cancel(cancel)
+    check_cancel(cancel)
     threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
     if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
@@ -126,7 +109,7 @@ def _probe(
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
     build_seconds = time.perf_counter() - built
-    _check_cancel(cancel)
+    check_cancel(cancel)
     config = spec.config
     specs = [*prepared.inputs, prepared.target]
     data.check_memory(
@@ -134,30 +117,42 @@ def _probe(
         f"{spec.label} at batch {config.batch_size}",
     )
     heavy_batches = _heavy_batches(prepared, config, threads, budget)
-    measure = _extrapolated if heavy_batches else _measured
     try:
-        fields = measure(prepared, config, started, budget, report, cancel, heavy_batches)
+        if heavy_batches:
+            from probes.scaling import extrapolate
+
+            measured = extrapolate(prepared, config, started, budget, report, cancel, heavy_batches)
+        else:
+            measured = _measured(prepared, config, started, budget, report, cancel)
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
-    fields["startup_seconds"] += build_seconds
-    split: tuple[Any, Any] | None = fields.pop("_arrays", None)
-    if profile_ops and split is not None:
+    split: dict[str, float] = {}
+    if profile_ops and measured.arrays is not None:
         from probes.profile import op_split
 
-        measured_step = None if fields.get("extrapolated") else fields["step_seconds"]
-        fields["op_split"] = op_split(
-            prepared.model, *split, config.batch_size, step_seconds=measured_step
+        split = op_split(
+            prepared.model, *measured.arrays, config.batch_size, step_seconds=measured.step_seconds
         )
     return ProbeResult(
         config=config,
         device=device.fingerprint(threads=threads),
+        step_seconds=measured.step_seconds,
+        step_interval=measured.step_interval,
+        validation_step_seconds=measured.validation_step_seconds,
+        epoch_overhead_seconds=measured.epoch_overhead_seconds,
+        startup_seconds=measured.startup_seconds + build_seconds,
+        predicted_seconds=measured.predicted_seconds,
+        predicted_interval=measured.predicted_interval,
+        samples_per_second=config.batch_size / measured.step_seconds,
         probe_seconds=time.perf_counter() - started,
         flops_per_sample=prepared.flops_per_sample,
         parameters=parameter_count(prepared.model),
         peak_host_bytes=data.peak_rss_bytes(),
         peak_device_bytes=_peak_device_bytes(tf),
+        op_split=split,
+        batch_scaling=measured.batch_scaling,
+        extrapolated=measured.extrapolated,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        **fields,
     )
 
 
@@ -168,12 +163,11 @@ def _measured(
     budget: float,
     report: Progress,
     cancel: threading.Event | None,
-    _: list[int],
-) -> dict:
-    """Steady fit, short epochs, prediction (the signature matches ``_extrapolated``)."""
+) -> Measurement:
+    """Steady fit, short epochs, prediction."""
     batch = config.batch_size
-    x, y = _arrays(prepared, config.samples, batch, seed=0)
-    timer = _fit(prepared, x, y, batch, started, started + budget, report, cancel,
+    x, y = arrays(prepared, config.samples, batch, seed=0)
+    timer = fit(prepared, x, y, batch, started, started + budget, report, cancel,
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
                  reserve_seconds=RESERVE_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
@@ -188,10 +182,9 @@ def _measured(
     crossed = epochs.boundaries(timer.stamps, durations, step)
     if crossed:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
         phase = replace(phase, train_overhead=max(0.0, statistics.median(crossed)))
-    return {
-        **_predict(config, steady, stats.drift(steady_steps), phase, startup),
-        "_arrays": (x, y),
-    }
+    return replace(
+        _predict(config, steady, stats.drift(steady_steps), phase, startup), arrays=(x, y)
+    )
 
 
 def _epoch_phase(
@@ -205,19 +198,19 @@ def _epoch_phase(
     batch = config.batch_size
     full_train = min(epochs.TRAIN_BATCHES, config.samples // batch)
     train_rows = full_train * batch + config.samples % batch
-    x, y = _arrays(prepared, train_rows, batch, seed=1)
+    x, y = arrays(prepared, train_rows, batch, seed=1)
     validation = None
     if config.validation_samples:
         full_val = min(epochs.VALIDATION_BATCHES, config.validation_samples // batch)
         val_rows = full_val * batch + config.validation_samples % batch
-        validation = _arrays(prepared, val_rows, batch, seed=2)
+        validation = arrays(prepared, val_rows, batch, seed=2)
     report(ProbeProgress("epochs", 0, (), None, time.perf_counter() - started, None))
     timer = make_timer(StopRule(deadline=math.inf, cancel=cancel))
     prepared.model.fit(
         x, y, batch_size=batch, epochs=epochs.EPOCHS, shuffle=True, verbose=0,
         validation_data=validation, callbacks=[timer],
     )  # fmt: skip
-    _check_cancel(cancel)
+    check_cancel(cancel)
     return epochs.figures(timer.stamps, step, math.ceil(train_rows / batch))
 
 
@@ -227,7 +220,7 @@ def _predict(
     drift: float,
     phase: epochs.EpochPhase,
     startup: float,
-) -> dict:
+) -> Measurement:
     """The full run from its parts; the interval widens to the drift of the step time when the
     machine's load changed during the probe."""
 
@@ -243,72 +236,16 @@ def _predict(
     predicted = total(steady.mean, phase.validation_step, overhead)
     low = total(step_low, phase.validation_interval[0], max(0.0, overhead - spread))
     high = total(step_high, phase.validation_interval[1], overhead + spread)
-    return {
-        "step_seconds": steady.mean,
-        "step_interval": (step_low, step_high),
-        "validation_step_seconds": phase.validation_step,
-        "epoch_overhead_seconds": overhead,
-        "startup_seconds": max(0.0, startup) + phase.first_epoch_extra,
-        "predicted_seconds": predicted,
-        "predicted_interval": (min(low, predicted), max(high, predicted)),
-        "samples_per_second": config.batch_size / steady.mean,
-        "batch_scaling": {config.batch_size: steady.mean},
-        "thread_scaling": {},
-    }
-
-
-def _fit(
-    prepared: Prepared,
-    x: object,
-    y: object,
-    batch: int,
-    started: float,
-    deadline: float,
-    report: Progress,
-    cancel: threading.Event | None,
-    *,
-    min_seconds: float = 0.0,
-    reserve_steps: float = 0.0,
-    reserve_seconds: float = 0.0,
-) -> Any:
-    def on_check(stamps: Stamps, steady: stats.SteadyStats | None) -> None:
-        durations = stamps.durations()
-        now = time.perf_counter()
-        eta = max(0.0, deadline - now)
-        if steady is not None and steady.relative_half_width < math.inf:
-            needed = steady.steps * (steady.relative_half_width / 0.02) ** 2
-            eta = min(eta, max(0.0, needed - steady.steps) * steady.mean)
-        rel = steady.relative_half_width if steady else None
-        report(
-            ProbeProgress("steady", len(durations), tuple(durations[-40:]), rel, now - started, eta)
-        )
-
-    rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check, min_seconds=min_seconds,
-                    reserve_steps=reserve_steps, reserve_seconds=reserve_seconds)  # fmt: skip
-    timer = make_timer(rule)
-    prepared.model.fit(
-        x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer]
+    return Measurement(
+        step_seconds=steady.mean,
+        step_interval=(step_low, step_high),
+        validation_step_seconds=phase.validation_step,
+        epoch_overhead_seconds=overhead,
+        startup_seconds=max(0.0, startup) + phase.first_epoch_extra,
+        predicted_seconds=predicted,
+        predicted_interval=(min(low, predicted), max(high, predicted)),
+        batch_scaling={config.batch_size: steady.mean},
     )
-    if timer.cancelled:
-        raise Cancelled("probe cancelled; nothing was stored")
-    _check_cancel(cancel)
-    return timer
-
-
-def _arrays(prepared: Prepared, samples: int, batch: int, seed: int) -> tuple[object, object]:
-    specs = [*prepared.inputs, prepared.target]
-    rows = data.rows_for(specs, samples, batch, pool=prepared.pool)
-    data.check_memory(
-        data.training_bytes(parameter_count(prepared.model), specs, rows, batch),
-        f"{prepared.model.name} with {rows:,} samples of batch {batch}",
-    )
-    xs = [data.make(spec, rows, seed + i) for i, spec in enumerate(prepared.inputs)]
-    return data.as_inputs(xs), data.make(prepared.target, rows, seed + 99)
-
-
-def _check_cancel(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise Cancelled("probe cancelled; nothing was stored")
 
 
 def _heavy_batches(
@@ -328,20 +265,6 @@ def _heavy_batches(
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
 
-def _extrapolated(
-    prepared: Prepared,
-    config: WorkloadConfig,
-    started: float,
-    budget: float,
-    report: Progress,
-    cancel: threading.Event | None,
-    batches: list[int],
-) -> dict:
-    from probes.scaling import extrapolate
-
-    return extrapolate(prepared, config, started, budget, report, cancel, batches, _fit, _arrays)
-
-
 def _with_thread_scaling(
     spec: ProbeSpec,
     result: ProbeResult,
@@ -358,7 +281,7 @@ def _with_thread_scaling(
     name = spec.workload.id if spec.workload else str(spec.path)
     config = replace(spec.config, batch_size=batch)
     for count in sorted(set(counts) - set(scaling)):
-        _check_cancel(cancel)
+        check_cancel(cancel)
         scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
-from typing import Any
 
 from probes import stats
+from probes.fitting import Measurement, Progress, arrays, fit, steady_of
 from probes.loading import Prepared
 from probes.result import WorkloadConfig
 
@@ -31,26 +30,22 @@ def extrapolate(
     config: WorkloadConfig,
     started: float,
     budget: float,
-    report: Callable[[Any], None],
+    report: Progress,
     cancel: threading.Event | None,
     batches: list[int],
-    fit: Callable[..., Any],
-    arrays: Callable[..., tuple[Any, Any]],
-) -> dict:
+) -> Measurement:
+    """The step time at ``config.batch_size`` from steady fits at ``batches``, each given its
+    share of the budget."""
     measured: dict[int, stats.SteadyStats] = {}
     startup = 0.0
     for index, batch in enumerate(batches):
         share = (index + 1) / len(batches)
         x, y = arrays(prepared, config.samples, batch, seed=index)
         timer = fit(prepared, x, y, batch, started, started + budget * share, report, cancel)
-        durations = timer.stamps.durations()
-        start = stats.warmup_end(durations)
-        if start is None:
-            start = min(2, len(durations) - 1) if len(durations) > 2 else 1
-        steady = stats.steady_stats(timer.stamps.steady_durations(start) or durations[-1:])
+        steady, start = steady_of(timer)
         measured[batch] = steady
         if index == 0:
-            startup = sum(durations[:start]) - start * steady.mean
+            startup = sum(timer.stamps.durations()[:start]) - start * steady.mean
     xs = list(measured)
     a, c = stats.linear_fit(xs, [s.mean for s in measured.values()])
     if c <= 0:  # noise swamped the batch effect: scale the larger batch's time per sample
@@ -64,16 +59,14 @@ def extrapolate(
     uncertainty = relative + EXTRAPOLATION_PENALTY * doublings
     val_step = step * FORWARD_SHARE
     predicted = config.epochs * (config.steps_per_epoch * step + config.validation_steps * val_step)
-    return {
-        "step_seconds": step,
-        "step_interval": (step * (1 - uncertainty), step * (1 + uncertainty)),
-        "validation_step_seconds": val_step,
-        "epoch_overhead_seconds": 0.0,
-        "startup_seconds": max(0.0, startup),
-        "predicted_seconds": predicted,
-        "predicted_interval": (predicted * (1 - uncertainty), predicted * (1 + uncertainty)),
-        "samples_per_second": config.batch_size / step,
-        "batch_scaling": {b: s.mean for b, s in measured.items()},
-        "thread_scaling": {},
-        "extrapolated": True,
-    }
+    return Measurement(
+        step_seconds=step,
+        step_interval=(step * (1 - uncertainty), step * (1 + uncertainty)),
+        validation_step_seconds=val_step,
+        epoch_overhead_seconds=0.0,
+        startup_seconds=max(0.0, startup),
+        predicted_seconds=predicted,
+        predicted_interval=(predicted * (1 - uncertainty), predicted * (1 + uncertainty)),
+        batch_scaling={b: s.mean for b, s in measured.items()},
+        extrapolated=True,
+    )

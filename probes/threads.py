@@ -39,22 +39,16 @@ def _worker(name_or_path: str, sizes: dict[str, int], threads: int, budget: floa
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(threads)
-    from probes import stats
+    from probes.fitting import arrays, fit, steady_of
     from probes.loading import prepare
-    from probes.run import _arrays, _fit
     from probes.spec import spec_for
 
     spec = spec_for(name_or_path, **sizes)
     prepared = prepare(spec)
     started = time.perf_counter()
-    x, y = _arrays(prepared, spec.config.samples, spec.config.batch_size, seed=0)
-    timer = _fit(prepared, x, y, spec.config.batch_size, started, started + budget,
-                 lambda _: None, None)  # fmt: skip
-    durations = timer.stamps.durations()
-    start = stats.warmup_end(durations)
-    if start is None:
-        start = min(2, len(durations) - 1)
-    return stats.steady_stats(timer.stamps.steady_durations(start) or durations[-1:]).mean
+    x, y = arrays(prepared, spec.config.samples, spec.config.batch_size, seed=0)
+    timer = fit(prepared, x, y, spec.config.batch_size, started, started + budget)
+    return steady_of(timer)[0].mean
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from probes import stats
 
@@ -76,8 +76,16 @@ class StopRule:
     """Called at every evaluation of the rule (progress reporting)."""
 
 
+class Timer(Protocol):
+    """What a fit's timing callback holds once the fit returns."""
+
+    stamps: Stamps
+    cancelled: bool
+    """True when the fit stopped because ``StopRule.cancel`` was set."""
+
+
 def make_timer(rule: StopRule | None) -> Any:
-    """A fresh Keras callback that fills ``callback.stamps`` and applies ``rule``."""
+    """A fresh Keras callback (a ``Timer``) that fills ``stamps`` and applies ``rule``."""
     import keras
 
     class Timer(keras.callbacks.Callback):
