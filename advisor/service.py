@@ -23,7 +23,8 @@ from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, 
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
-from advisor.recommend.recommendation import Assumptions, Constraints, Filters, Recommendation
+from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
+from pricing.offers import Filters
 from probes import zoo
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
@@ -128,24 +129,12 @@ def rank(
         result: Prediction = predict(source, target, precision=request.precision)
         return result
 
-    f = request.filters
-    offers = query.offer_groups(
-        db,
-        query.Filters(
-            provider=f.provider,
-            region=f.region,
-            accelerator=f.accelerator,
-            pricing=None if f.spot is None else ("spot" if f.spot else "on_demand"),
-            cpu_only=f.cpu_only,
-            max_count=f.max_accelerators,
-        ),
-    )
+    offers = query.offer_groups(db, request.filters)
     return ranker.recommend(
         offers,
         predictor,
         query.billing_rules(db),
         workload=probe.config.workload,
-        filters=f,
         constraints=request.constraints,
         assumptions=assumptions_for(probe, probe.config),
         context=describe_probe(probe, stored),

@@ -11,6 +11,26 @@ from typing import NamedTuple
 PRICING_MODELS = ("on_demand", "spot")
 
 
+@dataclass(frozen=True)
+class Filters:
+    """Which offerings a caller wants (None: any). Every door builds this one type: the command
+    line, the app and the price browser; ``pricing.query`` applies it once, in SQL or over the
+    stored offer groups, and ``select`` over groups already in memory."""
+
+    provider: str | None = None
+    region: str | None = None
+    accelerator: str | None = None
+    pricing: str | None = None
+    """``spot``, ``on_demand`` or None for both."""
+    cpu_only: bool = False
+    min_count: int | None = None
+    """Fewest accelerators per machine."""
+    max_count: int | None = None
+    """Most accelerators per machine."""
+    max_price: float | None = None
+    """Highest price in USD per hour."""
+
+
 class Rentable(NamedTuple):
     """One machine a user can rent, with the total hourly price of everything rented.
 
@@ -135,3 +155,32 @@ def group_offers(rentables: Iterable[Rentable]) -> list[OfferGroup]:
         members.sort(key=operator.itemgetter(PRICE_INDEX))
         result.append(OfferGroup(members, [r.usd_per_hour for r in members]))
     return result
+
+
+def matches(r: Rentable, f: Filters) -> bool:
+    """Whether ``r`` passes every filter (names compared case-insensitively)."""
+
+    def same(value: str | None, wanted: str | None) -> bool:
+        return wanted is None or (value or "").lower() == wanted.lower()
+
+    return (
+        same(r.provider, f.provider)
+        and same(r.region, f.region)
+        and same(r.accelerator, f.accelerator)
+        and (f.pricing is None or r.pricing == f.pricing)
+        and (not f.cpu_only or r.accelerator is None)
+        and (f.min_count is None or r.accelerator_count >= f.min_count)
+        and (f.max_count is None or r.accelerator_count <= f.max_count)
+        and (f.max_price is None or r.usd_per_hour <= f.max_price)
+    )
+
+
+def select(groups: Iterable[OfferGroup], f: Filters) -> list[OfferGroup]:
+    """The groups, or parts of groups, that pass ``f`` (for groups already in memory; the
+    database applies the same filters itself in ``pricing.query.offer_groups``)."""
+    machine = Filters(f.provider, None, f.accelerator, f.pricing, f.cpu_only, f.min_count,
+                      f.max_count)  # fmt: skip
+    kept = [group for group in groups if matches(group.first, machine)]
+    if f.region is None and f.max_price is None:  # the filters that split a group
+        return kept
+    return group_offers(r for g in kept for r in g.members() if matches(r, f))

@@ -21,29 +21,23 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import UsageError, did_you_mean
-from pricing.offers import PRICING_MODELS, BillingRule, OfferGroup, Rentable, group_offers
+from pricing.offers import (
+    PRICING_MODELS,
+    BillingRule,
+    Filters,
+    OfferGroup,
+    Rentable,
+    group_offers,
+)
 
 if TYPE_CHECKING:
     import sqlite_utils
 
+ANY = Filters()
 _NAMED = {"provider": "provider", "region": "region", "accelerator": "accelerator"}
 
 
-@dataclass(frozen=True)
-class Filters:
-    """What a caller asks for; names are canonical spellings once ``resolve`` has run."""
-
-    provider: str | None = None
-    region: str | None = None
-    accelerator: str | None = None
-    pricing: str | None = None
-    cpu_only: bool = False
-    min_count: int | None = None
-    max_count: int | None = None
-    max_price: float | None = None
-
-
-def offer_groups(db: sqlite_utils.Database, filters: Filters = Filters()) -> list[OfferGroup]:
+def offer_groups(db: sqlite_utils.Database, filters: Filters = ANY) -> list[OfferGroup]:
     """The latest price of every rentable machine matching ``filters``, in groups of identical
     machines, each cheapest first (what the recommender ranks)."""
     wanted = resolve(db, filters)

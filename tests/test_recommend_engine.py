@@ -12,9 +12,9 @@ from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
-from advisor.recommend.ranker import ASSUMED, candidates, cost, rank_key, recommend, target_of
-from advisor.recommend.recommendation import OBJECTIVES, Assumptions, Constraints, Filters
-from pricing.offers import BillingRule, OfferGroup, Rentable, group_offers
+from advisor.recommend.ranker import ASSUMED, cost, rank_key, recommend, target_of
+from advisor.recommend.recommendation import OBJECTIVES, Assumptions, Constraints
+from pricing.offers import BillingRule, Filters, OfferGroup, Rentable, group_offers, select
 
 HOUR = 3600.0
 
@@ -246,15 +246,15 @@ def test_filters() -> None:
     offers = [CPU, T4, T4_SPOT, A10, V100]
 
     def kept(filters: Filters) -> list[Rentable]:
-        return [r for group in candidates(group_offers(offers), filters) for r in group.members()]
+        return [r for group in select(group_offers(offers), filters) for r in group.members()]
 
-    assert kept(Filters(spot=True)) == [T4_SPOT]
-    assert T4_SPOT not in kept(Filters(spot=False))
+    assert kept(Filters(pricing="spot")) == [T4_SPOT]
+    assert T4_SPOT not in kept(Filters(pricing="on_demand"))
     assert kept(Filters(cpu_only=True)) == [CPU]
     assert kept(Filters(provider="LAMBDA")) == [A10]
     assert kept(Filters(accelerator="t4")) == [T4, T4_SPOT]
     assert kept(Filters(region="US-EAST-1")) == [r for r in offers if r.region == "us-east-1"]
-    assert len(kept(Filters(max_accelerators=1))) == 5
+    assert len(kept(Filters(max_count=1))) == 5
 
 
 def test_offer_groups_sort_by_price_and_drop_free_rows() -> None:
@@ -268,13 +268,8 @@ def test_offer_groups_sort_by_price_and_drop_free_rows() -> None:
 
 def test_bad_requests() -> None:
     with pytest.raises(AdvisorError, match="no priced offering"):
-        recommend(
-            group_offers([CPU]),
-            exact,
-            PER_SECOND_60,
-            workload="w",
-            filters=Filters(provider="azure"),
-        )
+        recommend(select(group_offers([CPU]), Filters(provider="azure")), exact, PER_SECOND_60,
+                  workload="w")  # fmt: skip
     with pytest.raises(UsageError, match="objective"):
         run([CPU], objective="slowest")
     with pytest.raises(UsageError, match="confidence"):

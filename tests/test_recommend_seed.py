@@ -8,9 +8,9 @@ import pytest
 
 from advisor.recommend.billing import billed_seconds, rule_for
 from advisor.recommend.ranker import recommend
-from advisor.recommend.recommendation import Assumptions, Constraints, Filters
+from advisor.recommend.recommendation import Assumptions, Constraints
 from benchmarks.recommend_seed import many_rentables, seed_rentables, speed_predictor
-from pricing.offers import BillingRule, group_offers
+from pricing.offers import BillingRule, Filters, group_offers, select
 
 # AWS and GCP: per second with a 60 s minimum; GCP preemptible stops after 24 h.
 RULES = {
@@ -71,11 +71,10 @@ def test_cheapest_under_a_deadline_on_seed_prices() -> None:
 def test_on_demand_only_and_cpu_only() -> None:
     _, predict = speed_predictor(LSTM_ON_ONE_CORE)
     rec = recommend(
-        group_offers(seed_rentables()),
+        select(group_offers(seed_rentables()), Filters(pricing="on_demand", cpu_only=True)),
         predict,
         RULES,
         workload="imdb_bilstm",
-        filters=Filters(spot=False, cpu_only=True),
         constraints=Constraints(deadline_seconds=8 * 3600),
     )
     assert all(

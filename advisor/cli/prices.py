@@ -113,8 +113,9 @@ def list_prices(
 ) -> None:
     """List rentable machines and their latest prices, cheapest first."""
     from pricing import query
+    from pricing.offers import Filters
 
-    wanted = query.Filters(
+    wanted = Filters(
         provider, region, accelerator, pricing, cpu_only, min_count, max_count, max_price
     )
     found = query.rentable_rows(_db(), wanted, limit=limit)

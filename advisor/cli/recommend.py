@@ -10,7 +10,8 @@ from advisor.cli import output
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.recommend.deadline import ACCEPTED, parse_duration
-from advisor.recommend.recommendation import OBJECTIVES, Constraints, Filters
+from advisor.recommend.recommendation import OBJECTIVES, Constraints
+from pricing.offers import Filters
 
 if TYPE_CHECKING:
     from advisor.recommend.recommendation import Recommendation
@@ -117,9 +118,9 @@ def recommend(
         provider=provider,
         region=region,
         accelerator=accelerator,
-        spot=spot,
-        max_accelerators=max_accelerators,
+        pricing=None if spot is None else ("spot" if spot else "on_demand"),
         cpu_only=cpu_only,
+        max_count=max_accelerators,
     )
     from advisor import service
 

@@ -22,42 +22,16 @@ from advisor.recommend.recommendation import (
     OBJECTIVES,
     Assumptions,
     Constraints,
-    Filters,
     Option,
     Outcome,
     Recommendation,
 )
-from pricing.offers import BillingRule, OfferGroup, Rentable, group_offers
+from pricing.offers import BillingRule, OfferGroup, Rentable
 
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
-ANY, DEFAULTS, ASSUMED = Filters(), Constraints(), Assumptions()
+DEFAULTS, ASSUMED = Constraints(), Assumptions()
 _Row = tuple[Outcome, Rentable, float, float, bool]  # outcome, rentable, cost p50, confident, ok
-
-
-def candidates(offers: Iterable[OfferGroup], filters: Filters) -> list[OfferGroup]:
-    """The offer groups that pass the user's filters (a region filter splits groups)."""
-    if filters == ANY:
-        return list(offers)
-    provider = filters.provider.lower() if filters.provider else None
-    accelerator = filters.accelerator.lower() if filters.accelerator else None
-    pricing = {None: None, True: "spot", False: "on_demand"}[filters.spot]
-    most = filters.max_accelerators
-
-    def wanted(r: Rentable) -> bool:  # the machine's fields, shared by the whole group
-        return (
-            (provider is None or r.provider.lower() == provider)
-            and (pricing is None or r.pricing == pricing)
-            and (accelerator is None or (r.accelerator or "").lower() == accelerator)
-            and (not filters.cpu_only or r.accelerator is None)
-            and (most is None or r.accelerator_count <= most)
-        )
-
-    kept = [group for group in offers if wanted(group.first)]
-    if filters.region is None:
-        return kept
-    region = filters.region.lower()
-    return group_offers(r for g in kept for r in g.members() if r.region.lower() == region)
 
 
 def target_of(rentable: Rentable) -> Target:
@@ -108,17 +82,18 @@ def recommend(
     rules: Rules,
     *,
     workload: str,
-    filters: Filters = ANY,
     constraints: Constraints = DEFAULTS,
     assumptions: Assumptions = ASSUMED,
     context: tuple[str, ...] = (),
 ) -> Recommendation:
-    """Rank every offering for ``workload`` under the user's filters and constraints
-    (``pricing.offers.group_offers`` groups a plain list of rentables)."""
+    """Rank every offering of ``offers`` for ``workload`` under the user's constraints.
+
+    ``offers`` are already the ones the user asked for (``pricing.query.offer_groups`` applies
+    the filters; ``pricing.offers.select`` and ``group_offers`` do it for lists in memory)."""
     if not 0 < constraints.confidence < 1:
         raise UsageError(f"confidence must be between 0 and 1, not {constraints.confidence}")
     key = rank_key(constraints.objective)
-    offered = candidates(offers, filters)
+    offered = list(offers)
     if not offered:
         raise AdvisorError(
             "no priced offering matches the filters (see 'advisor prices list'; "

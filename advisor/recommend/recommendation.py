@@ -11,19 +11,6 @@ OBJECTIVES = ("cheapest", "fastest")
 
 
 @dataclass(frozen=True)
-class Filters:
-    """Which offerings to consider (None: any)."""
-
-    provider: str | None = None
-    region: str | None = None
-    accelerator: str | None = None
-    spot: bool | None = None
-    """True: spot only; False: on-demand only; None: both."""
-    max_accelerators: int | None = None
-    cpu_only: bool = False
-
-
-@dataclass(frozen=True)
 class Constraints:
     """The user's deadline, budget and objective."""
 

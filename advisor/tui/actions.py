@@ -16,8 +16,9 @@ from advisor import config, service
 from advisor.errors import AdvisorError, UsageError
 from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
-from advisor.recommend.recommendation import Constraints, Filters, Recommendation
+from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.tui.form import FormState
+from pricing.offers import Filters
 
 
 def one_line(exc: BaseException) -> str:
@@ -63,7 +64,7 @@ def request_for(state: FormState) -> service.Request:
             provider=state.provider or None,
             region=state.region or None,
             accelerator=state.accelerator or None,
-            spot=None if state.spot and state.on_demand else state.spot,
+            pricing=_pricing(state.spot, state.on_demand),
         ),
         constraints=Constraints(
             objective=state.objective,
@@ -73,6 +74,12 @@ def request_for(state: FormState) -> service.Request:
             top=50,
         ),
     )
+
+
+def _pricing(spot: bool, on_demand: bool) -> str | None:
+    if spot and on_demand:
+        return None
+    return "spot" if spot else "on_demand"
 
 
 def stored_probe(state: FormState) -> Any:
@@ -141,7 +148,7 @@ def price_rows(filters: dict[str, str]) -> list[dict[str, Any]]:
     """The cheapest offerings matching the browser's filters (indexed SQL, cheapest first)."""
     from pricing import database, query
 
-    wanted = query.Filters(
+    wanted = Filters(
         provider=filters.get("provider") or None,
         region=filters.get("region") or None,
         accelerator=filters.get("accelerator") or None,
