@@ -13,6 +13,7 @@ from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
 from advisor.recommend.ranker import ASSUMED, cost, rank_key, recommend, target_of
+from advisor.recommend.ranking import Priced
 from advisor.recommend.recommendation import OBJECTIVES, Assumptions, Constraints
 from pricing.offers import BillingRule, Filters, OfferGroup, Rentable, group_offers, select
 
@@ -369,7 +370,7 @@ def test_grouped_ranking_equals_costing_every_offer_one_by_one(
         for r in usable
     ]  # fmt: skip
     key = rank_key(objective)
-    options.sort(key=lambda o: key((o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible)))
+    options.sort(key=lambda o: key(Priced(o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible)))
     assert rec.feasible_count == sum(o.feasible for o in options)
     assert [(o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in rec.options] == [
         (o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in options[:5]

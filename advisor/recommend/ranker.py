@@ -12,12 +12,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import NamedTuple
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
-from advisor.recommend.ranking import explain_why, frontier
+from advisor.recommend.ranking import Priced, explain_why, frontier
 from advisor.recommend.recommendation import (
     OBJECTIVES,
     Assumptions,
@@ -31,7 +32,6 @@ from pricing.offers import BillingRule, OfferGroup, Rentable
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
 DEFAULTS, ASSUMED = Constraints(), Assumptions()
-_Row = tuple[Outcome, Rentable, float, float, bool]  # outcome, rentable, cost p50, confident, ok
 
 
 def target_of(rentable: Rentable) -> Target:
@@ -59,15 +59,15 @@ def cost(rentable: Rentable, result: Outcome, constraints: Constraints) -> Optio
     )
 
 
-def rank_key(objective: str) -> Callable[[_Row], tuple[float, ...]]:
+def rank_key(objective: str) -> Callable[[Priced], tuple[float, ...]]:
     """Sort key: feasible first by the objective, then the rest by chance of meeting the deadline."""
     if objective not in OBJECTIVES:
         raise UsageError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     cheapest = objective == "cheapest"
 
-    def key(row: _Row) -> tuple[float, ...]:
-        result, _, cost_p50, _, ok = row
-        if not ok:
+    def key(row: Priced) -> tuple[float, ...]:
+        result, cost_p50 = row.outcome, row.cost_usd
+        if not row.feasible:
             return (1.0, -result.p_meet, result.p50_seconds, cost_p50)
         if cheapest:
             return (0.0, cost_p50, result.p50_seconds, 0.0)
@@ -100,20 +100,23 @@ def recommend(
             "'advisor prices refresh' fetches current prices)"
         )
     predictions: dict[Target, Prediction] = {}
-    priced: list[_Group] = []
+    priced: list[_PricedGroup] = []
     excluded: Counter[str] = Counter()
     for group in offered:
         result = _outcome_for(group.first, predictions, predict, rules, constraints, assumptions)
         if result is None:
             excluded[_reason(predictions[target_of(group.first)])] += len(group)
             continue
-        priced.append((result, group, _affordable(result, group, constraints)))
+        priced.append(_PricedGroup(result, group, _affordable(result, group, constraints)))
     considered = sum(map(len, offered))
     return _assemble(priced, key, workload, constraints, excluded, considered, context)
 
 
-_Group = tuple[Outcome, OfferGroup, int]
-"""An outcome, its offer group, and how many of the group are feasible (a prefix)."""
+class _PricedGroup(NamedTuple):
+    outcome: Outcome
+    group: OfferGroup
+    feasible_count: int
+    """How many of the group's members are feasible (a prefix: they are sorted by price)."""
 
 
 def _affordable(result: Outcome, group: OfferGroup, constraints: Constraints) -> int:
@@ -154,14 +157,14 @@ def _reason(prediction: Prediction) -> str:
     return "does not fit in memory" if not prediction.fits else "no usable prediction"
 
 
-def _row(result: Outcome, r: Rentable, ok: bool) -> _Row:
+def _row(result: Outcome, r: Rentable, ok: bool) -> Priced:
     hours = result.billed_hours
-    return (result, r, r.usd_per_hour * hours[0], r.usd_per_hour * hours[2], ok)
+    return Priced(result, r, r.usd_per_hour * hours[0], r.usd_per_hour * hours[2], ok)
 
 
 def _assemble(
-    priced: list[_Group],
-    key: Callable[[_Row], tuple[float, ...]],
+    priced: list[_PricedGroup],
+    key: Callable[[Priced], tuple[float, ...]],
     workload: str,
     constraints: Constraints,
     excluded: Counter[str],
@@ -181,14 +184,14 @@ def _assemble(
     ]
     cheapest = [_row(result, group.first, ok > 0) for result, group, ok in priced]
 
-    def option(row: _Row) -> Option:
-        return cost(row[1], row[0], constraints)
+    def option(row: Priced) -> Option:
+        return cost(row.rentable, row.outcome, constraints)
 
     best = [option(row) for row in sorted(shortlist, key=key)[:top]]
-    fastest = min(cheapest, key=lambda row: (row[0].p50_seconds, row[2]), default=None)
-    on_demand = [row for row in cheapest if row[1].pricing == "on_demand"]
+    fastest = min(cheapest, key=lambda row: (row.outcome.p50_seconds, row.cost_usd), default=None)
+    on_demand = [row for row in cheapest if row.rentable.pricing == "on_demand"]
     cheapest_od = min(on_demand, key=rank_key("cheapest"), default=None)
-    feasible = sum(ok for _, _, ok in priced)
+    feasible = sum(p.feasible_count for p in priced)
     hint_deadline = hint_budget = None
     if not feasible and cheapest:
         hint_deadline, hint_budget = _hints(cheapest, constraints)
@@ -212,18 +215,22 @@ def _assemble(
     )
 
 
-def _hints(cheapest: list[_Row], constraints: Constraints) -> tuple[float | None, float | None]:
+def _hints(cheapest: list[Priced], constraints: Constraints) -> tuple[float | None, float | None]:
     """The deadline (within budget) and the budget (meeting the deadline) that would be feasible,
     from the cheapest offering of each outcome."""
     budget = constraints.budget_usd
     affordable = [
-        row[0].confident_seconds for row in cheapest if budget is None or row[3] <= budget
+        row.outcome.confident_seconds
+        for row in cheapest
+        if budget is None or row.confident_cost_usd <= budget
     ]
     deadline = None
     if constraints.deadline_seconds is not None and affordable:
         shortest = min(affordable)
         deadline = math.ceil(shortest / 60) * 60 if math.isfinite(shortest) else None
-    in_time = [row[3] for row in cheapest if row[0].p_meet >= constraints.confidence]
+    in_time = [
+        row.confident_cost_usd for row in cheapest if row.outcome.p_meet >= constraints.confidence
+    ]
     needed = None
     if budget is not None and in_time:
         needed = math.ceil(min(in_time) * 100) / 100

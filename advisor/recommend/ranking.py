@@ -3,32 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NamedTuple
 
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.report import usd
 
 if TYPE_CHECKING:
-    from advisor.recommend.recommendation import Constraints, Option
+    from advisor.recommend.recommendation import Constraints, Option, Outcome
+    from pricing.offers import Rentable
 
 
-def frontier(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+class Priced(NamedTuple):
+    """One offering with its outcome and costs, before it becomes an ``Option``."""
+
+    outcome: Outcome
+    rentable: Rentable
+    cost_usd: float
+    """Cost at the p50 wall time."""
+    confident_cost_usd: float
+    """Cost at the confidence quantile."""
+    feasible: bool
+
+
+def frontier(rows: Sequence[Priced]) -> list[Priced]:
     """Rows on the Pareto front of (p50 time, p50 cost), fastest first.
 
-    A row is ``(outcome, rentable, cost_p50, ...)``. Only the cheapest row of each distinct
-    outcome can be on the front, so the sort runs over outcomes, not over every offering.
+    Only the cheapest row of each distinct outcome can be on the front, so the sort runs over
+    outcomes, not over every offering.
     """
-    cheapest: dict[int, tuple[Any, ...]] = {}
+    cheapest: dict[int, Priced] = {}
     for row in rows:
-        seen = cheapest.get(id(row[0]))
-        if seen is None or row[2] < seen[2]:
-            cheapest[id(row[0])] = row
-    front: list[tuple[Any, ...]] = []
+        seen = cheapest.get(id(row.outcome))
+        if seen is None or row.cost_usd < seen.cost_usd:
+            cheapest[id(row.outcome)] = row
+    front: list[Priced] = []
     best_cost = float("inf")
-    for row in sorted(cheapest.values(), key=lambda r: (r[0].p50_seconds, r[2])):
-        if row[2] < best_cost:
+    for row in sorted(cheapest.values(), key=lambda r: (r.outcome.p50_seconds, r.cost_usd)):
+        if row.cost_usd < best_cost:
             front.append(row)
-            best_cost = row[2]
+            best_cost = row.cost_usd
     return front
 
 
