@@ -1,8 +1,10 @@
-"""The glue: open the database, find the stored probe (or run one), predict, price, rank.
+"""The one door of the command line and the app to the engine: probes, recommendations, prices.
 
-The only module of the recommender that touches storage, probes and the estimation layer; every
-decision is made by the pure ``ranker.recommend``. A stored probe makes this fast: no TensorFlow
-is imported unless a probe has to run.
+It opens the database, finds the stored probe (or runs one), predicts, prices and ranks; every
+decision is made by the pure ``advisor.recommend.ranker``. Both interfaces call these functions
+and present what they return, so the two cannot disagree. A stored probe makes a recommendation
+fast: no TensorFlow is imported unless a probe has to run, and the price sources' HTTP client
+only when prices are refreshed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pricing.database as database
 import pricing.query as query
@@ -24,10 +26,17 @@ from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
-from pricing.offers import Filters
+from pricing.offers import Filters, Rentable
 from probes import zoo
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from pricing.query import PricePoint, SourceStatus
+    from pricing.refresh import RefreshProgress, RunReport
+    from probes.fitting import ProbeProgress
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,10 @@ Runner = Callable[[ProbeSpec], ProbeResult]
 """Runs a probe of a spec (the CLI's runner draws a progress bar; the app's reports to its view)."""
 
 
+def _open(db: sqlite_utils.Database | None) -> sqlite_utils.Database:
+    return db if db is not None else database.connect()
+
+
 def spec_of(request: Request) -> ProbeSpec:
     """What to probe for ``request`` (no TensorFlow: a zoo name or a hashed model file)."""
     return probe_spec.spec_for(
@@ -64,22 +77,22 @@ def workload_config(request: Request) -> WorkloadConfig:
     return spec_of(request).config
 
 
-def stored_probe(request: Request, db: Any = None) -> ProbeResult | None:
+def stored_probe(request: Request, db: sqlite_utils.Database | None = None) -> ProbeResult | None:
     """The stored probe of ``request``'s workload on this machine, or None (never probes)."""
-    db = db if db is not None else database.connect()
+    db = _open(db)
     return probe_history.find(db, workload_config(request), probe_device.fingerprint().key)
 
 
 def probe_and_store(
     request: Request,
     *,
-    db: Any = None,
+    db: sqlite_utils.Database | None = None,
     runner: Runner | None = None,
-    progress: Callable[[Any], None] | None = None,
+    progress: Callable[[ProbeProgress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> ProbeResult:
     """Probe ``request``'s workload here and store the result (a cancelled probe stores nothing)."""
-    db = db if db is not None else database.connect()
+    db = _open(db)
     spec = spec_of(request)
     if runner is None:
         from probes.run import probe  # TensorFlow and numpy: only when a probe runs
@@ -117,11 +130,15 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
 
 
 def rank(
-    request: Request, probe: ProbeResult, *, db: Any = None, stored: bool = True
+    request: Request,
+    probe: ProbeResult,
+    *,
+    db: sqlite_utils.Database | None = None,
+    stored: bool = True,
 ) -> Recommendation:
     """Predict ``probe``'s workload on every matching offering and rank them (pure but for
     reading prices and imported measurements; fast, no TensorFlow)."""
-    db = db if db is not None else database.connect()
+    db = _open(db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
 
     def predictor(target: Target) -> Prediction:
@@ -156,3 +173,53 @@ def recommend(
     if probe is None:
         probe = probe_and_store(request, db=db, runner=runner)
     return rank(request, probe, db=db, stored=stored)
+
+
+# --- prices -------------------------------------------------------------------------------
+
+
+def price_rows(
+    filters: Filters, *, limit: int | None = None, db: sqlite_utils.Database | None = None
+) -> list[Rentable]:
+    """Rentable machines matching ``filters`` and their latest prices, cheapest first."""
+    return query.rentable_rows(_open(db), filters, limit=limit)
+
+
+def machines(name: str, db: sqlite_utils.Database | None = None) -> list[Rentable]:
+    """Every rentable machine of an instance type, or else every one carrying that accelerator."""
+    return query.show(_open(db), name)
+
+
+def price_history(name: str, db: sqlite_utils.Database | None = None) -> list[PricePoint]:
+    """Every stored price of an instance type (or of an attachable accelerator), oldest first."""
+    return query.history(_open(db), name)
+
+
+def source_status(
+    ttl_days: float | None = None, db: sqlite_utils.Database | None = None
+) -> list[SourceStatus]:
+    """Each price source and cloud: last refresh, age, stale or not (TTL from the config)."""
+    from advisor import config
+
+    ttl = ttl_days if ttl_days is not None else config.load().prices_ttl_days
+    return query.source_status(_open(db), ttl)
+
+
+def priced_accelerators(db: sqlite_utils.Database | None = None) -> list[str]:
+    """Accelerator names the price database offers."""
+    return query.known_names(_open(db), "accelerator")
+
+
+def refresh_prices(
+    sources: list[str] | None = None,
+    *,
+    urls: dict[str, str] | None = None,
+    progress: Callable[[RefreshProgress], None] | None = None,
+    db: sqlite_utils.Database | None = None,
+) -> list[RunReport]:
+    """Fetch current prices from the public sources (the config's URLs, overridden by ``urls``)."""
+    from advisor import config
+    from pricing import refresh
+
+    merged = {**config.load().source_urls, **(urls or {})}
+    return refresh.refresh(_open(db), sources, urls=merged, progress=progress)

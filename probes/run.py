@@ -34,7 +34,7 @@ from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec, config_for, spec_for
 from probes.timing import StopRule, make_timer
 
-__all__ = ["ProbeProgress", "config_for", "probe", "spec_for"]
+__all__ = ["config_for", "probe", "spec_for"]
 
 RESERVE_STEPS = 18.0
 """Training steps' worth of time the steady phase leaves for what follows it: three short

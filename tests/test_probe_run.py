@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError, Cancelled
+from probes.fitting import ProbeProgress
 from probes.loading import load_safely
-from probes.run import ProbeProgress, probe, spec_for
+from probes.run import probe, spec_for
 
 pytestmark = pytest.mark.tf
 

@@ -83,9 +83,9 @@ def devices(cpus: bool, missing: bool, fmt: str) -> None:
 
 def _price_accelerators() -> list[str]:
     """Accelerator names the price database offers."""
-    from pricing import database, query
+    from advisor import service
 
-    return query.known_names(database.connect(), "accelerator")
+    return service.priced_accelerators()
 
 
 @click.command(context_settings=_HELP)

@@ -8,13 +8,16 @@ instance_type, accelerator, accelerator_count, pricing, usd_per_hour, fetched_at
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from advisor import config
 from advisor.cli.output import emit, output_format
 from advisor.errors import AdvisorError
+
+if TYPE_CHECKING:
+    from pricing.refresh import RefreshProgress
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 
@@ -42,12 +45,6 @@ SHOW_COLUMNS = (
 )
 
 
-def _db() -> Any:
-    from pricing import database
-
-    return database.connect()
-
-
 @click.group(context_settings=_HELP, invoke_without_command=True)
 @click.option(
     "--ttl-days",
@@ -60,10 +57,10 @@ def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
     """Cloud prices: what each source holds, how old it is; list, show, refresh."""
     if ctx.invoked_subcommand is not None:
         return
-    from pricing import query
+    from advisor import service
 
     ttl = ttl_days if ttl_days is not None else config.load().prices_ttl_days
-    statuses = query.source_status(_db(), ttl)
+    statuses = service.source_status(ttl)
     rows = [
         {
             "source": s.source,
@@ -112,13 +109,13 @@ def list_prices(
     fmt: str,
 ) -> None:
     """List rentable machines and their latest prices, cheapest first."""
-    from pricing import query
+    from advisor import service
     from pricing.offers import Filters
 
     wanted = Filters(
         provider, region, accelerator, pricing, cpu_only, min_count, max_count, max_price
     )
-    found = query.rentable_rows(_db(), wanted, limit=limit)
+    found = service.price_rows(wanted, limit=limit)
     rows = [rentable._asdict() for rentable in found]
     columns = LIST_COLUMNS if fmt == "table" else (list(rows[0]) if rows else LIST_COLUMNS)
     emit(rows, fmt, columns=columns, title=f"{len(rows)} rentable machines (USD/hour)")
@@ -129,9 +126,9 @@ def list_prices(
 @output_format
 def show(instance: str, fmt: str) -> None:
     """Show every price of INSTANCE (all regions, pricing models; GPUs a host can carry)."""
-    from pricing import query
+    from advisor import service
 
-    rows = [rentable._asdict() for rentable in query.show(_db(), instance)]
+    rows = [rentable._asdict() for rentable in service.machines(instance)]
     columns = SHOW_COLUMNS if fmt == "table" else list(rows[0])
     emit(rows, fmt, columns=columns, title=instance)
 
@@ -143,9 +140,9 @@ def history(instance: str, fmt: str) -> None:
     """Show how INSTANCE's prices changed over refreshes (or an attachable GPU's, e.g. T4)."""
     from dataclasses import asdict
 
-    from pricing import query
+    from advisor import service
 
-    rows = [asdict(point) for point in query.history(_db(), instance)]
+    rows = [asdict(point) for point in service.price_history(instance)]
     emit(rows, fmt, title=f"Price history of {instance}")
 
 
@@ -168,13 +165,12 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from pricing import refresh as engine
+    from advisor import service
 
-    urls = dict(config.load().source_urls)
+    urls = {}
     if url:
         target = sources[0].partition("/")[0] if sources else "skypilot"
         urls[target] = url
-    db = _db()
     console = Console(stderr=True)
     with Progress(
         TextColumn("{task.description:<24}"),
@@ -184,7 +180,7 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
     ) as bar:
         tasks: dict[str, Any] = {}
 
-        def on_progress(event: engine.RefreshProgress) -> None:
+        def on_progress(event: RefreshProgress) -> None:
             name = f"{event.source}/{event.unit}"
             if name not in tasks:
                 tasks[name] = bar.add_task(name, total=None, phase="")
@@ -193,7 +189,7 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
                 done = total = 1
             bar.update(tasks[name], completed=done, total=total, phase=_phase(event))
 
-        reports = engine.refresh(db, list(sources) or None, urls=urls, progress=on_progress)
+        reports = service.refresh_prices(list(sources) or None, urls=urls, progress=on_progress)
     for report in reports:
         if report.status == "ok":
             click.echo(
@@ -210,7 +206,7 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
         )
 
 
-def _phase(event: Any) -> str:
+def _phase(event: RefreshProgress) -> str:
     """``downloading 9.4 MB``, ``writing 50,000 / 100,000 rows``, ``done``."""
     if event.what == "bytes":
         return f"downloading {event.done / 1e6:.1f} MB"

@@ -8,14 +8,18 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from probes.result import ProbeResult
+    from probes.spec import ProbeSpec
 
 DEFAULT_BUDGET_SECONDS = 20.0
 
 
 def run_with_progress(
-    spec: Any, budget: float = DEFAULT_BUDGET_SECONDS, thread_counts: tuple[int, ...] = ()
-) -> Any:
+    spec: ProbeSpec, budget: float = DEFAULT_BUDGET_SECONDS, thread_counts: tuple[int, ...] = ()
+) -> ProbeResult:
     """Run the probe; the first Ctrl-C cancels it cleanly (a second one interrupts at once)."""
     cancel = threading.Event()
 
@@ -33,8 +37,10 @@ def run_with_progress(
             signal.signal(signal.SIGINT, previous)
 
 
-def _run(spec: Any, budget: float, cancel: threading.Event, thread_counts: tuple[int, ...]) -> Any:
-    from probes.run import ProbeProgress
+def _run(
+    spec: ProbeSpec, budget: float, cancel: threading.Event, thread_counts: tuple[int, ...]
+) -> ProbeResult:
+    from probes.fitting import ProbeProgress
     from probes.run import probe as run_probe
 
     if not sys.stderr.isatty():

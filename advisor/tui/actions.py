@@ -10,14 +10,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from advisor import config, service
+from advisor import service
 from advisor.errors import AdvisorError, UsageError
 from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
 from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.tui.form import FormState
+
+if TYPE_CHECKING:
+    from pricing.refresh import RefreshProgress, RunReport
+    from probes.fitting import ProbeProgress
+    from probes.result import ProbeResult
 from pricing.offers import Filters
 
 
@@ -82,17 +87,19 @@ def _pricing(spot: bool, on_demand: bool) -> str | None:
     return "spot" if spot else "on_demand"
 
 
-def stored_probe(state: FormState) -> Any:
+def stored_probe(state: FormState) -> ProbeResult | None:
     """The stored probe for this workload on this machine, or None."""
     return service.stored_probe(request_for(state))
 
 
-def run_probe(state: FormState, *, progress: Callable[[Any], None], cancel: threading.Event) -> Any:
+def run_probe(
+    state: FormState, *, progress: Callable[[ProbeProgress], None], cancel: threading.Event
+) -> ProbeResult:
     """Probe the workload here (seconds); stores the result; ``cancel`` stops it, storing nothing."""
     return service.probe_and_store(request_for(state), progress=progress, cancel=cancel)
 
 
-def describe_probe(probe: Any) -> str:
+def describe_probe(probe: ProbeResult) -> str:
     return (
         f"Measured here: {probe.step_seconds * 1000:.1f} ms/step, full training here "
         f"{describe_seconds(probe.predicted_seconds)} ({probe.created_at[:16]})"
@@ -100,7 +107,7 @@ def describe_probe(probe: Any) -> str:
 
 
 def recommend(
-    state: FormState, probe: Any
+    state: FormState, probe: ProbeResult
 ) -> tuple[Recommendation, dict[str, Any], dict[int, list[str]]]:
     """Rank every offering for the form's constraints; the payload is ``recommend --json``'s."""
     rec = service.rank(request_for(state), probe)
@@ -146,24 +153,19 @@ PRICE_ROWS_SHOWN = 2000
 
 def price_rows(filters: dict[str, str]) -> list[dict[str, Any]]:
     """The cheapest offerings matching the browser's filters (indexed SQL, cheapest first)."""
-    from pricing import database, query
-
     wanted = Filters(
         provider=filters.get("provider") or None,
         region=filters.get("region") or None,
         accelerator=filters.get("accelerator") or None,
         max_price=_float(filters.get("max-price", ""), "max price"),
     )
-    rows = query.rentable_rows(database.connect(), wanted, limit=PRICE_ROWS_SHOWN)
+    rows = service.price_rows(wanted, limit=PRICE_ROWS_SHOWN)
     return [r._asdict() for r in rows]
 
 
-def source_rows() -> list[dict[str, Any]]:
-    from pricing import database, query
-
-    ttl = config.load().prices_ttl_days
+def source_rows() -> list[dict[str, str]]:
     rows = []
-    for s in query.source_status(database.connect(), ttl):
+    for s in service.source_status():
         age = "never" if s.age_days is None else f"{s.age_days:.1f} days"
         rows.append(
             {
@@ -176,10 +178,8 @@ def source_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def refresh_prices(progress: Callable[[str, int, int | None, str], None]) -> list[Any]:
-    from pricing import database, refresh
-
-    def relay(event: Any) -> None:
+def refresh_prices(progress: Callable[[str, int, int | None, str], None]) -> list[RunReport]:
+    def relay(event: RefreshProgress) -> None:
         progress(f"{event.source}/{event.unit}", event.done, event.total, event.phase)
 
-    return refresh.refresh(database.connect(), None, urls=config.load().source_urls, progress=relay)
+    return service.refresh_prices(progress=relay)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -25,12 +25,18 @@ from advisor.tui.help import HelpScreen
 from advisor.tui.messages import (
     ProbeFinished,
     ProbeProgressed,
+    ProbeStarted,
     RecommendationFailed,
     RecommendationReady,
 )
 from advisor.tui.price_browser import PricesScreen
 from advisor.tui.probe_view import ProbeView
 from advisor.tui.results import CostTimePlot, ExplainPanel, ResultsTable
+
+if TYPE_CHECKING:
+    from advisor.recommend.recommendation import Recommendation
+    from probes.fitting import ProbeProgress
+    from probes.result import ProbeResult
 
 RECOMPUTE_DELAY = 0.4
 """Seconds of quiet after the last edit before re-ranking (typing a deadline re-ranks once)."""
@@ -54,10 +60,10 @@ class AdvisorApp(App[None]):
     def __init__(self, state: FormState | None = None) -> None:
         super().__init__()
         self.state = state or FormState()
-        self.rec: Any = None
+        self.rec: Recommendation | None = None
         self.payload: dict[str, Any] = {}
         self.explanations: dict[int, list[str]] = {}
-        self.probe_result: Any = None
+        self.probe_result: ProbeResult | None = None
         self._cancel = threading.Event()
         self._pending: Timer | None = None
         self.probing = False
@@ -118,9 +124,9 @@ class AdvisorApp(App[None]):
                 return
             self._cancel.clear()
             self.probing = True
-            self.call_from_thread(self.query_one(ProbeView).started, state.workload)
+            self.post_message(ProbeStarted(state.workload))
 
-            def progress(event: Any) -> None:
+            def progress(event: ProbeProgress) -> None:
                 self.post_message(ProbeProgressed(event))
 
             result = actions.run_probe(state, progress=progress, cancel=self._cancel)
@@ -129,6 +135,9 @@ class AdvisorApp(App[None]):
             self.post_message(ProbeFinished(error=actions.one_line(exc)))
         finally:
             self.probing = False
+
+    def on_probe_started(self, message: ProbeStarted) -> None:
+        self.query_one(ProbeView).started(message.workload)
 
     def on_probe_progressed(self, message: ProbeProgressed) -> None:
         self.query_one(ProbeView).progressed(message.event)
@@ -139,12 +148,14 @@ class AdvisorApp(App[None]):
             view.finished(f"Probe: {message.error}")
             self._summary(message.error, infeasible=True)
             return
+        if message.result is None:
+            return
         self.probe_result = message.result
         view.finished(actions.describe_probe(message.result))
         self.rank(self.state, message.result)
 
     @work(thread=True, exclusive=True, group="recommend")
-    def rank(self, state: FormState, probe: Any) -> None:
+    def rank(self, state: FormState, probe: ProbeResult) -> None:
         try:
             rec, payload, explanations = actions.recommend(state, probe)
             self.post_message(RecommendationReady(rec, payload, explanations))
@@ -215,6 +226,8 @@ class AdvisorApp(App[None]):
 
     def _export(self, rank: int, path: str | None) -> None:
         if not path:
+            return
+        if self.rec is None:
             return
         try:
             written = actions.export(self.rec, rank, Path(path))

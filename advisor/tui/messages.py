@@ -1,16 +1,34 @@
-"""Messages the app's workers post back to the interface (past tense: something happened)."""
+"""Messages the app's workers post back to the interface (past tense: something happened).
+
+Workers never touch widgets: they post one of these, and the app's handlers, on the event loop,
+update what is shown.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from advisor.recommend.recommendation import Recommendation
+    from pricing.refresh import RunReport
+    from probes.fitting import ProbeProgress
+    from probes.result import ProbeResult
+
+
+class ProbeStarted(Message):
+    """No stored probe fits the form: a probe of ``workload`` has started here."""
+
+    def __init__(self, workload: str) -> None:
+        super().__init__()
+        self.workload = workload
 
 
 class ProbeProgressed(Message):
     """A probe measured more steps."""
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: ProbeProgress) -> None:
         super().__init__()
         self.event = event
 
@@ -18,7 +36,7 @@ class ProbeProgressed(Message):
 class ProbeFinished(Message):
     """A probe ended: ``result`` is set on success, ``error`` on failure or cancellation."""
 
-    def __init__(self, result: Any = None, error: str | None = None) -> None:
+    def __init__(self, result: ProbeResult | None = None, error: str | None = None) -> None:
         super().__init__()
         self.result = result
         self.error = error
@@ -28,7 +46,7 @@ class RecommendationReady(Message):
     """A recommendation was computed; ``payload`` follows the ``recommend --json`` contract."""
 
     def __init__(
-        self, rec: Any, payload: dict[str, Any], explanations: dict[int, list[str]]
+        self, rec: Recommendation, payload: dict[str, Any], explanations: dict[int, list[str]]
     ) -> None:
         super().__init__()
         self.rec = rec
@@ -39,6 +57,22 @@ class RecommendationReady(Message):
 class RecommendationFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
+        self.error = error
+
+
+class PricesLoaded(Message):
+    """The price browser's query ended: rows and source ages, or one error line (the table
+    then keeps what it showed)."""
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]] | None,
+        sources: list[dict[str, str]] | None,
+        error: str = "",
+    ) -> None:
+        super().__init__()
+        self.rows = rows
+        self.sources = sources
         self.error = error
 
 
@@ -56,7 +90,7 @@ class RefreshProgressed(Message):
 class PricesRefreshed(Message):
     """A refresh ended; ``reports`` are the per-source outcomes."""
 
-    def __init__(self, reports: list[Any], error: str | None = None) -> None:
+    def __init__(self, reports: list[RunReport], error: str | None = None) -> None:
         super().__init__()
         self.reports = reports
         self.error = error

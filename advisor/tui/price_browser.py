@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label
 
 from advisor.tui import actions
-from advisor.tui.messages import PricesRefreshed, RefreshProgressed
+from advisor.tui.messages import PricesLoaded, PricesRefreshed, RefreshProgressed
 
 PRICE_COLUMNS = ("provider", "region", "instance_type", "accelerator", "accelerator_count",
                  "pricing", "usd_per_hour", "fetched_at")  # fmt: skip
@@ -65,11 +65,11 @@ class PricesScreen(Screen[None]):
             error = ""
         except Exception as exc:  # one line in place; the table keeps what it showed
             rows, sources, error = None, None, actions.one_line(exc)
-        self.app.call_from_thread(self._show, rows, sources, error)
+        self.post_message(PricesLoaded(rows, sources, error))
 
-    def _show(self, rows: list[dict[str, Any]] | None, sources: list[dict[str, Any]] | None,
-              error: str) -> None:  # fmt: skip
-        self.query_one("#prices-error", Label).update(error)
+    def on_prices_loaded(self, message: PricesLoaded) -> None:
+        rows, sources = message.rows, message.sources
+        self.query_one("#prices-error", Label).update(message.error)
         if sources is not None:
             table = self.query_one("#sources", DataTable)
             table.clear()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar, Sparkline
+
+if TYPE_CHECKING:
+    from probes.fitting import ProbeProgress
 
 
 class ProbeView(Vertical):
@@ -24,8 +27,7 @@ class ProbeView(Vertical):
         self.query_one("#probe-progress", ProgressBar).update(progress=0)
         self.query_one("#probe-sparkline", Sparkline).data = []
 
-    def progressed(self, event: Any) -> None:
-        """``event`` is a ``probes.run.ProbeProgress``."""
+    def progressed(self, event: ProbeProgress) -> None:
         parts = [f"{event.phase}: {event.steps} steps"]
         if event.relative_half_width is not None:
             parts.append(f"step time known to +-{event.relative_half_width * 100:.1f}%")
