@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint format types check app screenshot clean
+.PHONY: install run test test-fast lint format types check app screenshot clean
 
 $(BIN)/advisor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,16 @@ run: install  ## the main job on the embedded default workload
 app: install
 	$(BIN)/advisor
 
-test: install
+test: install  ## every test, real TensorFlow fits included (minutes)
 	$(BIN)/python -m pytest
+
+test-fast: install  ## everything that needs no TensorFlow (under a minute)
+	$(BIN)/python -m pytest -m "not tf"
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff format .

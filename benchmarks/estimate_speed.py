@@ -1,6 +1,6 @@
 """Speed of ``predict()``: the recommender calls it once per unique target (a few hundred).
 
-    /work/venv/bin/python benchmarks/estimate_speed.py
+    .venv/bin/python benchmarks/estimate_speed.py
 
 Times every accelerator of the catalog at 1 and 8 units plus 13 CPU families at 4 vCPU counts,
 for a convnet probe and a recurrent probe with measured thread scaling, in 7 rounds; prints the median per call and the first call

@@ -1,6 +1,6 @@
-"""Accuracy of cross-device prediction on the shipped reference set (issue 5's targets).
+"""Accuracy of cross-device prediction on the shipped reference set.
 
-    /work/venv/bin/python benchmarks/estimate_validation.py [--reference FILE]
+    .venv/bin/python benchmarks/estimate_validation.py [--reference FILE]
 
 Prints, for the shipped calibration (in-sample) and for leave-one-source-out (each source
 predicted by a fit on the other sources only): median and p90 absolute percentage error, the

@@ -1,12 +1,12 @@
 """Benchmark: query 100,000 offerings (the recommender's load and a filtered ``prices list``).
 
-Target (issue 3): a filtered ``prices list`` query takes <= 20 ms. Also timed: the recommender's
+Target: a filtered ``prices list`` query takes <= 20 ms. Also timed: the recommender's
 read, ``pricing.query.offer_groups()`` (the offer groups with their cheapest rows decoded), and
 ``rentables()``, every row decoded. The database is the seed plus the synthetic 100,000-row
 catalog (``prices_catalog.py``) refreshed from a loopback server. Prints the median of
 ``--repeat`` timings of each query.
 
-    /work/venv/bin/python benchmarks/prices_query.py [--repeat 9]
+    .venv/bin/python benchmarks/prices_query.py [--repeat 9]
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Benchmark: refresh a 100,000-row SkyPilot-format catalog from a loopback HTTP server.
 
-Target (issue 3): <= 5 s end to end (download, parse, validate, store, materialise) on the
+Target: <= 5 s end to end (download, parse, validate, store, materialise) on the
 2-vCPU development machine. Prints the median of several runs for a first refresh into a fresh
 database (every price new) and a second one where 10% of the prices changed.
 
-    /work/venv/bin/python benchmarks/prices_refresh.py [--runs 3]
+    .venv/bin/python benchmarks/prices_refresh.py [--runs 3]
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ This machine's speed drifts by tens of percent from one minute to the next, so `
 repeats probe-then-real N times per case, interleaved, and the table compares the median
 prediction with the median real run (a drift then hits both sides alike).
 
-    /work/venv/bin/python benchmarks/probe_accuracy.py [CASE ...] [--pairs N] [--out FILE]
-    /work/venv/bin/python benchmarks/probe_accuracy.py --table [FILE]    # the docs' table
+    .venv/bin/python benchmarks/probe_accuracy.py [CASE ...] [--pairs N] [--out FILE]
+    .venv/bin/python benchmarks/probe_accuracy.py --table [FILE]    # the docs' table
 """
 
 from __future__ import annotations

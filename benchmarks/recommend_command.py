@@ -1,4 +1,4 @@
-"""The whole `advisor recommend` command over 100,000 offerings, from a stored probe (issue 6).
+"""The whole `advisor recommend` command over 100,000 offerings, from a stored probe.
 
 Real parts end to end: a fresh ADVISOR_HOME; the synthetic 100,000-row SkyPilot-format catalog
 (``prices_catalog.py``) refreshed through ``pricing.refresh`` from a real HTTP server on
@@ -6,7 +6,7 @@ Real parts end to end: a fresh ADVISOR_HOME; the synthetic 100,000-row SkyPilot-
 run as a fresh process ``--runs`` times per output format, timed by wall clock (process start to
 exit). Also checks that TensorFlow is never imported on that path. Target: <= 300 ms.
 
-    /work/venv/bin/python benchmarks/recommend_command.py [--runs 9] [--model mlp]
+    .venv/bin/python benchmarks/recommend_command.py [--runs 9] [--model mlp]
 """
 
 from __future__ import annotations

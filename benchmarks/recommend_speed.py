@@ -1,4 +1,4 @@
-"""How fast is the recommender's engine over 100,000 offerings? (issue 6)
+"""How fast is the recommender's engine over 100,000 offerings?
 
 ``advisor.recommend.ranker.recommend`` over 100k offerings (the real seed prices cycled over
 made-up regions), a hand-built predictor standing in for the estimation layer, medians of several
@@ -7,7 +7,7 @@ what a caller without the price database pays; the database stores the groups re
 engine over the groups. The whole command, price database included, is
 ``benchmarks/recommend_command.py``.
 
-Run: /work/venv/bin/python benchmarks/recommend_speed.py [--runs 7] [--offerings 100000]
+Run: .venv/bin/python benchmarks/recommend_speed.py [--runs 7] [--offerings 100000]
 """
 
 from __future__ import annotations

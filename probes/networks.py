@@ -1,7 +1,7 @@
 """Keras 3 builders for the workload zoo (architectures of WORKLOADS.md), compiled as trained.
 
 Imports Keras inside the functions only. ``build(workload)`` returns a compiled model whose
-parameter count matches ``probes.zoo`` (tests/test_models.py checks each one).
+parameter count matches ``probes.zoo`` (tests/probes/test_networks.py checks each one).
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ class ProbeResult:
     """Full training (all epochs, validation included, start-up excluded), median."""
     predicted_interval: tuple[float, float]
     """What the probe's own measurements allow (step interval, overhead spread); it does not
-    hold how much the machine's speed changes between runs (docs/BENCHMARKS.md, issue 4)."""
+    hold how much the machine's speed changes between runs (docs/BENCHMARKS.md, "Probes")."""
     samples_per_second: float
     probe_seconds: float
     """Wall time the probe itself took."""

@@ -1,4 +1,4 @@
-"""The Textual app (issue 7). ``run_app()`` is what bare ``advisor`` calls."""
+"""The Textual app. ``run_app()`` is what bare ``advisor`` calls."""
 
 from __future__ import annotations
 

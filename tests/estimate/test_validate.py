@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_estimate_probes import probe
 
 from advisor.cli import cli
 from advisor.errors import UsageError
@@ -19,6 +18,7 @@ from advisor.estimate.reference import read_reference
 from advisor.estimate.steps import facts_of
 from advisor.locations import shipped
 from probes import exchange, zoo
+from tests.estimate.test_probes import probe
 
 HEADER = "source,workload,device,vcpus,cpu_family,software,precision,batch_size,epochs,metric,value,notes\n"
 TINY = HEADER + (
@@ -79,7 +79,7 @@ def test_the_reference_rows_are_the_one_readers_rows(tmp_path: Path) -> None:
     assert rows[0].seconds_per_sample(60_000) == pytest.approx(600 / 12 / 60_000)
     bad = write(tmp_path, TINY + "lab,mnist_cnn,CPU,8,,tf,fp32,128,12,minutes,5,\n")
     with pytest.raises(UsageError, match=rf"^{bad}:7: unknown metric 'minutes'"):
-        read_reference(bad)  # every error case: tests/test_probe_store.py
+        read_reference(bad)  # every error case: tests/probes/test_history.py
 
 
 def test_a_file_not_in_the_format_is_a_usage_error_with_exit_2(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_estimate_probes import LOCAL_CPU, probe
 
 from advisor.errors import UsageError
 from advisor.estimate import Target, measured_on, predict
@@ -16,6 +15,7 @@ from advisor.estimate.machine import accelerator_machine, cpu_machine, usl_speed
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
+from tests.estimate.test_probes import LOCAL_CPU, probe
 
 T4_HOST = replace(LOCAL_CPU, accelerator="T4", accelerator_memory_gib=15.0, logical_cpus=4)
 

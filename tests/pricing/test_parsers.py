@@ -12,7 +12,7 @@ from pricing import families
 from pricing.observations import price_problem
 from pricing.sources import SourceFormatError, aws_spot_advisor, azure_retail, skypilot_catalog
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "pricing"
 
 
 def _skypilot(cloud: str) -> skypilot_catalog.PriceBatch:

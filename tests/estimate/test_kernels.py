@@ -7,13 +7,13 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_estimate_probes import probe
 
 from advisor.estimate import Target, predict
 from advisor.estimate.machine import accelerator_machine, cpu_machine
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, step_parts
 from probes import zoo
+from tests.estimate.test_probes import probe
 
 
 def test_winograd_runs_on_cuda_cores_only() -> None:
@@ -51,7 +51,7 @@ def test_a_winograd_heavy_net_gains_less_from_tensor_cores_than_a_light_one() ->
 
 
 def test_identity_still_holds_on_a_winograd_gpu() -> None:
-    from test_estimate_predict import T4_HOST
+    from tests.estimate.test_predict import T4_HOST
 
     p = probe("vgg16", 0.5, device=replace(T4_HOST, accelerator="V100"))
     result = predict(p, Target("V100", 1))

@@ -18,7 +18,7 @@ def engine_modules() -> list[str]:
     names = list(ENGINE_MODULES)
     for package in ENGINE_PACKAGES:
         names.append(package)
-        path = [str(Path(__file__).resolve().parents[1] / package.replace(".", "/"))]
+        path = [str(Path(__file__).resolve().parents[2] / package.replace(".", "/"))]
         names += [info.name for info in pkgutil.walk_packages(path, prefix=f"{package}.")]
     return names
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_imports import imported_after
 
 from advisor.cli import cli
 from advisor.errors import AdvisorError, UsageError
@@ -15,6 +14,7 @@ from advisor.store import connect, schema_version
 from probes import exchange, history
 from probes.device import fingerprint
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from tests.base.test_imports import imported_after
 
 CONFIG = WorkloadConfig("imdb_bilstm", 25_000, 25_000, 4, 32)
 

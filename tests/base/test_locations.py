@@ -13,7 +13,7 @@ import pytest
 
 from advisor import locations
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROBE_SHIPPED = textwrap.dedent(
     """
     from advisor import locations

@@ -20,7 +20,7 @@ from pricing.sources import skypilot_catalog
 from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GCP = "/skypilot/gcp/vms.csv"
 
 
