@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
+from contextlib import closing
 
 import pytest
 from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.estimate import catalog
-from advisor.locations import shipped
+from advisor.estimate.reference import read_reference
+from advisor.locations import shipped, shipped_data_dir
 from pricing import database, ingest
 from pricing.observations import Observation
 
@@ -104,3 +107,20 @@ def test_devices_missing_lists_what_the_price_database_offers_beyond_the_catalog
     ingest.write(db, "azure", [gaudi], source="test", fetched_at=database.now(), run_id=None)
     found = runner.invoke(cli, ["devices", "--missing"])
     assert found.exit_code == 0 and "Gaudi2" in found.output
+
+
+def test_every_accelerator_of_the_shipped_seed_database_is_in_the_catalog() -> None:
+    with closing(sqlite3.connect(shipped("prices-seed.sqlite"))) as db:
+        names = {name for (name,) in db.execute("SELECT DISTINCT accelerator FROM seed_prices")}
+    assert names - {"", None}  # the seed does offer accelerators
+    assert catalog.missing(names) == []
+
+
+def test_every_device_of_the_shipped_measurements_is_in_the_catalog() -> None:
+    files = [
+        shipped("benchmarks.csv"),
+        *sorted(shipped_data_dir().glob("calibration-holdout-*.csv")),
+    ]
+    devices = {row.device for path in files for row in read_reference(path) if not row.is_cpu}
+    assert {"V100-32GB", "A6000", "RTX6000", "A100"} <= devices
+    assert catalog.missing(devices) == []

@@ -91,7 +91,7 @@ def test_a_file_not_in_the_format_is_a_usage_error_with_exit_2(tmp_path: Path) -
 
 def test_the_shipped_calibration_set_reads_completely() -> None:
     rows = read_reference(shipped("benchmarks.csv"))
-    assert len(rows) == 93
+    assert len(rows) == 123
     pairs, skipped = validate.evaluate(rows, shipped_calibration())
     assert skipped == {"workload outside the zoo": 9}
     assert len(pairs) > 500
@@ -149,7 +149,7 @@ def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path
 def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> None:
     rows = read_reference(shipped("calibration-holdout-dle.csv"))  # never used by the fit
     pairs, skipped = validate.evaluate(rows, shipped_calibration())
-    assert len(pairs) == 12 and not skipped
+    assert len(pairs) == 30 and not skipped  # 6 rows: V100, V100 32GB, A100
     to_a100_mixed = [p for p in pairs if p.target_label == "A100 mixed"]
     assert all(p.order_right for p in to_a100_mixed)  # the fastest, from every other row
 
