@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from pricing import database, query, refresh
-from pricing.fetch import MIB, RetryPolicy
+from pricing.fetch import MIB, RetryPolicy, origin_of
 from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
@@ -176,11 +176,43 @@ def test_a_gzip_bomb_is_cut_off_without_taking_memory(db, server) -> None:
     assert prices(db) == before
 
 
-def test_a_download_past_its_cap_is_stopped(db, server) -> None:
-    big = catalog(*ROWS * 20_000)
-    server.script(GCP, Reply(body=big))
-    report = gcp(db, server, RetryPolicy(attempts=1, max_download_bytes=MIB))
-    assert report.status == "failed" and "passed 1 MiB" in (report.error or "")
+@pytest.mark.parametrize("announce", [True, False], ids=["announced", "unannounced"])
+def test_a_download_past_its_cap_is_stopped(db, server, announce: bool) -> None:
+    big = catalog(*ROWS * 50_000)
+    assert len(big) > 8 * MIB
+    server.script(GCP, Reply(body=big, announce=announce))
+    events: list[refresh.RefreshProgress] = []
+    (report,) = refresh.refresh(
+        db,
+        ["skypilot/gcp"],
+        urls={"skypilot": f"{server.url}/skypilot"},
+        policy=RetryPolicy(attempts=1, max_download_bytes=MIB),
+        progress=events.append,
+    )
+    assert report.status == "failed" and "body passed 1 MiB" in (report.error or "")
+    assert "max_download_mib" in (report.error or "")
+    received = [e.done for e in events if e.phase == "download"]
+    assert max(received) <= 2 * MIB  # stopped early, not after the 8 MiB
+
+
+def test_the_configured_deadline_applies_to_the_cli(server, advisor_home: Path) -> None:
+    (advisor_home / "config").mkdir(parents=True)
+    (advisor_home / "config" / "config.toml").write_text(
+        f'[refresh]\ndeadline_seconds = 1\n[sources]\nskypilot_url = "{server.url}/skypilot"\n'
+    )
+    server.script(GCP, Reply(stall=30))
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["prices", "refresh", "--source", "skypilot/gcp"])
+    assert time.monotonic() - started < 8
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert "stopped at the 1 s deadline of this source" in result.stderr
+
+
+def test_origins_compare_scheme_host_and_port() -> None:
+    assert origin_of("http://Example.org/a?b") == origin_of("http://example.org:80/c")
+    assert origin_of("https://example.org/") == "https://example.org:443"
+    assert origin_of("https://example.org/") != origin_of("http://example.org/")
+    assert origin_of("http://127.0.0.1:8001/") != origin_of("http://127.0.0.1:8002/")
 
 
 def test_a_server_that_stalls_after_its_headers_is_cut_off_at_the_deadline(db, server) -> None:
