@@ -57,7 +57,9 @@ class RetryPolicy:
     """Longest wait for one connection or one read."""
     deadline_seconds: float = 300.0
     """Time for a whole source, retries and pages included. Azure Retail answers in a few
-    hundred pages of about a second each, so two minutes would cut off a healthy refresh."""
+    hundred pages of about a second each, so two minutes would cut off a healthy refresh.
+    Checked before each try and after each chunk read, and no read waits past it when it
+    starts, so a stalled or trickling server is cut off at most one read late."""
     max_download_bytes: int = 100 * MIB
     """Cap on one response as sent. The largest public catalog (SkyPilot's AWS vms.csv) is a
     few tens of MB uncompressed."""
