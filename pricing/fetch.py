@@ -58,8 +58,9 @@ class RetryPolicy:
     deadline_seconds: float = 300.0
     """Time for a whole source, retries and pages included. Azure Retail answers in a few
     hundred pages of about a second each, so two minutes would cut off a healthy refresh.
-    Checked before each try and after each chunk read, and no read waits past it when it
-    starts, so a stalled or trickling server is cut off at most one read late."""
+    Checked before each try and after each chunk; one read waits at most ``timeout_seconds``
+    (less when the deadline is nearer as a request starts), so a stalled or trickling server
+    is cut off at the deadline or at most one read timeout after it."""
     max_download_bytes: int = 100 * MIB
     """Cap on one response as sent. The largest public catalog (SkyPilot's AWS vms.csv) is a
     few tens of MB uncompressed."""
