@@ -5,14 +5,23 @@ Every setting has a default, so a missing file is a normal state. Example::
     [prices]
     ttl_days = 7          # warn when a source's prices are older than this
 
+    [refresh]
+    deadline_seconds = 300  # time for one source, retries and pages included
+    max_download_mib = 100  # cap on one response as sent (compressed)
+    max_body_mib = 200      # cap on one response once decompressed
+
     [sources]
     skypilot_url = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7"
+
+A file that cannot be read, is not UTF-8 TOML, or holds a value of the wrong type is one error
+line naming the file and the setting, never a traceback.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from advisor import locations
@@ -25,6 +34,20 @@ class Config:
     """Age after which a source's prices are called stale."""
     source_urls: dict[str, str] = field(default_factory=dict)
     """Overrides of price-source URLs, by source name (``[sources]`` table, ``<name>_url``)."""
+    refresh_deadline_seconds: float = 300.0
+    """Time allowed for one price source, retries and pages included (``pricing.fetch``)."""
+    max_download_mib: float = 100.0
+    """Cap on one downloaded response as sent over the network."""
+    max_body_mib: float = 200.0
+    """Cap on one downloaded response once decompressed."""
+
+
+_LIMITS = {
+    # setting: (Config field, largest value accepted)
+    "deadline_seconds": ("refresh_deadline_seconds", 24 * 3600.0),
+    "max_download_mib": ("max_download_mib", 64 * 1024.0),
+    "max_body_mib": ("max_body_mib", 64 * 1024.0),
+}
 
 
 def load() -> Config:
@@ -34,16 +57,38 @@ def load() -> Config:
         return Config()
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise AdvisorError(f"cannot read {path}: not UTF-8 text (byte {exc.start})") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise AdvisorError(f"cannot read {path}: {exc}") from exc
-    prices = raw.get("prices", {})
-    sources = raw.get("sources", {})
-    ttl = prices.get("ttl_days", Config.prices_ttl_days)
-    if not isinstance(ttl, int | float) or ttl <= 0:
-        raise AdvisorError(f"{path}: prices.ttl_days must be a positive number, not {ttl!r}")
-    urls = {
-        key.removesuffix("_url"): str(value)
-        for key, value in sources.items()
-        if key.endswith("_url")
-    }
-    return Config(prices_ttl_days=float(ttl), source_urls=urls)
+    prices = _table(raw, "prices", path)
+    ttl = _positive(prices, "ttl_days", Config.prices_ttl_days, f"{path}: prices.ttl_days")
+    urls = {}
+    for key, value in _table(raw, "sources", path).items():
+        if not key.endswith("_url"):
+            continue
+        if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+            raise AdvisorError(f"{path}: sources.{key} must be an http(s) URL, not {value!r}")
+        urls[key.removesuffix("_url")] = value
+    limits: dict[str, float] = {}
+    refresh = _table(raw, "refresh", path)
+    for key, (name, largest) in _LIMITS.items():
+        value = _positive(refresh, key, getattr(Config, name), f"{path}: refresh.{key}")
+        if value > largest:
+            raise AdvisorError(f"{path}: refresh.{key} must be at most {largest:g}, not {value:g}")
+        limits[name] = value
+    return Config(prices_ttl_days=ttl, source_urls=urls, **limits)
+
+
+def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
+    value = raw.get(name, {})
+    if not isinstance(value, dict):
+        raise AdvisorError(f"{path}: {name} must be a table ([{name}]), not {value!r}")
+    return value
+
+
+def _positive(table: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise AdvisorError(f"{where} must be a positive number, not {value!r}")
+    return float(value)

@@ -215,11 +215,26 @@ def refresh_prices(
     *,
     urls: dict[str, str] | None = None,
     progress: Callable[[RefreshProgress], None] | None = None,
+    allow_shrink: bool = False,
     db: sqlite_utils.Database | None = None,
 ) -> list[RunReport]:
-    """Fetch current prices from the public sources (the config's URLs, overridden by ``urls``)."""
+    """Fetch current prices from the public sources, under the config's URLs (overridden by
+    ``urls``), download limits and deadline; a source whose new catalog would retire most of its
+    prices is refused unless ``allow_shrink``."""
     from advisor import config
-    from pricing import refresh
+    from pricing import fetch, refresh
 
-    merged = {**config.load().source_urls, **(urls or {})}
-    return refresh.refresh(_open(db), sources, urls=merged, progress=progress)
+    settings = config.load()
+    policy = fetch.RetryPolicy(
+        deadline_seconds=settings.refresh_deadline_seconds,
+        max_download_bytes=int(settings.max_download_mib * fetch.MIB),
+        max_body_bytes=int(settings.max_body_mib * fetch.MIB),
+    )
+    return refresh.refresh(
+        _open(db),
+        sources,
+        urls={**settings.source_urls, **(urls or {})},
+        progress=progress,
+        policy=policy,
+        allow_shrink=allow_shrink,
+    )

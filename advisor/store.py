@@ -8,16 +8,23 @@ while a refresh writes (old prices or new, never a mix).
 ``connect()`` returns a ``sqlite_utils.Database`` that imports sqlite-utils only when one of its
 features is first used: importing sqlite-utils costs ~180 ms here (it loads numpy, dateutil and
 its plugins), and the reads a recommendation makes need nothing but ``conn`` and ``execute``.
+
+A database the user cannot write (its file or folder is read-only, or it is the shipped seed)
+is opened read-only and left exactly as it is: no WAL switch, no migration, and reads work.
+Every way the file can be unusable (not a database, damaged, from a newer advisor, read-only
+when a write is asked for) becomes one ``StorageError`` line that says what to do (``explain``).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from advisor import locations
+from advisor.errors import AdvisorError
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -25,20 +32,94 @@ if TYPE_CHECKING:
 Migration = Callable[["sqlite_utils.Database"], None]
 
 BUSY_TIMEOUT_MS = 10_000
+RECOVERY = (
+    "run 'advisor locate' to find it and move the file aside; advisor then starts a new one "
+    "from the shipped seed (refreshed prices and stored probes in the old one are lost)"
+)
+
+
+class StorageError(AdvisorError):
+    """The database cannot be used as asked; the message says why and what to do."""
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:
-    """Open (creating if needed) the user's database, or the one at ``path``."""
-    if path is None:
-        locations.ensure_dirs()
-        path = locations.database_path()
-    else:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    """Open (creating if needed) the user's database, or the one at ``path``; read-only when
+    the user cannot write it."""
+    users = path is None
+    path = Path(path) if path is not None else locations.database_path()
+    writable = _writable(path)
+    try:
+        if writable:
+            if users:
+                locations.ensure_dirs()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+        elif not path.exists():
+            raise StorageError(f"cannot create {path}: its folder is not writable")
+        else:
+            conn = sqlite3.connect(
+                _read_only_uri(path),
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+            )
+            conn.execute("PRAGMA query_only=1")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # is it a database?
+    except OSError as exc:
+        raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
+    except sqlite3.Error as exc:
+        raise StorageError(explain(exc, path)) from exc
     return cast("sqlite_utils.Database", _LazyDatabase(conn))
+
+
+def read_only(db: sqlite_utils.Database) -> bool:
+    """True when ``db`` was opened read-only (``connect`` found it not writable)."""
+    return bool(db.execute("PRAGMA query_only").fetchone()[0])
+
+
+def explain(exc: sqlite3.Error, path: Path | str) -> str:
+    """One line for a SQLite failure on the database at ``path``: what happened, what to do."""
+    message = str(exc)
+    if "file is not a database" in message:
+        return f"{path} is not a SQLite database ({message}): {RECOVERY}"
+    if "malformed" in message or "corrupt" in message:
+        return f"{path} is damaged ({message}): {RECOVERY}"
+    if "readonly" in message or "read-only" in message:
+        return (
+            f"{path} is read-only here ({message}): reading works; to refresh prices or store "
+            "probes, make its folder writable or set ADVISOR_HOME to a writable folder"
+        )
+    if "locked" in message or "busy" in message:
+        return f"{path} is busy ({message}): another advisor is writing it; try again"
+    return f"{path}: {message}"
+
+
+def _writable(path: Path) -> bool:
+    """Whether advisor may write ``path``: never the shipped data; else as the OS says."""
+    try:
+        if path.resolve().is_relative_to(locations.shipped_data_dir().resolve()):
+            return False
+    except FileNotFoundError:
+        pass  # no shipped data folder: nothing to protect
+    if path.exists():
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the nearest folder that exists will hold the new ones
+    return os.access(folder, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str:
+    """A read-only URI for ``path``. A WAL database needs its ``-shm`` file even to read; in a
+    folder we cannot write, that file cannot be made, so the file is opened ``immutable``
+    (nobody can change it there) unless a ``-wal`` file holds commits not yet in it."""
+    wal = path.with_name(path.name + "-wal")
+    folder_writable = os.access(path.parent, os.W_OK)
+    immutable = "" if folder_writable or wal.exists() else "&immutable=1"
+    return f"{path.resolve().as_uri()}?mode=ro{immutable}"
 
 
 class _LazyDatabase:
@@ -78,16 +159,27 @@ def schema_version(db: sqlite_utils.Database, component: str) -> int:
 
 
 def migrate(db: sqlite_utils.Database, component: str, steps: Sequence[Migration]) -> int:
-    """Bring ``component``'s tables up to ``len(steps)``; returns the version now in force."""
+    """Bring ``component``'s tables up to ``len(steps)``; returns the version now in force.
+
+    A read-only database is only checked: it must already be at ``len(steps)``.
+    """
+    current = schema_version(db, component)
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    if current > len(steps):
+        raise StorageError(
+            f"{path}: its {component} tables are version {current}, newer than this advisor "
+            f"knows ({len(steps)}): upgrade advisor, or set ADVISOR_HOME to use another folder"
+        )
+    if read_only(db):
+        if current < len(steps):
+            raise StorageError(
+                f"{path} is read-only here and its {component} tables need an upgrade "
+                f"(version {current} to {len(steps)}): make its folder writable once"
+            )
+        return current
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
     )
-    current = schema_version(db, component)
-    if current > len(steps):
-        raise RuntimeError(
-            f"the database's {component} schema is version {current}, newer than this advisor "
-            f"knows ({len(steps)}): upgrade advisor"
-        )
     for version, step in enumerate(steps[current:], start=current + 1):
         with db.conn:  # one transaction a step: a failed step leaves the previous version
             db.conn.execute("BEGIN IMMEDIATE")

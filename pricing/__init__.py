@@ -10,10 +10,13 @@ A library: no TensorFlow, no textual or rich. What the other parts call:
   machine (GCP GPUs composed with their host); ``rentable_rows()`` is the same, indexed and
   sorted, for a few rows; ``billing_rules(db)``, ``source_status(db, ttl_days)``, ``show()``,
   ``history()``.
-- ``pricing.refresh.refresh(db, sources, urls=, progress=) -> list[RunReport]``: fetch the
-  public sources (``pricing.sources``), one transaction per source and cloud.
+- ``pricing.refresh.refresh(db, sources, urls=, progress=, policy=, allow_shrink=) ->
+  list[RunReport]``: fetch the public sources (``pricing.sources``), one transaction per source
+  and cloud; a catalog that would retire most prices is refused unless ``allow_shrink``.
 
 Inside: ``schema`` (tables and migrations), ``seed``, ``sources/*`` (fetch and parse, never
 write), ``observations`` (validation rules), ``ingest`` (store one batch), ``materialise``
-(rentables), ``families`` (CPU family of an instance type), ``fetch`` (HTTP with retries).
+(rentables), ``families`` (CPU family of an instance type), ``fetch`` (HTTP with retries and
+bounds on size, time and origin), ``inflate`` (bounded decompression), ``shrink`` (when a
+refresh must not replace the prices it has).
 """

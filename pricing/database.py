@@ -29,10 +29,14 @@ def now() -> str:
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:
-    """The user's database (or the one at ``path``), migrated and seeded."""
+    """The user's database (or the one at ``path``), migrated and seeded; a database the user
+    cannot write is opened read-only and must already be both (see ``advisor.store``)."""
     db = store.connect(path)
     store.migrate(db, COMPONENT, STEPS)
     if not _seeded(db):
+        if store.read_only(db):
+            where = db.execute("PRAGMA database_list").fetchone()[2]
+            raise store.StorageError(f"{where} is read-only here and holds no prices yet")
         _seed(db)
     return db
 

@@ -1,8 +1,18 @@
-"""HTTP for the price sources: one client, retries with backoff, errors as one clear line.
+"""HTTP for the price sources: one client, retries with backoff, bounds, errors as one clear line.
 
 Retries on 429, 5xx, timeouts and broken connections (a body cut short counts as broken),
 honouring ``Retry-After`` up to a cap. Anything else, or the last failure, raises
 ``FetchError``, whose message names the URL and what went wrong.
+
+A price source is a stranger on the network, so every download is bounded (``RetryPolicy``):
+
+- size: the body is streamed and counted as it arrives, both as sent (compressed) and once
+  decompressed (``pricing.inflate``), and dropped the moment either passes its cap, so a small
+  gzip that expands to gigabytes costs one chunk of memory, not gigabytes;
+- time: one deadline covers a whole source, retries and pages included (``policy.started()``),
+  so a server that stalls after its headers, or trickles a byte every few seconds, is cut off;
+- place: redirects are followed by hand and only within the origin (scheme, host, port) the
+  source was configured with; the same holds for every page URL a source is told to follow.
 
 httpx is imported when a refresh runs, not with this module: httpx loads its own command line
 (click, rich) on import, and the engine must not pull in a UI library at import time.
@@ -12,24 +22,31 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
     import httpx
 
 from advisor import __version__
 from advisor.errors import AdvisorError
+from pricing import inflate
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+MIB = 1024 * 1024
 
 
 class FetchError(AdvisorError):
-    """A source could not be fetched (after retries)."""
+    """A source could not be fetched (after retries), or broke one of the bounds."""
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """How hard to try a source, and how much of it to accept."""
+
     attempts: int = 4
     """Tries in all, the first included."""
     backoff_seconds: float = 0.5
@@ -37,6 +54,47 @@ class RetryPolicy:
     max_wait_seconds: float = 30.0
     """Cap on one wait, also on a server's Retry-After."""
     timeout_seconds: float = 60.0
+    """Longest wait for one connection or one read."""
+    deadline_seconds: float = 300.0
+    """Time for a whole source, retries and pages included. Azure Retail answers in a few
+    hundred pages of about a second each, so two minutes would cut off a healthy refresh.
+    Checked before each try and after each chunk; one read waits at most ``timeout_seconds``
+    (less when the deadline is nearer as a request starts), so a stalled or trickling server
+    is cut off at the deadline or at most one read timeout after it."""
+    max_download_bytes: int = 100 * MIB
+    """Cap on one response as sent. The largest public catalog (SkyPilot's AWS vms.csv) is a
+    few tens of MB uncompressed."""
+    max_body_bytes: int = 200 * MIB
+    """Cap on one response once decompressed: what is parsed and held in memory."""
+    deadline_at: float | None = None
+    """``time.monotonic()`` at which the current source must stop; set by ``started``."""
+    origin: str | None = None
+    """``scheme://host:port`` every request and redirect of the current source must stay on."""
+
+    def started(self, url: str) -> RetryPolicy:
+        """This policy for one source at ``url``: its deadline runs from now, on its origin."""
+        return replace(
+            self, deadline_at=time.monotonic() + self.deadline_seconds, origin=origin_of(url)
+        )
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (the full deadline when none was started)."""
+        if self.deadline_at is None:
+            return self.deadline_seconds
+        return self.deadline_at - time.monotonic()
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url``, the port spelled out (80, 443 by default)."""
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def check_origin(url: str, policy: RetryPolicy, why: str = "asked for") -> None:
+    """Raise ``FetchError`` when ``url`` leaves the origin the source was configured with."""
+    if policy.origin is not None and origin_of(url) != policy.origin:
+        raise FetchError(f"{why} {url}, outside the configured origin {policy.origin}; refused")
 
 
 def client(timeout_seconds: float = 60.0) -> httpx.Client:
@@ -44,8 +102,11 @@ def client(timeout_seconds: float = 60.0) -> httpx.Client:
 
     return httpx.Client(
         timeout=httpx.Timeout(timeout_seconds, connect=10.0),
-        follow_redirects=True,
-        headers={"User-Agent": f"advisor/{__version__} (+price refresh)"},
+        follow_redirects=False,  # followed by hand in get(), within the source's origin
+        headers={
+            "User-Agent": f"advisor/{__version__} (+price refresh)",
+            "Accept-Encoding": ", ".join(inflate.ENCODINGS),
+        },
     )
 
 
@@ -60,34 +121,109 @@ def get(
     """The body at ``url``; ``on_bytes(received, total)`` reports download progress."""
     import httpx
 
+    check_origin(url, policy)
     problem = ""
     for attempt in range(policy.attempts):
         if attempt:
-            time.sleep(_wait(policy, attempt, problem))
+            time.sleep(max(0.0, min(_wait(policy, attempt, problem), policy.remaining())))
+        left = policy.remaining()
+        if left <= 0:
+            raise FetchError(
+                f"{url}: stopped at the {policy.deadline_seconds:g} s deadline of this source"
+                + (f" ({problem})" if problem else "")
+            )
+        timeout = httpx.Timeout(min(policy.timeout_seconds, left), connect=min(10.0, left))
         try:
-            with http.stream("GET", url, params=params) as response:
-                if response.status_code in RETRY_STATUS:
-                    problem = f"HTTP {response.status_code}"
-                    retry_after = response.headers.get("Retry-After", "")
-                    problem += f" retry-after={retry_after}" if retry_after.isdigit() else ""
-                    continue
-                if response.status_code >= 400:
-                    raise FetchError(f"{url}: HTTP {response.status_code}")
-                total = response.headers.get("Content-Length")
-                expected = int(total) if total and total.isdigit() else None
-                chunks: list[bytes] = []
-                received = 0
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    received += len(chunk)
-                    if on_bytes:
-                        on_bytes(received, expected)
-                return b"".join(chunks)
+            return _get_once(http, url, params, policy, timeout, on_bytes)
+        except _Retry as retry:
+            problem = str(retry)
         except httpx.TimeoutException:
             problem = "timed out"
         except httpx.TransportError as exc:  # refused, reset, body cut short
             problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     raise FetchError(f"{url}: {problem} (after {policy.attempts} tries)")
+
+
+class _Retry(Exception):
+    """An answer worth trying again (429, 5xx)."""
+
+
+def _get_once(
+    http: httpx.Client,
+    url: str,
+    params: dict[str, str] | None,
+    policy: RetryPolicy,
+    timeout: httpx.Timeout,
+    on_bytes: Callable[[int, int | None], None] | None,
+) -> bytes:
+    target = url
+    for _ in range(MAX_REDIRECTS + 1):
+        with http.stream("GET", target, params=params, timeout=timeout) as response:
+            status = response.status_code
+            if status in REDIRECT_STATUS and "Location" in response.headers:
+                target = urljoin(str(response.url), response.headers["Location"])
+                check_origin(target, policy, f"{url}: redirected to")
+                params = None  # the Location carries its own query
+                continue
+            if status in RETRY_STATUS:
+                retry_after = response.headers.get("Retry-After", "")
+                after = f" retry-after={retry_after}" if retry_after.isdigit() else ""
+                raise _Retry(f"HTTP {status}{after}")
+            if status >= 400 or status in REDIRECT_STATUS:
+                raise FetchError(f"{url}: HTTP {status}")
+            return _read(response, url, policy, on_bytes)
+    raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _read(
+    response: httpx.Response,
+    url: str,
+    policy: RetryPolicy,
+    on_bytes: Callable[[int, int | None], None] | None,
+) -> bytes:
+    """The decoded body, stopped as soon as it breaks a size cap or the deadline."""
+    total = response.headers.get("Content-Length")
+    expected = int(total) if total and total.isdigit() else None
+    if expected is not None and expected > policy.max_download_bytes:
+        raise FetchError(f"{url}: {_too_big(expected, policy.max_download_bytes, 'download')}")
+    encoding = response.headers.get("Content-Encoding", "identity")
+    chunks: list[bytes] = []
+    size = 0
+
+    def raw() -> inflate.Chunks:
+        for chunk in response.iter_raw():
+            if response.num_bytes_downloaded > policy.max_download_bytes:
+                received = response.num_bytes_downloaded
+                raise FetchError(
+                    f"{url}: {_too_big(received, policy.max_download_bytes, 'download')}"
+                )
+            if policy.remaining() <= 0:
+                raise FetchError(
+                    f"{url}: stopped at the {policy.deadline_seconds:g} s deadline of this "
+                    f"source, {response.num_bytes_downloaded:,} bytes in"
+                )
+            if on_bytes:
+                on_bytes(response.num_bytes_downloaded, expected)
+            yield chunk
+
+    try:
+        for piece in inflate.decode(raw(), encoding):
+            size += len(piece)
+            if size > policy.max_body_bytes:
+                raise FetchError(f"{url}: {_too_big(size, policy.max_body_bytes, 'body')}")
+            chunks.append(piece)
+    except inflate.DecodeError as exc:
+        raise FetchError(f"{url}: {exc}") from exc
+    return b"".join(chunks)
+
+
+def _too_big(size: int, cap: int, what: str) -> str:
+    setting = {"download": "max_download_mib", "body": "max_body_mib"}[what]
+    state = "decompressed " if what == "body" else ""
+    return (
+        f"{state}body passed {cap / MIB:g} MiB (at least {size:,} bytes); stopped "
+        f"([refresh] {setting} in config.toml raises the cap)"
+    )
 
 
 def _wait(policy: RetryPolicy, attempt: int, problem: str) -> float:

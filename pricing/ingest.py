@@ -3,7 +3,8 @@
 Runs inside the caller's transaction (``pricing.refresh`` opens one per source and cloud), so a
 failure or a kill anywhere leaves the previous prices in place. A price is added to the history
 when it is new or changed; an unchanged price only moves its ``fetched_at`` forward. Suspect
-prices (see ``observations.price_problem``) are skipped and counted, never stored.
+prices (see ``observations.price_problem`` and ``observations.implausible``) are skipped and
+counted, never stored.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pricing import families, materialise
-from pricing.observations import Observation, price_problem
+from pricing.observations import Observation, implausible, price_problem
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -42,6 +43,8 @@ class Counts:
     removed: int = 0
     """Current prices the source no longer lists (history keeps them)."""
     rentables: int = 0
+    replaceable: int = 0
+    """Current prices this write could retire, before it ran (what ``removed`` is out of)."""
 
 
 def write(
@@ -81,7 +84,8 @@ def write(
     for row in rows:
         key = (offering_ids[row.key], row.pricing)
         before = current.get(key)
-        if price_problem(row.usd_per_hour, before[0] if before else None) or key in seen:
+        previous = before[0] if before else None
+        if price_problem(row.usd_per_hour, previous) or implausible(row) or key in seen:
             skipped += 1
             held.append(f"{key[0]}/{key[1]}")
             seen.add(key)
@@ -129,7 +133,10 @@ def write(
     count = materialise.rebuild(db, provider)
     if progress:
         progress(len(rows), len(rows))
-    return Counts(added, changed, unchanged, skipped, len(gone), count)
+    replaceable = sum(
+        1 for _, previous in current.values() if retire and previous.startswith(retire)
+    )
+    return Counts(added, changed, unchanged, skipped, len(gone), count, replaceable)
 
 
 def _ensure_offerings(

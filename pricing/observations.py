@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import NamedTuple
 
 PLACEHOLDER_PRICES = frozenset({700.0})
@@ -10,6 +11,22 @@ PLACEHOLDER_PRICES = frozenset({700.0})
 
 OUTLIER_RATIO = 10.0
 """A new price more than this many times above (or below) the last one is held back as suspect."""
+
+MAX_USD_PER_ACCELERATOR_HOUR = 1_000.0
+"""Plausibility bound per accelerator device (a GPU, or a TPU core or chip as its name counts).
+The dearest device in any public catalog is near $15/h (an H100 or H200 in an 8-GPU machine,
+on demand), so this leaves a factor of 60 for price rises and new devices while still catching
+a price in cents written as dollars, a per-month figure, or a field shifted into the price."""
+
+MAX_USD_PER_VCPU_HOUR = 10.0
+"""Plausibility bound per vCPU of a machine without accelerators. The dearest per vCPU are the
+memory-heavy machines (AWS u-*, x1e, Azure M-series) at under $1 per vCPU-hour."""
+
+MAX_USD_PER_MACHINE_HOUR = 10_000.0
+"""Bound when a row says neither its vCPUs nor its accelerators (an Azure size the SkyPilot
+catalog does not know): above the largest TPU pod slice any catalog prices as one row."""
+
+_TPU_SIZE = re.compile(r"^tpu-.*?-(\d+)$")
 
 
 class Observation(NamedTuple):
@@ -69,3 +86,18 @@ def parse_price(text: str | None) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def implausible(row: Observation) -> str | None:
+    """Why ``row``'s price is beyond any real machine of its shape, or None (see the bounds)."""
+    tpu = _TPU_SIZE.match(row.accelerator.lower()) if row.accelerator else None
+    devices = row.accelerator_count * (int(tpu.group(1)) if tpu else 1)
+    if devices > 0:
+        bound, unit = devices * MAX_USD_PER_ACCELERATOR_HOUR, f"{devices} accelerator(s)"
+    elif row.vcpus:
+        bound, unit = row.vcpus * MAX_USD_PER_VCPU_HOUR, f"{row.vcpus:g} vCPUs"
+    else:
+        bound, unit = MAX_USD_PER_MACHINE_HOUR, "a machine"
+    if row.usd_per_hour > bound:
+        return f"${row.usd_per_hour:g}/h is beyond ${bound:g}/h for {unit}"
+    return None

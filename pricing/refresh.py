@@ -5,6 +5,11 @@ parsing happen outside any transaction; the prices, the materialised rentables a
 ``ok`` are then written in one ``BEGIN IMMEDIATE`` transaction. So a failure, a Ctrl-C or a
 SIGKILL leaves the previous prices exactly as they were (a killed run stays ``running``), and a
 reader (WAL) sees the old prices or the new ones, never a mix.
+
+A batch that would retire most of a source's prices, or whose rows are mostly invalid, is
+refused inside that transaction (``pricing.shrink``): it rolls back, the run is recorded as
+failed with the reason, and the report says ``refused``; ``allow_shrink`` accepts it. Each
+source's downloads share one deadline and stay on its configured origin (``pricing.fetch``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from advisor.errors import AdvisorError, Cancelled, UsageError
-from pricing import database, fetch, ingest, materialise
+from pricing import database, fetch, ingest, materialise, shrink
 from pricing.sources import (
     PriceBatch,
     RiskBatch,
@@ -61,7 +66,7 @@ class RunReport:
     unit: str
     url: str
     status: str
-    """``ok`` or ``failed``."""
+    """``ok``, ``failed`` or ``refused`` (a shrinking catalog, see ``pricing.shrink``)."""
     added: int = 0
     changed: int = 0
     unchanged: int = 0
@@ -104,8 +109,12 @@ def refresh(
     urls: dict[str, str] | None = None,
     progress: Callable[[RefreshProgress], None] | None = None,
     policy: fetch.RetryPolicy | None = None,
+    allow_shrink: bool = False,
 ) -> list[RunReport]:
-    """Refresh ``sources`` (default: all that need no key); one report per source and cloud."""
+    """Refresh ``sources`` (default: all that need no key); one report per source and cloud.
+
+    ``allow_shrink`` stores a catalog even when it would retire most of a source's prices.
+    """
     pairs = plan(sources)
     policy = policy or fetch.RetryPolicy()
     report = progress or (lambda event: None)
@@ -117,7 +126,8 @@ def refresh(
     try:
         with fetch.client(policy.timeout_seconds) as http:
             for name, unit in pairs:
-                reports.append(_refresh_one(db, http, name, unit, urls, policy, report))
+                one = _refresh_one(db, http, name, unit, urls, policy, report, allow_shrink)
+                reports.append(one)
     finally:
         db.conn.execute(f"PRAGMA cache_size = {int(cache_size)}")
     return reports
@@ -131,6 +141,7 @@ def _refresh_one(
     urls: dict[str, str] | None,
     policy: fetch.RetryPolicy,
     report: Callable[[RefreshProgress], None],
+    allow_shrink: bool = False,
 ) -> RunReport:
     module = SOURCES[name]
     base = source_url(name, urls)
@@ -151,17 +162,30 @@ def _refresh_one(
     try:
         step("download", 0, None)
         batch = module.collect(
-            http, base, unit, policy=policy, on_bytes=lambda n, t: step("download", n, t)
+            http,
+            base,
+            unit,
+            policy=policy.started(url),
+            on_bytes=lambda n, t: step("download", n, t),
         )
         with db.conn:
             db.conn.execute("BEGIN IMMEDIATE")
             counts = _store(db, batch, run_id, started, step)
+            refused = None if allow_shrink else shrink.refusal(counts)
+            if refused:
+                raise shrink.Refused(refused)  # rolls the transaction back
             finished = database.now()
             db.conn.execute(
                 "UPDATE refresh_runs SET status = 'ok', finished_at = ?, added = ?, changed = ?, "
                 "unchanged = ?, skipped = ? WHERE id = ?",
                 [finished, counts.added, counts.changed, counts.unchanged, counts.skipped, run_id],
             )
+    except shrink.Refused as exc:
+        finished = _fail(db, run_id, f"refused: {exc}; prices unchanged")
+        step("failed", 0, None)
+        return RunReport(
+            name, unit, url, "refused", error=str(exc), started_at=started, finished_at=finished
+        )
     except KeyboardInterrupt:
         _fail(db, run_id, "cancelled")
         raise Cancelled(f"refresh of {name}/{unit} cancelled; previous prices kept") from None
@@ -220,8 +244,12 @@ def _store(
 
 def _store_risk(db: sqlite_utils.Database, batch: RiskBatch, fetched_at: str) -> ingest.Counts:
     conn = db.conn
-    before = conn.execute("SELECT COUNT(*) FROM spot_risk WHERE provider = ?", [batch.provider])
-    previous = before.fetchone()[0]
+    before = conn.execute(
+        "SELECT region, instance_type FROM spot_risk WHERE provider = ?", [batch.provider]
+    )
+    known = set(before.fetchall())
+    previous = len(known)
+    gone = known - {(r.region, r.instance_type) for r in batch.risks}
     conn.execute("DELETE FROM spot_risk WHERE provider = ?", [batch.provider])
     conn.executemany(
         "INSERT INTO spot_risk VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -242,7 +270,9 @@ def _store_risk(db: sqlite_utils.Database, batch: RiskBatch, fetched_at: str) ->
     )
     count = materialise.rebuild(db, batch.provider)
     added = max(len(batch.risks) - previous, 0)
-    return ingest.Counts(added, len(batch.risks) - added, 0, batch.skipped, 0, count)
+    return ingest.Counts(
+        added, len(batch.risks) - added, 0, batch.skipped, len(gone), count, previous
+    )
 
 
 def _with_azure_sizes(db: sqlite_utils.Database, observations: list) -> list:

@@ -10,6 +10,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line o
 from __future__ import annotations
 
 import importlib
+import sqlite3
 import sys
 from typing import Any
 
@@ -75,6 +76,10 @@ class AdvisorGroup(click.Group):
             fail(exc.format_message(), exc.exit_code)
         except AdvisorError as exc:
             fail(str(exc), exc.exit_code)
+        except sqlite3.Error as exc:  # the database broke mid-command (damaged, read-only)
+            from advisor import locations, store
+
+            fail(store.explain(exc, locations.database_path()))
         except KeyboardInterrupt:
             fail("cancelled", 130)
         except BrokenPipeError:

@@ -160,7 +160,13 @@ def history(instance: str, fmt: str) -> None:
     help="Base URL of the first --source (default source: the SkyPilot catalog); "
     "also env ADVISOR_SKYPILOT_CATALOG_URL and [sources] in config.toml.",
 )
-def refresh(sources: tuple[str, ...], url: str | None) -> None:
+@click.option(
+    "--allow-shrink",
+    is_flag=True,
+    help="Store a catalog even when it would retire more than half of a source's prices "
+    "(refused by default: an empty or broken catalog looks just like that).",
+)
+def refresh(sources: tuple[str, ...], url: str | None, allow_shrink: bool) -> None:
     """Fetch current prices from the public sources (one transaction per source and cloud)."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
@@ -189,7 +195,9 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
                 done = total = 1
             bar.update(tasks[name], completed=done, total=total, phase=_phase(event))
 
-        reports = service.refresh_prices(list(sources) or None, urls=urls, progress=on_progress)
+        reports = service.refresh_prices(
+            list(sources) or None, urls=urls, progress=on_progress, allow_shrink=allow_shrink
+        )
     for report in reports:
         if report.status == "ok":
             click.echo(
@@ -199,11 +207,18 @@ def refresh(sources: tuple[str, ...], url: str | None) -> None:
             )
     failed = [r for r in reports if r.status != "ok"]
     if failed:
-        detail = "; ".join(f"{r.source}/{r.unit}: {r.error}" for r in failed)
+        detail = "; ".join(f"{r.source}/{r.unit}: {_why(r)}" for r in failed)
         raise AdvisorError(
             f"{len(failed)} of {len(reports)} price sources failed, their previous prices "
             f"are kept: {detail}"
         )
+
+
+def _why(report: Any) -> str:
+    """A failed report's error; a refused one says how to accept it."""
+    if report.status == "refused":
+        return f"refused: {report.error}; prices unchanged; --allow-shrink accepts it"
+    return str(report.error)
 
 
 def _phase(event: RefreshProgress) -> str:

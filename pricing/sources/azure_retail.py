@@ -1,7 +1,7 @@
 """Azure Retail Prices API (public JSON, no key): virtual machine prices by region.
 
 ``GET <url>?$filter=serviceName eq 'Virtual Machines' and priceType eq 'Consumption'``, then
-follow ``NextPageLink`` until it is null. Spot prices are the rows whose ``skuName`` ends in
+follow ``NextPageLink`` (on the configured origin only) until it is null. Spot prices are the rows whose ``skuName`` ends in
 " Spot" (or " Low Priority" where a size has no Spot row); Windows and Cloud Services rows are
 dropped; a row not in USD or not per hour is skipped and counted. The API gives no vCPU or GPU
 counts: ``pricing.refresh`` fills them from the SkyPilot Azure catalog when it has the size.
@@ -55,6 +55,8 @@ def _items(
         page = _page(body, next_url)
         yield from page.get("Items") or []
         next_url, params = page.get("NextPageLink"), None
+        if next_url:  # a page may not send us elsewhere (see pricing.fetch)
+            fetch.check_origin(str(next_url), policy, f"{NAME}: NextPageLink points to")
         pages += 1
         if on_bytes:
             on_bytes(pages, None)

@@ -108,7 +108,7 @@ def test_show_and_history() -> None:
 
 def test_refresh_reports_and_fails_in_one_line(server: FixtureServer, monkeypatch) -> None:
     monkeypatch.setenv("ADVISOR_SKYPILOT_CATALOG_URL", f"{server.url}/skypilot")
-    code, out, err = invoke("prices", "refresh", "--source", "skypilot/lambda")
+    code, out, err = invoke("prices", "refresh", "--source", "skypilot/lambda", "--allow-shrink")
     assert code == 0, err
     assert "skypilot/lambda: ok" in out
     server.script("/skypilot/gcp/vms.csv", Reply(404, b"gone"))
@@ -120,7 +120,13 @@ def test_refresh_reports_and_fails_in_one_line(server: FixtureServer, monkeypatc
 
 def test_refresh_url_option_and_unknown_source(server: FixtureServer) -> None:
     code, _out, err = invoke(
-        "prices", "refresh", "--source", "skypilot/aws", "--url", f"{server.url}/skypilot"
+        "prices",
+        "refresh",
+        "--source",
+        "skypilot/aws",
+        "--url",
+        f"{server.url}/skypilot",
+        "--allow-shrink",
     )
     assert code == 0, err
     code, _, err = invoke("prices", "refresh", "--source", "skypylot")
