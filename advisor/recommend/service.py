@@ -19,8 +19,7 @@ import probes.device as probe_device
 import probes.spec as probe_spec
 import probes.store as probe_store
 from advisor.errors import UsageError
-from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, unused-ignore]
-from advisor.estimate.model import Prediction, Target
+from advisor.estimate import residual
 from advisor.recommend import engine, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.model import Assumptions, Constraints, Filters, Recommendation
@@ -122,12 +121,7 @@ def rank(
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = db if db is not None else database.connect()
     measured: list[ProbeResult] = probe_store.latest(db, probe.config.workload)
-
-    def predictor(target: Target) -> Prediction:
-        source = measured_on(measured, target) or probe
-        result: Prediction = predict(source, target, precision=request.precision)
-        return result
-
+    predictor = residual.predictor_for(probe, measured, precision=request.precision)
     f = request.filters
     offers = query.offer_groups(
         db,
