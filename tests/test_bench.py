@@ -280,7 +280,7 @@ def test_the_run_commands_executed_as_the_node_would_are_imported_as_measured(
 ) -> None:
     """The task's run commands, executed here in a home of their own with the advisor setup
     would install (this one), probe for real; their log holds an export that 'advisor import'
-    accepts and that recommend then reports as measured."""
+    accepts and that, imported by the bench, recommend then reports as measured."""
     db = database.connect()
     add_offering_like_this_machine(db)
     device = fingerprint()
@@ -308,6 +308,10 @@ def test_the_run_commands_executed_as_the_node_would_are_imported_as_measured(
     code, text, err = invoke("import", str(path))
     assert code == 0, err
     assert text.startswith("imported 1 probe result(s)")
+    # what a bench does with the same file: import it, naming the device as the offering rented
+    # ("AMD EPYC" alone does not say which family; the rented c6a.large does)
+    (outcome,) = launch.import_results(db, [launch.Outcome(candidate, "measured", csv=path)])
+    assert outcome.status == "measured" and outcome.results
     payload = recommend("--epochs", "1", "--samples", "2048", "--validation-samples", "0",
                         "--provider", "aws", "--cpu-only", "--no-spot")  # fmt: skip
     chosen = [o for o in payload["options"] if o["instance_type"] == "c6a.large"]
