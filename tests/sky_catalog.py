@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-from collections.abc import Iterator
+import os
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +50,26 @@ def write_catalog(folder: Path, db_path: Path) -> Path:
     return folder
 
 
+_FOLDER: list[Path] = []
+"""The one runtime folder of this test session (each test module imports the fixture)."""
+
+
 @pytest.fixture(scope="session")
-def sky_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def sky_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SkyPilot's state and catalog in a folder of the test session, set before SkyPilot is
     imported (it reads ``SKY_RUNTIME_DIR`` once, at import)."""
     if importlib.util.find_spec("sky") is None:  # importing it here would be too early
         pytest.skip("SkyPilot not installed: make test-skypilot")
+    if _FOLDER:
+        return _FOLDER[0]
     folder = tmp_path_factory.mktemp("sky-runtime")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SKY_RUNTIME_DIR", str(folder))
-        from sky.catalog import common
-        from sky.skylet import constants
+    os.environ["SKY_RUNTIME_DIR"] = str(folder)  # for the whole session, as SkyPilot keeps it
+    from sky.catalog import common
+    from sky.skylet import constants
 
-        catalogs = folder / ".sky" / "catalogs" / constants.CATALOG_SCHEMA_VERSION
-        if Path(common.get_catalog_path("x")).parent != catalogs:
-            pytest.fail("SkyPilot was imported before SKY_RUNTIME_DIR was set")
-        write_catalog(catalogs, folder / "prices.db")
-        yield folder
+    catalogs = folder / ".sky" / "catalogs" / constants.CATALOG_SCHEMA_VERSION
+    if Path(common.get_catalog_path("x")).parent != catalogs:
+        pytest.fail("SkyPilot was imported before SKY_RUNTIME_DIR was set")
+    write_catalog(catalogs, folder / "prices.db")
+    _FOLDER.append(folder)
+    return folder
