@@ -51,19 +51,19 @@ def write_catalog(folder: Path, db_path: Path) -> Path:
 
 
 _FOLDER: list[Path] = []
-"""The one runtime folder of this test session (each test module imports the fixture)."""
+"""The one runtime folder of this pytest run (each test module imports the fixture)."""
 
 
 @pytest.fixture(scope="session")
 def sky_runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """SkyPilot's state and catalog in a folder of the test session, set before SkyPilot is
+    """SkyPilot's state and catalog in a folder of this pytest run, set before SkyPilot is
     imported (it reads ``SKY_RUNTIME_DIR`` once, at import)."""
     if importlib.util.find_spec("sky") is None:  # importing it here would be too early
         pytest.skip("SkyPilot not installed: make test-skypilot")
     if _FOLDER:
         return _FOLDER[0]
     folder = tmp_path_factory.mktemp("sky-runtime")
-    os.environ["SKY_RUNTIME_DIR"] = str(folder)  # for the whole session, as SkyPilot keeps it
+    os.environ["SKY_RUNTIME_DIR"] = str(folder)  # for the whole run, as SkyPilot keeps it
     from sky.catalog import common
     from sky.skylet import constants
 
