@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# SkyPilot (advisor[skypilot]) pins click<8.2: its tests run in a virtual environment of their own.
+SKY_VENV ?= .venv-skypilot
+SKY_TESTS := tests/bench tests/base/test_imports.py
 
-.PHONY: install run test test-fast lint format types check app screenshot clean
+.PHONY: install run test test-fast test-skypilot lint format types check app screenshot clean
 
 $(BIN)/advisor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +15,12 @@ $(BIN)/advisor: pyproject.toml
 	@touch $@
 
 install: $(BIN)/advisor
+
+$(SKY_VENV)/bin/advisor: pyproject.toml
+	$(PYTHON) -m venv $(SKY_VENV)
+	$(SKY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SKY_VENV)/bin/python -m pip install --quiet -e '.[skypilot,test]'
+	@touch $@
 
 run: install  ## the main job on the embedded default workload
 	$(BIN)/advisor recommend --model lstm --deadline 8h
@@ -25,6 +34,9 @@ test: install  ## every test, real TensorFlow fits included (minutes)
 test-fast: install  ## everything that needs no TensorFlow (under a minute)
 	$(BIN)/python -m pytest -m "not tf"
 
+test-skypilot: $(SKY_VENV)/bin/advisor  ## advisor bench and advisor.skypilot, with SkyPilot installed
+	$(SKY_VENV)/bin/python -m pytest $(SKY_TESTS)
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -37,7 +49,7 @@ format: install
 types: install
 	$(BIN)/mypy
 
-check: lint types test
+check: lint types test test-skypilot
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SKY_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

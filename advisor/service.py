@@ -21,8 +21,7 @@ import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
 from advisor.errors import UsageError
-from advisor.estimate import measured_on, predict  # type: ignore[attr-defined, unused-ignore]
-from advisor.estimate.prediction import Prediction, Target
+from advisor.estimate import residual
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
@@ -140,12 +139,7 @@ def rank(
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = _open(db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
-
-    def predictor(target: Target) -> Prediction:
-        source = measured_on(measured, target) or probe
-        result: Prediction = predict(source, target, precision=request.precision)
-        return result
-
+    predictor = residual.predictor_for(probe, measured, precision=request.precision)
     offers = query.offer_groups(db, request.filters)
     return ranker.recommend(
         offers,

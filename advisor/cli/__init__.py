@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "devices": "advisor.cli.estimate:devices",
     "validate": "advisor.cli.estimate:validate",
     "import": "advisor.cli.probe:import_results",
+    "bench": "advisor.cli.bench:bench",
     "locate": "advisor.cli.locate:locate",
 }
 

@@ -37,6 +37,14 @@ def device(option: Option) -> str:
     return f"{r.vcpus:g} vCPU" if r.vcpus else "CPU"
 
 
+_MEASURED = ", measured"
+"""Marks an option whose time was measured on its device rather than predicted."""
+
+
+def _measured(option: Option) -> bool:
+    return option.outcome.prediction.measured
+
+
 def spot_risk(option: Option) -> str:
     """``0.05/h, ~0.2 preemptions``: the rate and what it means for this run."""
     result = option.outcome
@@ -80,7 +88,7 @@ def render_options(
         cells = [
             str(option.rank) if option.rank else "",
             f"{r.provider} {r.region}",
-            f"{r.instance_type or '-'} ({device(option)})",
+            f"{r.instance_type or '-'} ({device(option)}{_MEASURED if _measured(option) else ''})",
             pricing,
             f"{r.usd_per_hour:.3f}",
             _hours(option),
@@ -142,7 +150,8 @@ def _summary(option: Option) -> str:
     r = option.rentable
     return (
         f"{r.provider} {r.region} {r.instance_type or '-'} {device(option)} "
-        f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
+        + ("(measured) " if _measured(option) else "")
+        + f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
         f"{_span(option.cost_usd, option.cost_usd_p90, usd)}"
         + (f", {option.outcome.p_meet:.0%} on time" if option.rank == 0 else "")
     )

@@ -44,8 +44,9 @@ def is_same_device(device: Fingerprint, target: Target) -> bool:
         return device.accelerator == target.accelerator and target.accelerator_count <= 1
     if target.vcpus is None or float(target.vcpus) != float(device.logical_cpus):
         return False
-    family, guessed = catalog.family_of_cpu_model(device.cpu_model)
-    return target.cpu_family is None or (not guessed and family == target.cpu_family)
+    # a model string that names its family, or the family itself (a bench on a rented machine)
+    family = catalog.resolve_family(device.cpu_model)
+    return target.cpu_family is None or (family is not None and family == target.cpu_family)
 
 
 def facts_for(probe: ProbeResult) -> WorkloadFacts:

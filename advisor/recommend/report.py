@@ -1,7 +1,9 @@
 """A recommendation as plain data (the ``--json``/``--csv`` contract) and as explanation lines.
 
 The JSON keys are a stable contract for scripts: workload, deadline_hours, objective, options (a
-ranked list, each with at least the keys of ``OPTION_KEYS``) and fastest.
+ranked list, each with at least the keys of ``OPTION_KEYS``) and fastest. ``measured`` is true
+where the time is a probe measured on that very device (imported, or from ``advisor bench``),
+not a prediction.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ OPTION_KEYS = (
     "cost_usd_p90",
     "p_meet_deadline",
     "meets_deadline",
+    "measured",
 )
 
 

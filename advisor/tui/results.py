@@ -34,7 +34,8 @@ def cell(key: str, option: dict[str, Any]) -> str | float | int:
     value = option.get(key)
     if key == "accelerator":
         count = option.get("accelerator_count") or 0
-        return f"{value} x{count}" if value else "CPU"
+        shown = f"{value} x{count}" if value else "CPU"
+        return f"{shown} \u2713" if option.get("measured") else shown  # a check: measured there
     if value is None:
         return "-"
     if isinstance(value, float):

@@ -9,8 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-ENGINE_PACKAGES = ["pricing", "probes", "advisor.estimate", "advisor.recommend"]
-ENGINE_MODULES = ["advisor.store", "advisor.locations", "advisor.config", "advisor.errors"]
+ENGINE_PACKAGES = ["pricing", "probes", "advisor.estimate", "advisor.recommend", "advisor.bench"]
+ENGINE_MODULES = ["advisor.store", "advisor.locations", "advisor.config", "advisor.errors",
+                  "advisor.skypilot"]  # fmt: skip
 
 
 def engine_modules() -> list[str]:
@@ -34,16 +35,34 @@ def test_cli_help_never_imports_tensorflow_or_textual() -> None:
         """
         from click.testing import CliRunner
         from advisor.cli import cli
-        for args in (["--help"], ["prices", "--help"], ["recommend", "--help"], ["probe", "--help"]):
+        for args in (["--help"], ["prices", "--help"], ["recommend", "--help"], ["probe", "--help"],
+                     ["bench", "--help"]):
             assert CliRunner().invoke(cli, args).exit_code == 0
         """
     )
     assert "tensorflow" not in modules
     assert "keras" not in modules
     assert "textual" not in modules
+    assert "sky" not in modules
+
+
+def test_recommend_never_imports_skypilot() -> None:
+    from test_recommend_service import stored_mlp_probe
+
+    stored_mlp_probe()
+    modules = imported_after(
+        """
+        from click.testing import CliRunner
+        from advisor.cli import cli
+        result = CliRunner().invoke(cli, ["recommend", "--model", "mlp", "--json"])
+        assert result.exit_code == 0, result.output
+        """
+    )
+    assert "sky" not in modules
+    assert "tensorflow" not in modules
 
 
 def test_engine_imports_no_ui_and_no_tensorflow() -> None:
     modules = imported_after("\n".join(f"import {name}" for name in engine_modules()))
-    for heavy in ("tensorflow", "keras", "textual", "rich"):
+    for heavy in ("tensorflow", "keras", "textual", "rich", "sky"):
         assert heavy not in modules, f"{heavy} imported by the engine"

@@ -1,0 +1,318 @@
+"""`advisor bench` without a cloud: no cloud is reachable from the tests.
+
+What runs for real: the price database (a SQLite file seeded from the shipped prices), the
+planning and costing, the task YAML (parsed by SkyPilot's own ``sky.Task.from_yaml``), the
+exchange CSV, ``advisor import``, ``advisor recommend``. The one stand-in is ``StandIn``, for
+SkyPilot's launch call (``advisor.bench.launch.Cloud``: launch a task, tear a cluster down);
+no other part is replaced. The tests that need SkyPilot run where it is installed
+(``make test-skypilot``: it pins click<8.2, older than the rest of the suite expects).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+import pytest
+from click.testing import CliRunner
+
+from advisor.bench import launch, plan, task
+from advisor.bench.launch import Preempted
+from advisor.cli import cli
+from advisor.errors import UsageError
+from pricing import database, ingest, materialise
+from pricing.observations import Observation
+from probes import exchange, store
+from probes.device import fingerprint
+from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from tests.bench.sky_catalog import sky_runtime  # noqa: F401 (a fixture)
+
+HAS_SKY = importlib.util.find_spec("sky") is not None
+needs_sky = pytest.mark.skipif(not HAS_SKY, reason="SkyPilot not installed: make test-skypilot")
+MLP = WorkloadConfig("mnist_mlp", 60_000, 10_000, 20, 128)
+T4 = Fingerprint("Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz", 4, 4, "T4", 15.0,
+                 "2.21.0", True, False, "fp32")  # fmt: skip
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """Run the CLI; stdout and stderr apart under any click (SkyPilot pins an older one)."""
+    try:
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:  # click >= 8.2 keeps them apart already
+        runner = CliRunner()
+    result = runner.invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def probe_on(device: Fingerprint, seconds: float, config: WorkloadConfig = MLP) -> ProbeResult:
+    """A probe of mnist_mlp (figures of a real 2-vCPU run, the total set to ``seconds``)."""
+    return ProbeResult(
+        config=config, device=device, step_seconds=0.0062, step_interval=(0.0061, 0.0063),
+        validation_step_seconds=0.0021, epoch_overhead_seconds=0.05, startup_seconds=1.2,
+        predicted_seconds=seconds, predicted_interval=(seconds * 0.95, seconds * 1.05),
+        samples_per_second=20_645.0, probe_seconds=9.0, flops_per_sample=4.0e6,
+        parameters=669_706, peak_host_bytes=600_000_000,
+        op_split={"matmul_conv": 0.55, "elementwise": 0.2, "overhead": 0.25},
+        batch_scaling={128: 0.0062}, created_at="2026-11-21T05:00:00+00:00",
+    )  # fmt: skip
+
+
+def recommend(*args: str) -> dict[str, Any]:
+    code, out, err = invoke("recommend", "--model", "mlp", *args, "--json")
+    assert code == 0, err
+    payload: dict[str, Any] = json.loads(out)
+    return payload
+
+
+class StandIn:
+    """The stand-in for SkyPilot's launch call (the only part of a bench replaced here).
+
+    It answers each cluster as the node would: with the job's log holding the export of a probe
+    on the rented device, or with a failure or a preemption, and records every teardown.
+    """
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.launched: dict[str, dict[str, Any]] = {}
+        self.downed: list[str] = []
+
+    def launch(self, config: dict[str, Any], cluster: str, log: TextIO) -> int:
+        self.launched[cluster] = config
+        answer = self.answers[config["resources"].get("accelerators", {"CPU": 0}).popitem()[0]]
+        if isinstance(answer, Exception):
+            raise answer
+        path = Path(log.name).with_suffix(".node.csv")
+        exchange.write_csv(path, [answer])
+        log.write("(setup) installing advisor\n")
+        for line in path.read_text().splitlines():
+            log.write(f"(task, pid=1234) {task.EXPORT_MARK}{line}\n")
+        return 0
+
+    def down(self, cluster: str) -> None:
+        self.downed.append(cluster)
+
+
+def test_plan_rents_the_cheapest_matching_offering_and_costs_it() -> None:
+    db = database.connect()
+    found = plan.plan(db, gpus=["t4", "L4"], cpus=[8], spot=True, probe_seconds=20, tag="ab12")
+    t4, l4, cpu = found
+    assert (t4.label, t4.rentable.accelerator, t4.rentable.pricing) == ("T4", "T4", "spot")
+    assert t4.rentable.usd_per_hour == min(
+        r.usd_per_hour for r in database_rows(db, "T4", "spot") if r.accelerator_count == 1
+    )
+    assert cpu.rentable.accelerator is None and cpu.rentable.vcpus == 8
+    assert t4.cluster == "advisor-bench-t4-ab12" and cpu.cluster == "advisor-bench-8-vcpu-ab12"
+    for c in found:  # start-up, set-up and the probe, at the offering's price
+        assert 600 < c.expected_seconds < 1200
+        assert c.expected_usd == pytest.approx(c.rentable.usd_per_hour * c.expected_seconds / 3600)
+    assert l4.expected_seconds > cpu.expected_seconds  # CUDA libraries take longer to install
+
+
+def database_rows(db: Any, accelerator: str, pricing: str) -> list[Any]:
+    from pricing import query
+
+    return query.rentables(db, accelerator=accelerator, pricing=pricing)
+
+
+def test_plan_refuses_what_it_cannot_bench() -> None:
+    db = database.connect()
+    with pytest.raises(UsageError, match="a bench probes one device"):
+        plan.parse_gpus("T4:4")
+    with pytest.raises(UsageError, match="vCPU counts"):
+        plan.parse_cpus("eight")
+    with pytest.raises(UsageError, match="nothing to bench"):
+        plan.plan(db, gpus=[], cpus=[], spot=False, probe_seconds=20, tag="x")
+    with pytest.raises(UsageError, match="unknown accelerator 'T5'"):
+        plan.plan(db, gpus=["T5"], cpus=[], spot=False, probe_seconds=20, tag="x")
+    with pytest.raises(UsageError, match="no spot offering of 3 vCPU"):
+        plan.plan(db, gpus=[], cpus=[3], spot=True, probe_seconds=20, tag="x")
+
+
+@pytest.mark.skipif(HAS_SKY, reason="SkyPilot is installed here; the message is for without it")
+def test_without_skypilot_bench_says_how_to_install_it() -> None:
+    code, out, err = invoke("bench", "--model", "mlp", "--gpus", "T4", "--dry-run")
+    assert code == 2 and out == ""
+    assert err == "advisor: error: advisor bench needs SkyPilot: pip install 'advisor[skypilot]'\n"
+
+
+@needs_sky
+@pytest.mark.parametrize("spot", [True, False])
+def test_dry_run_tasks_parse_with_skypilot_and_rent_what_was_planned(
+    tmp_path: Path,
+    spot: bool,
+    sky_runtime: Path,  # noqa: F811
+) -> None:
+    import sky
+
+    out = tmp_path / "bench"
+    flag = "--spot" if spot else "--no-spot"
+    code, text, err = invoke("bench", "-m", "mlp", "--epochs", "2", "--gpus", "T4,L4,A100-80GB",
+                             "--cpus", "8", flag, "--dry-run", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    assert "expected cost: $" in text and "sky launch --yes --cluster advisor-bench-t4-" in text
+    assert "pip wheel --quiet --no-deps" in text and "advisor import" in text
+    written = sorted(out.glob("*.yaml"))
+    assert len(written) == 4
+    seen = set()
+    for path in written:
+        parsed = sky.Task.from_yaml(str(path))
+        (resources,) = parsed.resources
+        accelerators = resources.accelerators or {}
+        seen.add(next(iter(accelerators), f"{resources.cpus or resources.instance_type}"))
+        assert resources.use_spot is spot
+        assert all(count == 1 for count in accelerators.values())
+        assert "advisor probe --model mnist_mlp --epochs 2" in parsed.run.replace("env/bin/", "")
+        (wheel,) = parsed.file_mounts.values()
+        assert wheel.endswith(task.wheel_name())
+        assert ("[cuda]" in parsed.setup) is bool(accelerators)
+    assert {"T4", "L4", "A100-80GB"} <= seen
+
+
+def test_catalog_names_reach_the_yaml_as_data(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml", reason="PyYAML comes with SkyPilot")
+    db = database.connect()
+    (candidate,) = plan.plan(db, gpus=["T4"], cpus=[], spot=False, probe_seconds=20, tag="x")
+    odd = candidate.rentable._replace(instance_type="g4dn.xlarge\nrun: rm -rf ~")
+    config = task.task_config(
+        replace(candidate, rentable=odd), task.ProbeArgs("mnist_mlp"),
+        task.Install(wheel=tmp_path / "a wheel; rm -rf ~.whl"),
+    )  # fmt: skip
+    path = task.write_yaml(tmp_path / "t.yaml", config, comment="line one\nline two")
+    assert yaml.safe_load(path.read_text()) == config
+    assert "'a wheel; rm -rf ~.whl[cuda]'" in config["setup"]  # quoted for the shell too
+
+
+def test_launch_path_with_a_failure_and_a_preemption(tmp_path: Path) -> None:
+    """Three candidates launched at once: one measured, one failed, one preempted; every
+    cluster torn down; the measurement imported and ranked as measured by recommend."""
+    db = database.connect()
+    local = probe_on(fingerprint(), 66.0)
+    store.save(db, local)
+    found = plan.plan(db, gpus=["T4", "L4"], cpus=[8], spot=True, probe_seconds=20, tag="t")
+    install = task.Install(wheel=tmp_path / task.wheel_name())
+    configs = {c.cluster: task.task_config(c, task.ProbeArgs("mnist_mlp"), install) for c in found}
+    cloud = StandIn({
+        "T4": probe_on(replace(T4, accelerator="T4"), 30.0),
+        "L4": RuntimeError("ResourcesUnavailableError: no L4 capacity in europe-west4"),
+        "CPU": Preempted("the spot VM was taken back"),
+    })  # fmt: skip
+    lines: list[str] = []
+    outcomes = launch.import_results(
+        db, launch.bench(found, configs, cloud, tmp_path / "out", report=lines.append)
+    )
+    by_label = {o.candidate.label: o for o in outcomes}
+    assert by_label["T4"].status == "measured" and by_label["T4"].csv is not None
+    assert by_label["L4"].status == "failed" and "no L4 capacity" in by_label["L4"].message
+    assert by_label["8 vCPU"].status == "preempted"
+    assert sorted(cloud.downed) == sorted(c.cluster for c in found)
+    assert all(o.torn_down for o in outcomes)
+    assert any("launching T4" in line for line in lines)
+    (imported,) = by_label["T4"].results
+    assert imported.device.accelerator == "T4"
+    assert exchange.read_csv(by_label["T4"].csv)[0].device == "T4"  # a real exchange file
+
+    payload = recommend("--accelerator", "T4", "--spot", "--max-accelerators", "1")
+    assert payload["options"]
+    for option in payload["options"]:  # one T4: measured; more of them: predicted
+        assert option["measured"] is True
+        assert option["predicted_hours"] == pytest.approx(
+            (30.0 + 1.2) / 3600, abs=1e-4
+        )  # + start-up
+    other = recommend("--cpu-only", "--top", "3")
+    assert all(option["measured"] is False for option in other["options"])
+
+
+def test_a_measurement_corrects_the_devices_not_benched() -> None:
+    """The T4 measured at twice its prediction: every other GPU moves by the same factor, the
+    CPUs do not, and --explain says so."""
+    db = database.connect()
+    store.save(db, probe_on(fingerprint(), 66.0))
+    before = recommend("--accelerator", "L4", "--top", "1")["options"][0]["predicted_hours"]
+    cpu_before = recommend("--cpu-only", "--top", "1")["options"][0]["predicted_hours"]
+    t4_predicted = recommend("--accelerator", "T4", "--top", "1")["options"][0]["predicted_hours"]
+    store.save(db, probe_on(T4, 2 * t4_predicted * 3600), source="bench:test")
+
+    after = recommend("--accelerator", "L4", "--top", "1")["options"][0]
+    assert after["measured"] is False
+    assert after["predicted_hours"] == pytest.approx(2 * before, rel=0.01)
+    assert recommend("--cpu-only", "--top", "1")["options"][0]["predicted_hours"] == cpu_before
+    code, text, _ = invoke("recommend", "-m", "mlp", "--accelerator", "L4", "--explain")
+    assert code == 0
+    assert "corrected by the measurement on T4: measured/predicted x2" in text
+    assert "applied to every GPU not measured" in text
+    code, text, _ = invoke("recommend", "-m", "mlp", "--accelerator", "T4", "--top", "1")
+    table, _, summary = text.partition("cheapest on-demand")
+    assert "measured" in table and "T4 x1 (measured)" in summary
+
+
+def test_a_bench_names_the_device_as_the_offering_rented() -> None:
+    db = database.connect()
+    a100, cpu = plan.plan(db, gpus=["A100-80GB"], cpus=[8], spot=False, probe_seconds=20, tag="x")
+    named = launch.as_rented(probe_on(replace(T4, accelerator="A100"), 10.0), a100)
+    assert named.device.accelerator == "A100-80GB"  # nvidia-smi says A100
+    hidden = replace(T4, accelerator=None, cpu_model="Intel(R) Xeon(R) CPU @ 2.20GHz")
+    named = launch.as_rented(probe_on(hidden, 10.0), cpu)
+    assert named.device.cpu_model == cpu.rentable.cpu_family
+    known = replace(hidden, cpu_model="AMD EPYC 7B13")
+    assert launch.as_rented(probe_on(known, 10.0), cpu).device.cpu_model == "AMD EPYC 7B13"
+
+
+def add_offering_like_this_machine(db: Any) -> None:
+    """A 2-vCPU AMD EPYC (Milan) VM, AWS's c6a.large at its us-east-1 list price, so this
+    machine's probe has an offering it measured: the shipped prices start at 4 vCPUs."""
+    row = Observation("aws", "us-east-1", "", "c6a.large", 2.0, 4.0, "", 0, None, False,
+                      "on_demand", 0.0765)  # fmt: skip
+    with db.conn:
+        ingest.write(db, "aws", [row], source="test: c6a.large list price",
+                     fetched_at="2026-11-21T00:00:00Z", run_id=None)  # fmt: skip
+        materialise.rebuild(db, "aws")
+
+
+@pytest.mark.tf
+def test_the_run_commands_executed_as_the_node_would_are_imported_as_measured(
+    tmp_path: Path,
+) -> None:
+    """The task's run commands, executed here in a home of their own with the advisor setup
+    would install (this one), probe for real; their log holds an export that 'advisor import'
+    accepts and that, imported by the bench, recommend then reports as measured."""
+    db = database.connect()
+    add_offering_like_this_machine(db)
+    device = fingerprint()
+    if device.logical_cpus != 2 or "EPYC" not in device.cpu_model or device.accelerator:
+        pytest.skip("the test's offering is a 2-vCPU AMD EPYC VM, like the machine it ran on")
+    (candidate,) = plan.plan(db, gpus=[], cpus=[2], spot=False, probe_seconds=3, tag="tf")
+    assert candidate.rentable.instance_type == "c6a.large"
+    args = task.ProbeArgs("mnist_mlp", epochs=1, samples=2048, validation_samples=0,
+                          budget_seconds=3)  # fmt: skip
+    config = task.task_config(candidate, args, task.Install(wheel=tmp_path / task.wheel_name()))
+    node = tmp_path / "node"
+    (node / "advisor-bench" / "env" / "bin").mkdir(parents=True)
+    (node / "advisor-bench" / "env" / "bin" / "advisor").symlink_to(
+        Path(sys.executable).parent / "advisor"
+    )
+    env = {**os.environ, "HOME": str(node)}
+    env.pop("ADVISOR_HOME")
+    done = subprocess.run(["bash", "-c", config["run"]], env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    csv = task.exported(done.stdout)
+    assert csv is not None and csv.startswith(",".join(exchange.COLUMNS))
+    path = tmp_path / "export.csv"
+    path.write_text(csv)
+    code, text, err = invoke("import", str(path))
+    assert code == 0, err
+    assert text.startswith("imported 1 probe result(s)")
+    # what a bench does with the same file: import it, naming the device as the offering rented
+    # ("AMD EPYC" alone does not say which family; the rented c6a.large does)
+    (outcome,) = launch.import_results(db, [launch.Outcome(candidate, "measured", csv=path)])
+    assert outcome.status == "measured" and outcome.results
+    payload = recommend("--epochs", "1", "--samples", "2048", "--validation-samples", "0",
+                        "--provider", "aws", "--cpu-only", "--no-spot")  # fmt: skip
+    chosen = [o for o in payload["options"] if o["instance_type"] == "c6a.large"]
+    assert chosen and chosen[0]["measured"] is True
