@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from probes import stats
 from probes.timing import Stamps
 
-EPOCHS = 3
+EPOCHS = 5
+"""Short epochs timed: the first pays tracing, the other four each give one reading of the
+per-epoch overhead, so one wild boundary (a garbage collection, an iterator torn down late) is
+outvoted by the median instead of averaged in."""
 TRAIN_BATCHES = 2
 VALIDATION_BATCHES = 4
 
@@ -37,6 +40,8 @@ class EpochPhase:
     validation_overhead: float
     """Per-epoch seconds of the validation pass beyond its steps."""
     overhead_spread: float
+    """Width of the overhead's likely range: twice the scaled median absolute deviation of the
+    readings (training and validation parts added)."""
     first_epoch_extra: float
     """How much longer the first epoch took: tracing of the partial batch and of validation."""
 
@@ -58,14 +63,23 @@ def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
         val_count = len(stamps.test_batch_ends[e]) if validates else 0
         train_over.append(totals[e] - validation - train_steps * step)
         val_over.append(validation - val_count * val_step)
-    train_overhead = max(0.0, statistics.fmean(train_over))
-    val_overhead = max(0.0, statistics.fmean(val_over))
-    spread = max(train_over) - min(train_over) + max(val_over) - min(val_over)
+    train_overhead = max(0.0, statistics.median(train_over))
+    val_overhead = max(0.0, statistics.median(val_over))
+    spread = 2 * (robust_spread(train_over) + robust_spread(val_over))
     if val_stats is None:
         interval = (0.0, 0.0)
     elif math.isinf(val_stats.half_width):
         interval = (val_step * 0.9, val_step * 1.1)
     else:
         interval = val_stats.interval
-    first_extra = max(0.0, totals[0] - statistics.fmean(totals[1:]))
+    first_extra = max(0.0, totals[0] - statistics.median(totals[1:]))
     return EpochPhase(val_step, interval, train_overhead, val_overhead, spread, first_extra)
+
+
+def robust_spread(readings: list[float]) -> float:
+    """The median absolute deviation scaled to a normal standard deviation (1.4826 x MAD): the
+    spread of the readings that one outlier cannot inflate."""
+    if len(readings) < 2:
+        return 0.0
+    middle = statistics.median(readings)
+    return 1.4826 * statistics.median(abs(value - middle) for value in readings)

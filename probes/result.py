@@ -97,5 +97,8 @@ class ProbeResult:
     """Batch size -> steady-state step seconds, for every batch size measured."""
     extrapolated: bool = False
     """True when the step time at ``config.batch_size`` was modelled from smaller batches."""
+    device_kernels: int = 0
+    """Kernels one training step launches on an accelerator, counted from the model's layers and
+    variables (``probes.run.kernels_per_step``); 0 when not counted (older probes, imports)."""
     created_at: str = ""
     """ISO-8601 UTC time of the measurement."""

@@ -28,7 +28,15 @@ from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
 from probes import data, device, epochs, stats
-from probes.fitting import Measurement, ProbeProgress, Progress, arrays, check_cancel, fit
+from probes.fitting import (
+    Measurement,
+    ProbeProgress,
+    Progress,
+    arrays,
+    check_cancel,
+    fit,
+    steady_of,
+)
 from probes.loading import Prepared, parameter_count, prepare
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec, config_for, spec_for
@@ -36,14 +44,22 @@ from probes.timing import StopRule, make_timer
 
 __all__ = ["config_for", "probe", "spec_for"]
 
-RESERVE_STEPS = 18.0
-"""Training steps' worth of time the steady phase leaves for what follows it: three short
-epochs (3 x 3 training steps, 3 x 5 validation steps at about a third of a step) and 4 profiled
+RESERVE_STEPS = 28.0
+"""Training steps' worth of time the steady phase leaves for what follows it: five short
+epochs (5 x 3 training steps, 5 x 5 validation steps at about a third of a step) and 4 profiled
 steps."""
 MIN_STEADY_SHARE = 0.4
 """Share of the budget the steady fit runs at least, however quickly it reaches +-2%."""
 RESERVE_SECONDS = 1.5
 """Fixed time left for the validation function's tracing and the profiler's start and stop."""
+SMALL_BATCH_SECONDS = 1.5
+"""Time of the short pass at a small batch that measures the fixed cost of a step (the
+intercept of step time against batch size: dispatch, kernel launches, callbacks)."""
+SMALL_BATCH_DIVISOR = 8
+"""The small batch is the workload's batch divided by this (at least 1)."""
+MIN_BOUNDARIES = 3
+"""Epoch boundaries the steady fit must cross before they, not the short epochs, give the
+per-epoch overhead (one or two readings are too easily one wild one)."""
 ASSUMED_FLOPS_PER_THREAD = 40e9
 """A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
 ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
@@ -152,6 +168,7 @@ def _probe(
         op_split=split,
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
+        device_kernels=kernels_per_step(prepared.model),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -169,7 +186,7 @@ def _measured(
     x, y = arrays(prepared, config.samples, batch, seed=0)
     timer = fit(prepared, x, y, batch, started, started + budget, report, cancel,
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
-                 reserve_seconds=RESERVE_SECONDS)  # fmt: skip
+                 reserve_seconds=RESERVE_SECONDS + SMALL_BATCH_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
@@ -180,11 +197,30 @@ def _measured(
     startup = sum(durations[:start]) - start * step
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
     crossed = epochs.boundaries(timer.stamps, durations, step)
-    if crossed:  # the steady fit crossed epochs of the full-size arrays: the truer overhead
+    if len(crossed) >= MIN_BOUNDARIES:  # epochs of the full-size arrays: the truer overhead
         phase = replace(phase, train_overhead=max(0.0, statistics.median(crossed)))
-    return replace(
-        _predict(config, steady, stats.drift(steady_steps), phase, startup), arrays=(x, y)
-    )
+    measured = _predict(config, steady, stats.drift(steady_steps), phase, startup)
+    small = _small_batch_step(prepared, config, started, report, cancel)
+    scaling = {**dict([small] if small else []), batch: step}
+    return replace(measured, arrays=(x, y), batch_scaling=scaling)
+
+
+def _small_batch_step(
+    prepared: Prepared,
+    config: WorkloadConfig,
+    started: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> tuple[int, float] | None:
+    """The steady step time at a small batch (a short pass), or None when the batch is too small
+    to divide: with the real batch's step it gives the fixed per-step cost."""
+    small = config.batch_size // SMALL_BATCH_DIVISOR
+    if small < 1:
+        return None
+    x, y = arrays(prepared, small * 64, small, seed=3)
+    now = time.perf_counter()
+    timer = fit(prepared, x, y, small, started, now + SMALL_BATCH_SECONDS, report, cancel)
+    return small, steady_of(timer)[0].mean
 
 
 def _epoch_phase(
@@ -284,6 +320,16 @@ def _with_thread_scaling(
         check_cancel(cancel)
         scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
+
+
+def kernels_per_step(model: Any) -> int:
+    """Kernels one training step launches on an accelerator, counted from the model: the forward
+    pass runs two per layer with weights (the matmul or convolution, then its bias and
+    activation) and one per other layer, the backward pass about twice the forward, and the
+    optimizer one fused update per trainable variable. A count for a floor, not a profile: XLA
+    fusion can only lower it, so the floor stays a floor."""
+    forward = sum(2 if layer.weights else 1 for layer in model.layers)
+    return 3 * forward + len(model.trainable_variables)
 
 
 def _peak_device_bytes(tf: Any) -> int | None:

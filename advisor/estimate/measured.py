@@ -96,7 +96,9 @@ def _fit_alpha(points: tuple[tuple[int, float], ...], beta: float) -> float:
 
 
 def measured_shares(probe: ProbeResult, modelled: Parts) -> dict[str, float]:
-    """Shares of the source step by part: the probe's op split, else the model's split."""
+    """Shares of the source step by part: the probe's op split, else the model's split; the
+    overhead share is the measured fixed cost of a step (two batch sizes) when the probe has it,
+    since profiled op times leave out dispatch and clip the overhead to nothing."""
     shares = dict.fromkeys(PART_NAMES, 0.0)
     if probe.op_split and sum(probe.op_split.values()) > 0:
         for op, share in probe.op_split.items():
@@ -104,12 +106,14 @@ def measured_shares(probe: ProbeResult, modelled: Parts) -> dict[str, float]:
     else:
         total = modelled.total
         shares = {name: value / total for name, value in modelled.as_dict().items()}
-        overhead = _overhead_share(probe)
-        if overhead is not None:
-            rest = 1 - shares["overhead"]
-            scale = (1 - overhead) / rest if rest > 0 else 0.0
-            shares = {name: value * scale for name, value in shares.items()}
-            shares["overhead"] = overhead
+    total = sum(shares.values())
+    shares = {name: value / total for name, value in shares.items()}
+    overhead = _overhead_share(probe)
+    if overhead is not None:
+        rest = 1 - shares["overhead"]
+        scale = (1 - overhead) / rest if rest > 0 else 0.0
+        shares = {name: value * scale for name, value in shares.items()}
+        shares["overhead"] = overhead
     total = sum(shares.values())
     return {name: value / total for name, value in shares.items() if value > 0}
 
@@ -126,3 +130,10 @@ def _overhead_share(probe: ProbeResult) -> float | None:
     intercept = t0 - slope * b0
     step = intercept + slope * probe.config.batch_size
     return min(max(intercept / step, 0.0), 0.95) if step > 0 else None
+
+
+def fixed_step_seconds(probe: ProbeResult) -> float | None:
+    """The fixed cost of one step measured here (the intercept of step time against batch size:
+    dispatch, launches, callbacks), or None without two batch sizes."""
+    share = _overhead_share(probe)
+    return None if share is None else share * probe.step_seconds

@@ -14,6 +14,7 @@ import math
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, memory
+from advisor.estimate.floor import step_floor
 from advisor.estimate.machine import (
     MODERN,
     Machine,
@@ -66,6 +67,15 @@ def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> P
     shares = measured_shares(probe, parts_s)
     ratios = {name: _ratio(name, parts_s, parts_t, source, machine, allreduce) for name in shares}
     step_ratio = sum(shares[name] * ratios[name] for name in shares)
+    floor_note = ""
+    if machine.kind != "cpu":
+        floor = step_floor(probe, machine.kind, calibration)
+        if probe.step_seconds * step_ratio < floor.seconds:
+            floor_note = (
+                f"the floor binds: modelled step {probe.step_seconds * step_ratio * 1e3:.3g} ms "
+                f"is below the {floor.describe()}"
+            )
+            step_ratio = floor.seconds / probe.step_seconds
     train_steps = probe.config.steps_per_epoch * probe.config.epochs
     per_epoch = probe.epoch_overhead_seconds * probe.config.epochs
     scaled = max(probe.predicted_seconds - per_epoch, 0.0)
@@ -93,6 +103,7 @@ def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> P
             "part ratios target/source: " + ", ".join(f"{k} x{v:.3g}" for k, v in ratios.items()),
             f"target: {machine.label}, {path}; step x{step_ratio:.3g}"
             + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else ""),
+            *([floor_note] if floor_note else []),
             f"full training: {probe.predicted_seconds:.4g} s -> {seconds:.4g} s",
         ),
     )

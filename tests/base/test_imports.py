@@ -47,7 +47,7 @@ def test_cli_help_never_imports_tensorflow_or_textual() -> None:
 
 
 def test_recommend_never_imports_skypilot() -> None:
-    from test_recommend_service import stored_mlp_probe
+    from tests.recommend.test_service import stored_mlp_probe
 
     stored_mlp_probe()
     modules = imported_after(

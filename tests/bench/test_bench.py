@@ -28,7 +28,7 @@ from advisor.cli import cli
 from advisor.errors import UsageError
 from pricing import database, ingest, materialise
 from pricing.observations import Observation
-from probes import exchange, store
+from probes import exchange, history
 from probes.device import fingerprint
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from tests.bench.sky_catalog import sky_runtime  # noqa: F401 (a fixture)
@@ -193,7 +193,7 @@ def test_launch_path_with_a_failure_and_a_preemption(tmp_path: Path) -> None:
     cluster torn down; the measurement imported and ranked as measured by recommend."""
     db = database.connect()
     local = probe_on(fingerprint(), 66.0)
-    store.save(db, local)
+    history.save(db, local)
     found = plan.plan(db, gpus=["T4", "L4"], cpus=[8], spot=True, probe_seconds=20, tag="t")
     install = task.Install(wheel=tmp_path / task.wheel_name())
     configs = {c.cluster: task.task_config(c, task.ProbeArgs("mnist_mlp"), install) for c in found}
@@ -232,11 +232,11 @@ def test_a_measurement_corrects_the_devices_not_benched() -> None:
     """The T4 measured at twice its prediction: every other GPU moves by the same factor, the
     CPUs do not, and --explain says so."""
     db = database.connect()
-    store.save(db, probe_on(fingerprint(), 66.0))
+    history.save(db, probe_on(fingerprint(), 66.0))
     before = recommend("--accelerator", "L4", "--top", "1")["options"][0]["predicted_hours"]
     cpu_before = recommend("--cpu-only", "--top", "1")["options"][0]["predicted_hours"]
     t4_predicted = recommend("--accelerator", "T4", "--top", "1")["options"][0]["predicted_hours"]
-    store.save(db, probe_on(T4, 2 * t4_predicted * 3600), source="bench:test")
+    history.save(db, probe_on(T4, 2 * t4_predicted * 3600), source="bench:test")
 
     after = recommend("--accelerator", "L4", "--top", "1")["options"][0]
     assert after["measured"] is False

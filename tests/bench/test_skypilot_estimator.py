@@ -14,7 +14,7 @@ from advisor import service
 from advisor.errors import AdvisorError
 from advisor.skypilot import UNUSABLE_SECONDS, time_estimator
 from pricing import database
-from probes import store
+from probes import history
 from probes.device import fingerprint
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from tests.bench.sky_catalog import sky_runtime  # noqa: F401 (a fixture)
@@ -37,7 +37,7 @@ def stored_probe(device: Fingerprint | None = None, seconds: float = 66.0) -> Pr
         op_split={"matmul_conv": 0.55, "elementwise": 0.2, "overhead": 0.25},
         batch_scaling={128: 0.0062}, created_at="2026-11-21T05:00:00+00:00",
     )  # fmt: skip
-    store.save(database.connect(), result)
+    history.save(database.connect(), result)
     return result
 
 
@@ -79,7 +79,7 @@ def test_a_bench_measurement_is_what_the_optimizer_gets(sky_runtime: Path) -> No
 
     stored_probe()
     t4_device = replace(fingerprint(), accelerator="T4", logical_cpus=4, threads=4)
-    store.save(database.connect(), stored_probe(t4_device, seconds=40.0), source="bench:x")
+    history.save(database.connect(), stored_probe(t4_device, seconds=40.0), source="bench:x")
     stored_probe()  # the local probe again (stored_probe saves; the T4 one stays)
     assert time_estimator("mlp")(sky.Resources(accelerators={"T4": 1})) == round(40.0 + 1.2)
 

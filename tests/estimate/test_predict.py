@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import replace
 
@@ -64,7 +65,7 @@ def test_more_bandwidth_is_never_slower_on_the_memory_bound_part(
 
 
 def test_a_memory_bound_workload_is_faster_where_only_bandwidth_grew() -> None:
-    p = probe("imdb_fasttext", 0.05)
+    p = probe("imdb_fasttext", 3.0, batch_size=4096)  # large enough to stay above the floor
     a100_40 = predict(p, Target("A100", 1))  # same chip, 1555 GB/s
     a100_80 = predict(p, Target("A100-80GB", 1))  # same chip, 2039 GB/s
     assert a100_80.seconds < a100_40.seconds
@@ -189,3 +190,18 @@ def test_a_users_own_model_is_predicted_from_what_its_probe_measured() -> None:
     result = predict(own, Target("L4", 1), precision="mixed")
     assert 0 < result.seconds < own.predicted_seconds
     assert result.fits and result.extrapolated  # L4 is not in the calibration data
+
+
+def test_the_floor_binds_for_a_tiny_model_on_a_fast_gpu_not_for_resnet50() -> None:
+    """mnist_mlp's 5.5 ms CPU step, whose profile shows no overhead (profiled op times leave
+    dispatch out), scaled by compute and bandwidth alone lands far below what dispatching a
+    Keras step and launching its kernels costs on a GPU; ResNet-50's step does not."""
+    split = {"matmul_conv": 0.7, "elementwise": 0.3}
+    tiny = dataclasses.replace(probe("mnist_mlp", 0.0055, op_split=split), device_kernels=40)
+    on_a100 = predict(tiny, Target("A100", 1))
+    steps = tiny.config.steps_per_epoch * tiny.config.epochs
+    assert any("the floor binds" in line for line in on_a100.steps)
+    assert on_a100.seconds >= (shipped_calibration().gpu_overhead_s + 40 * 4e-6) * steps
+    assert predict(tiny, Target("T4", 1)).seconds >= 5.0  # 20 epochs of 469 steps
+    big = dataclasses.replace(probe("resnet50", 12.0), device_kernels=1100)  # 2 vCPUs
+    assert not any("floor" in line for line in predict(big, Target("A100", 1)).steps)

@@ -8,12 +8,20 @@ from probes import epochs
 from probes.timing import Stamps
 
 
-def three_epochs(step: float, val_step: float, overhead: float, trace: float) -> Stamps:
-    """Stamps as the callback records them: 3 train steps and 5 validation steps an epoch."""
+def three_epochs(
+    step: float,
+    val_step: float,
+    overhead: float,
+    trace: float,
+    *,
+    wild: dict[int, float] | None = None,
+) -> Stamps:
+    """Stamps as the callback records them: 3 train steps and 5 validation steps an epoch, for
+    ``epochs.EPOCHS`` epochs; ``wild`` adds seconds to the overhead of the epochs it names."""
     stamps, now = Stamps(fit_start=0.0), 0.0
-    for epoch in range(3):
+    for epoch in range(epochs.EPOCHS):
         stamps.epoch_begins.append(now)
-        now += overhead + (trace if epoch == 0 else 0.0)
+        now += overhead + (trace if epoch == 0 else 0.0) + (wild or {}).get(epoch, 0.0)
         for _ in range(3):
             now += step
             stamps.train_ends.append(now)
@@ -42,5 +50,23 @@ def test_boundaries_of_a_long_fit() -> None:
     stamps = three_epochs(0.01, 0.004, 0.05, 0.0)
     durations = stamps.durations()
     extra = epochs.boundaries(stamps, durations, 0.01)
-    assert len(extra) == 2  # two epoch starts after the first
+    assert len(extra) == epochs.EPOCHS - 1  # every epoch start after the first
     assert extra[0] == pytest.approx(0.05 + 0.002 + 5 * 0.004)  # the boundary carries validation
+
+
+def test_one_wild_epoch_boundary_changes_nothing() -> None:
+    """A garbage collection or a late iterator teardown at one boundary (1.2 s beside a 60 ms
+    overhead) must not become the per-epoch overhead carried to every epoch and every device."""
+    calm = epochs.figures(three_epochs(0.01, 0.004, 0.06, 1.5), step=0.01, train_steps=3)
+    wild = epochs.figures(
+        three_epochs(0.01, 0.004, 0.06, 1.5, wild={2: 1.2}), step=0.01, train_steps=3
+    )
+    assert wild.train_overhead == pytest.approx(calm.train_overhead)
+    assert wild.first_epoch_extra == pytest.approx(calm.first_epoch_extra)
+    assert wild.overhead_spread < 0.01
+
+
+def test_the_spread_is_robust_to_one_outlier() -> None:
+    assert epochs.robust_spread([1.0, 1.0, 1.0, 9.0]) == pytest.approx(0.0)
+    assert epochs.robust_spread([1.0, 2.0, 3.0]) == pytest.approx(1.4826)
+    assert epochs.robust_spread([5.0]) == 0.0
