@@ -22,7 +22,13 @@ from pathlib import Path
 from advisor.estimate.parameters import CALIBRATION_FILE, FREE_PARAMETERS, PRIOR, Calibration
 from advisor.estimate.parameters import to_json as calibration_json
 from advisor.estimate.reference import ReferenceRow, read_reference
-from advisor.estimate.validate import PairResult, evaluate, percentile, summarise
+from advisor.estimate.validate import (
+    PairResult,
+    evaluate,
+    percentile,
+    sigma_of_kind,
+    summarise,
+)
 from advisor.locations import shipped_data_dir
 
 PRIOR_WEIGHT = 0.02
@@ -91,7 +97,10 @@ _FRACTIONS = frozenset(
 def leave_one_source_out(
     rows: Sequence[ReferenceRow],
 ) -> tuple[list[PairResult], dict[str, Calibration]]:
-    """Each source's pairs predicted by a fit on the other sources only."""
+    """Each source's pairs predicted by a fit on the other sources only.
+
+    The spread each source's pairs carry is measured on the other sources' held-out errors, so
+    the interval coverage of these pairs is honest too."""
     sources = sorted({row.source for row in rows})
     held_out_pairs: list[PairResult] = []
     fits = {}
@@ -101,7 +110,16 @@ def leave_one_source_out(
         fits[source] = fit(training)
         pairs, _ = evaluate(held_out, fits[source])
         held_out_pairs.extend(pairs)
-    return held_out_pairs, fits
+    honest: list[PairResult] = []
+    for source in sources:
+        sigma = spread_by_kind([p for p in held_out_pairs if p.source != source])
+        fits[source] = replace(fits[source], log_sigma=sigma)
+        honest.extend(
+            replace(p, log_sigma=sigma_of_kind(sigma, p.kinds))
+            for p in held_out_pairs
+            if p.source == source
+        )
+    return honest, fits
 
 
 def spread_by_kind(pairs: Sequence[PairResult]) -> dict[str, float]:
