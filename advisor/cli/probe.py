@@ -153,6 +153,8 @@ def import_results(file: str) -> None:
     if not Path(file).is_file():
         raise UsageError(f"no such file: {file}")
     rows, problems = exchange.read_csv(file, strict=False)
+    if problems and not rows:  # nothing to import: as the strict reader, name the first bad row
+        raise UsageError(f"{problems[0].line}: {problems[0].reason}")
     results = exchange.from_rows(rows)
     db = connect()
     for result in results:
