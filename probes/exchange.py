@@ -16,9 +16,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from advisor.errors import AdvisorError, UsageError
+from probes import zoo
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 
 COLUMNS = ("source", "workload", "device", "vcpus", "cpu_family", "software", "precision",
@@ -104,11 +105,35 @@ class Row:
     notes: str = ""
     line: int = 0
     """The line of its file the row ends on (the header is line 1)."""
+    assumed: tuple[str, ...] = ()
+    """Optional fields left empty and filled with a stated default (``batch_size``: the zoo's)."""
 
 
-def read_csv(path: Path | str) -> list[Row]:
+@dataclass(frozen=True)
+class Problem:
+    """A row the lenient reader skipped: where it is and why."""
+
+    line: str
+    """``file:line``."""
+    reason: str
+
+
+@overload
+def read_csv(path: Path | str, *, strict: Literal[True] = ...) -> list[Row]: ...
+@overload
+def read_csv(path: Path | str, *, strict: Literal[False]) -> tuple[list[Row], list[Problem]]: ...
+
+
+def read_csv(
+    path: Path | str, *, strict: bool = True
+) -> list[Row] | tuple[list[Row], list[Problem]]:
     """Every row of an exchange-format file, or a ``UsageError`` naming the file and line of the
-    first bad row: never a partial read."""
+    first bad row: never a partial read.
+
+    With ``strict=False`` a bad row is skipped and returned as a ``Problem`` (``file:line`` and
+    why) beside the good rows, and an empty ``batch_size`` (published throughput tables often
+    leave it out) takes the workload's batch size from the zoo, named in the row's ``assumed``.
+    A file that cannot be read or has the wrong header still raises."""
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8") as handle:
@@ -117,24 +142,29 @@ def read_csv(path: Path | str) -> list[Row]:
                 raise UsageError(
                     f"{path}: not in the reference format: the header must be {','.join(COLUMNS)}"
                 )
-            rows = []
+            rows, problems = [], []
             for raw in reader:
                 try:
-                    rows.append(_row(raw, reader.line_num))
+                    rows.append(_row(raw, reader.line_num, lenient=not strict))
                 except ValueError as exc:
-                    raise UsageError(f"{path}:{reader.line_num}: {exc}") from None
-            return rows
+                    if strict:
+                        raise UsageError(f"{path}:{reader.line_num}: {exc}") from None
+                    problems.append(Problem(f"{path}:{reader.line_num}", str(exc)))
+            return rows if strict else (rows, problems)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not a UTF-8 text file") from None
 
 
-def _row(raw: dict[Any, str | None], line: int) -> Row:
+def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row:
     """The typed row of one CSV record; a ``ValueError`` says what is wrong with it."""
     if None in raw or None in raw.values():
         raise ValueError(f"wrong number of fields (expected {len(COLUMNS)})")
     text = {column: (raw[column] or "").strip() for column in COLUMNS}
+    assumed: tuple[str, ...] = ()
+    if lenient and text["workload"] and not text["batch_size"]:
+        text["batch_size"], assumed = _default_batch_size(text["workload"]), ("batch_size",)
     for column in ("source", "workload", "device", "batch_size", "metric", "value"):
         if not text[column]:
             raise ValueError(f"{column} is empty")
@@ -158,8 +188,17 @@ def _row(raw: dict[Any, str | None], line: int) -> Row:
         source=text["source"], workload=text["workload"], device=text["device"], vcpus=vcpus,
         cpu_family=text["cpu_family"] or None, software=text["software"], precision=precision,
         batch_size=batch_size, epochs=epochs, metric=text["metric"], value=value,
-        notes=text["notes"], line=line,
+        notes=text["notes"], line=line, assumed=assumed,
     )  # fmt: skip
+
+
+def _default_batch_size(workload: str) -> str:
+    try:
+        return str(zoo.get(workload).batch_size)
+    except UsageError:
+        raise ValueError(
+            f"batch_size is empty and {workload!r} is not a zoo workload (no default)"
+        ) from None
 
 
 def _whole(column: str, text: str) -> int:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from advisor.cli.output import emit, output_format
+
+if TYPE_CHECKING:
+    from probes.exchange import Problem, Row
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 _ACCELERATOR_COLUMNS = (
@@ -100,26 +104,35 @@ def _price_accelerators() -> list[str]:
     is_flag=True,
     help="Refit the model without each source before predicting it (honest, slower).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Stop at the first bad row instead of skipping it; no assumed batch sizes.",
+)
 @output_format
-def validate(reference: Path | None, loso: bool, fmt: str) -> None:
+def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None:
     """Check cross-device predictions against measured results.
 
     Within each source and workload, every row S is taken as the measurement and every other
     row T is predicted from it. Rows of workloads outside the zoo are skipped and counted.
+    A bad row is skipped and listed with its file:line (--strict: stop at it); an empty
+    batch_size takes the workload's batch size from the zoo and is counted as assumed.
     """
     from advisor.estimate import validate as engine
     from advisor.estimate.calibrate import leave_one_source_out
     from advisor.estimate.parameters import shipped_calibration
-    from advisor.estimate.reference import read_reference
+    from advisor.estimate.reference import read_reference_checked
     from advisor.locations import shipped
 
-    rows = read_reference(reference or shipped("benchmarks.csv"))
+    path = reference or shipped("benchmarks.csv")
+    rows, problems = read_reference_checked(path, strict=strict)
     pairs, skipped = engine.evaluate(rows, shipped_calibration())
     if loso:
         pairs, _ = leave_one_source_out(rows)
     result = engine.report(pairs, skipped)
     result["reference"] = str(reference or "shipped benchmarks.csv")
     result["leave_one_source_out"] = loso
+    result.update(read_report(path, rows, problems))
     if fmt == "json":
         emit([], fmt, payload=result)
     elif fmt == "csv":
@@ -145,4 +158,31 @@ def _print_report(result: dict[str, Any]) -> None:
             f"than 5%: {result['order_accuracy_beyond_near_ties']}"
         )
     reasons = ", ".join(f"{n} {why}" for why, n in result["skipped_by_reason"].items())
-    click.echo(f"skipped rows: {result['skipped_rows']}" + (f" ({reasons})" if reasons else ""))
+    click.echo(
+        f"rows not modelled: {result['unmodelled_rows']}" + (f" ({reasons})" if reasons else "")
+    )
+    click.echo(
+        f"interval coverage (measured inside the 80% interval): {result['interval_coverage']}"
+    )
+    click.echo(f"assumed: {result['assumed']} row(s) without batch_size took the zoo's")
+    for row in result["assumed_rows"]:
+        click.echo(f"  assumed {row['line']}: {row['assumed']}")
+    click.echo(f"skipped rows: {len(result['skipped_rows'])} unreadable")
+    for row in result["skipped_rows"]:
+        click.echo(f"  skipped {row['line']}: {row['reason']}")
+
+
+def read_report(path: Path, rows: Sequence[Row], problems: Sequence[Problem]) -> dict[str, Any]:
+    """What the lenient read assumed and skipped, each with its file:line."""
+    assumed = [row for row in rows if row.assumed]
+    return {
+        "assumed": len(assumed),
+        "assumed_rows": [
+            {
+                "line": f"{path}:{row.line}",
+                "assumed": ", ".join(f"{name}={getattr(row, name)}" for name in row.assumed),
+            }
+            for row in assumed
+        ],
+        "skipped_rows": [{"line": p.line, "reason": p.reason} for p in problems],
+    }

@@ -142,15 +142,23 @@ def models(fmt: str) -> None:
 @click.command("import", context_settings=_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 def import_results(file: str) -> None:
-    """Import measured results (reference CSV format), e.g. a probe run on a cloud machine."""
+    """Import measured results (reference CSV format), e.g. a probe run on a cloud machine.
+
+    A bad row is skipped and named with its file:line; the rest is imported.
+    """
     from advisor.errors import UsageError
     from advisor.store import connect
     from probes import exchange, history
 
     if not Path(file).is_file():
         raise UsageError(f"no such file: {file}")
-    results = exchange.from_rows(exchange.read_csv(file))
+    rows, problems = exchange.read_csv(file, strict=False)
+    if problems and not rows:  # nothing to import: as the strict reader, name the first bad row
+        raise UsageError(f"{problems[0].line}: {problems[0].reason}")
+    results = exchange.from_rows(rows)
     db = connect()
     for result in results:
         history.save(db, result, source=f"import:{Path(file).name}")
     click.echo(f"imported {len(results)} probe result(s) from {file}")
+    for problem in problems:
+        click.echo(f"skipped {problem.line}: {problem.reason}", err=True)

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from probes.exchange import Row, read_csv
+from probes.exchange import Problem, Row, read_csv
 
 
 class ReferenceRow(Row):
@@ -66,3 +66,16 @@ def read_reference(path: Path | str) -> list[ReferenceRow]:
     """Every row of an exchange-format file, through the one strict reader: a ``UsageError``
     names the file and line of the first bad row."""
     return [ReferenceRow(**asdict(row)) for row in read_csv(path)]
+
+
+def read_reference_checked(
+    path: Path | str, *, strict: bool
+) -> tuple[list[ReferenceRow], list[Problem]]:
+    """The rows of an exchange-format file and the rows skipped as bad (``file:line``, why).
+
+    Strict: the first bad row raises (no problems are returned). Lenient: bad rows are skipped,
+    and an empty ``batch_size`` takes the zoo's (the row's ``assumed`` says so)."""
+    if strict:
+        return read_reference(path), []
+    rows, problems = read_csv(path, strict=False)
+    return [ReferenceRow(**asdict(row)) for row in rows], problems

@@ -16,7 +16,8 @@ from typing import Any
 from advisor.errors import UsageError
 from advisor.estimate import catalog
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
-from advisor.estimate.parameters import Calibration
+from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
+from advisor.estimate.prediction import Prediction
 from advisor.estimate.reference import ReferenceRow
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
@@ -41,10 +42,28 @@ class PairResult:
     """log(predicted time / measured time) for T (positive: predicted too slow)."""
     measured_gap: float = math.inf
     """How much slower the slower of S and T measured than the faster (0.05: 5%)."""
+    log_sigma: float = DEFAULT_LOG_SIGMA
+    """The spread a prediction of this kind carries (the calibration's, by kind)."""
 
     @property
     def abs_pct_error(self) -> float:
         return abs(self.predicted - self.actual) / self.actual * 100
+
+    @property
+    def inside_interval(self) -> bool:
+        """The measured time lies inside the predicted central 80% interval (q 0.1 to 0.9)."""
+        predicted = Prediction(seconds=math.exp(self.log_error), log_sigma=self.log_sigma)
+        return predicted.quantile(INTERVAL[0]) <= 1.0 <= predicted.quantile(INTERVAL[1])
+
+
+INTERVAL = (0.1, 0.9)
+"""The quantiles of the interval whose coverage validation reports."""
+
+
+def sigma_of_kind(log_sigma: dict[str, float], kinds: str) -> float:
+    """The spread of a ``source->target`` kind (a TPU target counts as a GPU one)."""
+    kinds = kinds.replace("->tpu", "->gpu")
+    return log_sigma.get(kinds) or log_sigma.get("all", DEFAULT_LOG_SIGMA)
 
 
 def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | None:
@@ -113,6 +132,9 @@ def evaluate(
                         order_right=_same_order(measured_s, predicted_t, measured_t),
                         log_error=math.log(predicted_t / measured_t),
                         measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
+                        log_sigma=sigma_of_kind(
+                            calibration.log_sigma, f"{s_machine.kind}->{t_machine.kind}"
+                        ),
                     )
                 )
     return pairs, dict(skipped)
@@ -154,6 +176,9 @@ def summarise(pairs: Sequence[PairResult]) -> dict[str, Any]:
         "pairwise_order_accuracy": _order_accuracy(pairs),
         "order_accuracy_beyond_near_ties": _order_accuracy(clear),
         "n_pairs_beyond_near_ties": len(clear),
+        "interval_coverage": _round(
+            sum(p.inside_interval for p in pairs) / len(pairs) if pairs else math.nan, 4
+        ),
     }
 
 
@@ -170,7 +195,7 @@ def report(pairs: Sequence[PairResult], skipped: dict[str, int]) -> dict[str, An
         by_device[pair.target_label].append(pair)
     return {
         **summarise(pairs),
-        "skipped_rows": sum(skipped.values()),
+        "unmodelled_rows": sum(skipped.values()),
         "skipped_by_reason": skipped,
         "by_source": {name: summarise(group) for name, group in sorted(by_source.items())},
         "by_device": [

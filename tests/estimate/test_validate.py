@@ -43,7 +43,9 @@ def test_validate_on_a_tiny_file_reports_every_ordered_pair(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["n_pairs"] == 6  # 3 rows of one source: 3 x 2 ordered pairs
-    assert report["skipped_rows"] == 1
+    assert report["unmodelled_rows"] == 1
+    assert report["skipped_rows"] == [] and report["assumed"] == 0
+    assert 0 <= report["interval_coverage"] <= 1
     assert set(report["by_source"]) == {"lab"}  # 'other' has a single row: no pair
     assert 0 <= report["pairwise_order_accuracy"] <= 1
     assert report["p90_abs_pct_error"] >= report["median_abs_pct_error"] >= 0
@@ -68,7 +70,7 @@ def test_figures_the_model_predicts_exactly_give_zero_error(tmp_path: Path) -> N
 def test_the_table_output_names_sources_and_skips(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", "--reference", str(write(tmp_path, TINY))])
     assert result.exit_code == 0, result.output
-    assert "lab" in result.output and "skipped rows: 1" in result.output
+    assert "lab" in result.output and "rows not modelled: 1" in result.output
 
 
 def test_the_reference_rows_are_the_one_readers_rows(tmp_path: Path) -> None:

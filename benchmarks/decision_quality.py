@@ -1,0 +1,222 @@
+"""Decision quality: does the predicted cheapest (and fastest) device match the measured one?
+
+    .venv/bin/python benchmarks/decision_quality.py
+
+A scenario is one source x workload x precision that measures the workload on several devices
+(``data/benchmarks.csv`` and the hold-out files). Each device is priced from the seed price
+database: the cheapest on-demand offering of its accelerator (one of them), or of a CPU VM with
+that many vCPUs; devices without a price are left out, and a scenario needs two priced devices.
+The slowest measured device is the probe: every other device's time is predicted from its
+measurement (sources of ``benchmarks.csv`` by the fit without that source, so the prediction
+never saw the rows it predicts; hold-out sources by the shipped calibration). The cheapest
+(time x price) and the fastest device chosen from predicted times are compared with the choice
+from measured times. Reported: the share of scenarios where each choice is right (a device whose
+measured cost is within 1% of the cheapest counts as right) and the regret, the extra measured
+cost of the predicted-cheapest over the measured-cheapest in %, median and p90.
+Targets: right cheapest device in >= 90% of scenarios; median regret <= 5%.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+TIE = 0.01
+"""Measured costs closer than this to the cheapest are equally right choices."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One device of a scenario: its price and its measured and predicted time per sample."""
+
+    device: str
+    usd_per_hour: float
+    measured_s: float
+    predicted_s: float
+
+    @property
+    def measured_cost(self) -> float:
+        return self.measured_s * self.usd_per_hour
+
+    @property
+    def predicted_cost(self) -> float:
+        return self.predicted_s * self.usd_per_hour
+
+
+@dataclass(frozen=True)
+class Decision:
+    cheapest_right: bool
+    fastest_right: bool
+    regret_pct: float
+    """Extra measured cost of the predicted-cheapest device over the measured-cheapest, in %."""
+    chosen: str
+    best: str
+
+
+def decide(options: Sequence[Option]) -> Decision:
+    """Choose from predicted times and judge the choice by measured times."""
+    chosen = min(options, key=lambda o: o.predicted_cost)
+    best = min(options, key=lambda o: o.measured_cost)
+    fastest_chosen = min(options, key=lambda o: o.predicted_s)
+    fastest = min(options, key=lambda o: o.measured_s)
+    regret = (chosen.measured_cost / best.measured_cost - 1) * 100
+    return Decision(
+        cheapest_right=regret <= TIE * 100,
+        fastest_right=fastest_chosen.measured_s <= fastest.measured_s * (1 + TIE),
+        regret_pct=regret,
+        chosen=chosen.device,
+        best=best.device,
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def summary(decisions: Sequence[Decision]) -> dict[str, float]:
+    n = len(decisions)
+    regrets = [d.regret_pct for d in decisions]
+    return {
+        "scenarios": n,
+        "cheapest_right": round(sum(d.cheapest_right for d in decisions) / n, 4) if n else math.nan,
+        "fastest_right": round(sum(d.fastest_right for d in decisions) / n, 4) if n else math.nan,
+        "median_regret_pct": round(percentile(regrets, 50), 2),
+        "p90_regret_pct": round(percentile(regrets, 90), 2),
+    }
+
+
+class Prices:
+    """The cheapest on-demand price of a device, from a copy of the seed price database."""
+
+    def __init__(self, directory: Path) -> None:
+        from pricing import database
+
+        self.db = database.connect(directory / "prices.sqlite")
+        self.cache: dict[tuple[str, int | None], float | None] = {}
+
+    def of(self, device: str, vcpus: int | None) -> float | None:
+        key = (device, vcpus)
+        if key not in self.cache:
+            self.cache[key] = self._lookup(device, vcpus)
+        return self.cache[key]
+
+    def _lookup(self, device: str, vcpus: int | None) -> float | None:
+        from advisor.errors import UsageError
+        from pricing import query
+        from pricing.offers import Filters
+
+        if device.upper() == "CPU":
+            rows = query.rentable_rows(self.db, Filters(cpu_only=True, pricing="on_demand"))
+            prices = [r.usd_per_hour for r in rows if r.vcpus == vcpus]
+            return min(prices) if prices else None
+        try:
+            filters = Filters(accelerator=device, pricing="on_demand", min_count=1, max_count=1)
+            rows = query.rentable_rows(self.db, filters, limit=1)
+        except UsageError:
+            return None  # not an accelerator the price database knows
+        return rows[0].usd_per_hour if rows else None
+
+
+def scenarios(rows, calibration_of, prices: Prices):  # type: ignore[no-untyped-def]
+    """Each scenario's options (device, price, measured and predicted seconds per sample)."""
+    from advisor.estimate.validate import evaluate
+
+    groups = defaultdict(list)
+    for row in rows:
+        groups[(row.source, row.workload, row.precision)].append(row)
+    found = {}
+    for key, members in sorted(groups.items()):
+        priced = [r for r in members if prices.of(r.device, r.vcpus) is not None]
+        pairs, _ = evaluate(priced, calibration_of(key[0]))
+        if not pairs:
+            continue
+        by_label = {r.label: r for r in priced}
+        probe = max(
+            {p.source_label for p in pairs},
+            key=lambda label: _seconds(by_label[label]),
+        )
+        options = [
+            Option(probe, _price(prices, by_label[probe]), *(2 * [_seconds(by_label[probe])]))
+        ]
+        for pair in pairs:
+            if pair.source_label != probe:
+                continue
+            target = by_label[pair.target_label]
+            actual = _seconds(target)
+            options.append(
+                Option(pair.target_label, _price(prices, target), actual,
+                       actual * math.exp(pair.log_error))
+            )  # fmt: skip
+        if len(options) >= 2:
+            found[key] = options
+    return found
+
+
+def _seconds(row) -> float:  # type: ignore[no-untyped-def]
+    from probes import zoo
+
+    return float(row.seconds_per_sample(zoo.get(row.workload).samples))
+
+
+def _price(prices: Prices, row) -> float:  # type: ignore[no-untyped-def]
+    price = prices.of(row.device, row.vcpus)
+    assert price is not None
+    return price
+
+
+def main() -> int:
+    from advisor.estimate.calibrate import leave_one_source_out
+    from advisor.estimate.parameters import shipped_calibration
+    from advisor.estimate.reference import read_reference
+    from advisor.locations import shipped, shipped_data_dir
+    from probes import zoo
+
+    started = time.perf_counter()
+    ids = {workload.id for workload in zoo.WORKLOADS}
+    reference = [r for r in read_reference(shipped("benchmarks.csv")) if r.workload in ids]
+    _, fits = leave_one_source_out(reference)
+    held = [
+        r
+        for path in sorted(shipped_data_dir().glob("calibration-holdout-*.csv"))
+        for r in read_reference(path)
+        if r.workload in ids
+    ]
+
+    def calibration_of(source: str):  # type: ignore[no-untyped-def]
+        return fits.get(source, shipped_calibration())
+
+    with tempfile.TemporaryDirectory() as directory:
+        prices = Prices(Path(directory))
+        found = scenarios([*reference, *held], calibration_of, prices)
+    decisions = {key: decide(options) for key, options in found.items()}
+    print(f"{'scenario':62s} {'devices':>7s} {'chosen':>22s} {'best':>22s} {'regret %':>8s}")
+    for key, decision in decisions.items():
+        print(
+            f"{' / '.join(key):62s} {len(found[key]):>7} {decision.chosen:>22s} "
+            f"{decision.best:>22s} {decision.regret_pct:>8.1f}"
+        )
+    print("\nall:", summary(list(decisions.values())))
+    print("benchmarks.csv (leave-one-source-out):",
+          summary([d for k, d in decisions.items() if k[0] in fits]))  # fmt: skip
+    print("hold-out files (shipped calibration):",
+          summary([d for k, d in decisions.items() if k[0] not in fits]))  # fmt: skip
+    print(f"took {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
