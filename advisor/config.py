@@ -34,13 +34,18 @@ def load() -> Config:
         return Config()
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise AdvisorError(f"cannot read {path}: {exc}") from exc
     prices = raw.get("prices", {})
     sources = raw.get("sources", {})
+    for table, value in (("prices", prices), ("sources", sources)):
+        if not isinstance(value, dict):
+            raise AdvisorError(f"{path}: [{table}] must be a table, not {type(value).__name__}")
     ttl = prices.get("ttl_days", Config.prices_ttl_days)
-    if not isinstance(ttl, int | float) or ttl <= 0:
-        raise AdvisorError(f"{path}: prices.ttl_days must be a positive number, not {ttl!r}")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl <= 36_500:
+        raise AdvisorError(
+            f"{path}: prices.ttl_days must be a number of days in (0, 36500], not {ttl!r}"
+        )
     urls = {
         key.removesuffix("_url"): str(value)
         for key, value in sources.items()
