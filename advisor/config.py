@@ -19,6 +19,7 @@ line naming the file and the setting, never a traceback.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,6 @@ def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
 
 def _positive(table: dict[str, Any], key: str, default: float, where: str) -> float:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise AdvisorError(f"{where} must be a positive number, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise AdvisorError(f"{where} must be a finite positive number, not {value!r}")
     return float(value)

@@ -12,15 +12,18 @@ that ``from_rows`` needs to rebuild the full ``ProbeResult`` on another machine.
 from __future__ import annotations
 
 import csv
+import io
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TextIO, overload
 
 from advisor.errors import AdvisorError, UsageError
 from probes import zoo
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from probes.validity import problem
 
 COLUMNS = ("source", "workload", "device", "vcpus", "cpu_family", "software", "precision",
            "batch_size", "epochs", "metric", "value", "notes")  # fmt: skip
@@ -128,33 +131,50 @@ def read_csv(
     path: Path | str, *, strict: bool = True
 ) -> list[Row] | tuple[list[Row], list[Problem]]:
     """Every row of an exchange-format file, or a ``UsageError`` naming the file and line of the
-    first bad row: never a partial read.
+    first bad row: never a partial read. ``-`` reads standard input; a pipe (``<(...)``) reads
+    like a file; a UTF-8 byte-order mark (spreadsheets write one) is skipped.
 
     With ``strict=False`` a bad row is skipped and returned as a ``Problem`` (``file:line`` and
     why) beside the good rows, and an empty ``batch_size`` (published throughput tables often
     leave it out) takes the workload's batch size from the zoo, named in the row's ``assumed``.
     A file that cannot be read or has the wrong header still raises."""
+    if str(path) == "-":
+        return _read(sys.stdin, "<stdin>", strict)
     path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not an exchange-format file")
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            if tuple(reader.fieldnames or ()) != COLUMNS:
-                raise UsageError(
-                    f"{path}: not in the reference format: the header must be {','.join(COLUMNS)}"
-                )
-            rows, problems = [], []
-            for raw in reader:
-                try:
-                    rows.append(_row(raw, reader.line_num, lenient=not strict))
-                except ValueError as exc:
-                    if strict:
-                        raise UsageError(f"{path}:{reader.line_num}: {exc}") from None
-                    problems.append(Problem(f"{path}:{reader.line_num}", str(exc)))
-            return rows if strict else (rows, problems)
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            return _read(handle, str(path), strict)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read(handle: TextIO, name: str, strict: bool) -> list[Row] | tuple[list[Row], list[Problem]]:
+    try:
+        text = handle.read()
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a UTF-8 text file") from None
+        raise UsageError(f"{name}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+    text = text.removeprefix("\ufeff")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        if tuple(reader.fieldnames or ()) != COLUMNS:
+            raise UsageError(
+                f"{name}: not in the reference format: the header must be {','.join(COLUMNS)}"
+            )
+        rows, problems = [], []
+        for raw in reader:
+            try:
+                rows.append(_row(raw, reader.line_num, lenient=not strict))
+            except ValueError as exc:
+                if strict:
+                    raise UsageError(f"{name}:{reader.line_num}: {exc}") from None
+                problems.append(Problem(f"{name}:{reader.line_num}", str(exc)))
+        return rows if strict else (rows, problems)
+    except csv.Error as exc:
+        raise UsageError(f"{name}:{reader.line_num}: not CSV: {exc}") from None
 
 
 def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row:
@@ -221,9 +241,11 @@ def _figure(text: str) -> float:
     return value
 
 
-def from_rows(rows: Iterable[Row]) -> list[ProbeResult]:
+def from_rows(rows: Iterable[Row], name: str = "export") -> list[ProbeResult]:
     """Rebuild the probe results of an export (its ``seconds_total`` rows); other rows are
-    refused: published measurements belong to ``advisor validate --reference``."""
+    refused: published measurements belong to ``advisor validate --reference``. A result that is
+    not sane (``probes.validity``: a zero, negative or non-finite time, an interval that misses
+    its value) is refused with ``name:line``."""
     results = []
     for row in rows:
         if not row.notes.startswith(MARK):
@@ -232,43 +254,52 @@ def from_rows(rows: Iterable[Row]) -> list[ProbeResult]:
                 "(published measurements are read by 'advisor validate --reference')"
             )
         if row.metric == "seconds_total":
-            results.append(_result(row))
+            try:
+                result = _result(row)
+            except (KeyError, ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
+                raise UsageError(
+                    f"{name}:{row.line}: probe export row of {row.workload} has a bad or missing "
+                    f"notes field: {exc}"
+                ) from None
+            wrong = problem(result)
+            if wrong is not None:
+                raise UsageError(
+                    f"{name}:{row.line}: refusing the probe of {row.workload}: {wrong}"
+                )
+            results.append(result)
     return results
 
 
 def _result(row: Row) -> ProbeResult:
     assert row.epochs is not None  # the reader refuses a seconds_total row without epochs
-    try:
-        facts = dict(part.split("=", 1) for part in row.notes.split("; ")[1:])
-        memory = facts["accelerator_memory_gib"]
-        device = Fingerprint(
-            cpu_model=row.cpu_family or "", logical_cpus=int(facts["logical_cpus"]),
-            threads=int(facts["threads"]),
-            accelerator=None if row.device == "CPU" else row.device,
-            accelerator_memory_gib=float(memory) if memory else None,
-            tensorflow=row.software.removeprefix("tensorflow-"),
-            onednn=facts["onednn"] == "1", xla=facts["xla"] == "1", precision=row.precision,
-        )  # fmt: skip
-        config = WorkloadConfig(row.workload, int(facts["samples"]),
-                                int(facts["validation_samples"]), row.epochs, row.batch_size)  # fmt: skip
-        step = float(facts["step_s"])
-        return ProbeResult(
-            config=config, device=device, step_seconds=step,
-            step_interval=(float(facts["step_low"]), float(facts["step_high"])),
-            validation_step_seconds=float(facts["validation_step_s"]),
-            epoch_overhead_seconds=float(facts["epoch_overhead_s"]),
-            startup_seconds=float(facts["startup_s"]), predicted_seconds=row.value,
-            predicted_interval=(float(facts["low"]), float(facts["high"])),
-            samples_per_second=config.batch_size / step, probe_seconds=float(facts["probe_s"]),
-            flops_per_sample=float(facts["flops_per_sample"]),
-            parameters=int(facts["parameters"]), peak_host_bytes=int(facts["peak_host_bytes"]),
-            batch_scaling={config.batch_size: step}, extrapolated=facts["extrapolated"] == "1",
-            created_at=facts["created_at"],
-        )  # fmt: skip
-    except (KeyError, ValueError) as exc:
-        raise AdvisorError(
-            f"probe export row of {row.workload} has bad or missing notes field: {exc}"
-        ) from None
+    facts = dict(part.split("=", 1) for part in row.notes.split("; ")[1:])
+    memory = facts["accelerator_memory_gib"]
+    device = Fingerprint(
+        cpu_model=row.cpu_family or "", logical_cpus=int(facts["logical_cpus"]),
+        threads=int(facts["threads"]),
+        accelerator=None if row.device == "CPU" else row.device,
+        accelerator_memory_gib=float(memory) if memory else None,
+        tensorflow=row.software.removeprefix("tensorflow-"),
+        onednn=facts["onednn"] == "1", xla=facts["xla"] == "1", precision=row.precision,
+    )  # fmt: skip
+    config = WorkloadConfig(row.workload, int(facts["samples"]),
+                            int(facts["validation_samples"]), row.epochs, row.batch_size)  # fmt: skip
+    step = float(facts["step_s"])
+    if not math.isfinite(step) or step <= 0:
+        raise ValueError(f"step_s must be positive and finite, got {facts['step_s']}")
+    return ProbeResult(
+        config=config, device=device, step_seconds=step,
+        step_interval=(float(facts["step_low"]), float(facts["step_high"])),
+        validation_step_seconds=float(facts["validation_step_s"]),
+        epoch_overhead_seconds=float(facts["epoch_overhead_s"]),
+        startup_seconds=float(facts["startup_s"]), predicted_seconds=row.value,
+        predicted_interval=(float(facts["low"]), float(facts["high"])),
+        samples_per_second=config.batch_size / step, probe_seconds=float(facts["probe_s"]),
+        flops_per_sample=float(facts["flops_per_sample"]),
+        parameters=int(facts["parameters"]), peak_host_bytes=int(facts["peak_host_bytes"]),
+        batch_scaling={config.batch_size: step}, extrapolated=facts["extrapolated"] == "1",
+        created_at=facts["created_at"],
+    )  # fmt: skip
 
 
 def _clean(value: object) -> str:

@@ -3,16 +3,25 @@
 One row per (workload configuration, device key); a newer probe of the same key replaces the
 older one. Imported results (from another machine) live in the same table with ``source`` set
 to where they came from. Nothing here imports TensorFlow.
+
+Only sane results are stored (``probes.validity``): ``save`` refuses any other. A row that is
+not sane when read back (stored by an older version, or edited by hand) is skipped with one
+warning line on stderr, as if it were absent.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from advisor.errors import AdvisorError
 from advisor.store import migrate
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from probes.validity import problem
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -46,7 +55,11 @@ def ensure(db: sqlite_utils.Database) -> None:
 
 
 def save(db: sqlite_utils.Database, result: ProbeResult, *, source: str = "local") -> None:
-    """Store ``result`` (replacing an earlier one with the same configuration and device)."""
+    """Store ``result`` (replacing an earlier one with the same configuration and device), or an
+    ``AdvisorError`` saying what is wrong with it."""
+    wrong = problem(result)
+    if wrong is not None:
+        raise AdvisorError(f"refusing to store the probe of {result.config.workload}: {wrong}")
     ensure(db)
     c = result.config
     with db.conn:
@@ -66,7 +79,20 @@ def find(db: sqlite_utils.Database, config: WorkloadConfig, device_key: str) -> 
         [config.workload, config.samples, config.validation_samples, config.epochs,
          config.batch_size, device_key],
     ).fetchone()  # fmt: skip
-    return from_json(row[0]) if row else None
+    return _readable(row[0], config.workload) if row else None
+
+
+def stored_at(db: sqlite_utils.Database, result: ProbeResult) -> str | None:
+    """When the stored probe with ``result``'s configuration and device was measured (its
+    ``created_at``), or None when there is none."""
+    ensure(db)
+    c = result.config
+    row = db.execute(
+        f"SELECT created_at FROM {TABLE} WHERE workload = ? AND samples = ? "
+        "AND validation_samples = ? AND epochs = ? AND batch_size = ? AND device_key = ?",
+        [c.workload, c.samples, c.validation_samples, c.epochs, c.batch_size, result.device.key],
+    ).fetchone()
+    return str(row[0]) if row else None
 
 
 def latest(db: sqlite_utils.Database, workload: str) -> list[ProbeResult]:
@@ -80,13 +106,29 @@ def latest(db: sqlite_utils.Database, workload: str) -> list[ProbeResult]:
     results = []
     for key, blob in rows:
         if key not in seen:
-            seen.add(key)
-            results.append(from_json(blob))
+            result = _readable(blob, workload)
+            if result is not None:
+                seen.add(key)
+                results.append(result)
     return results
 
 
+def _readable(blob: str, workload: str) -> ProbeResult | None:
+    """The stored result in ``blob``, or None (with a warning) when it is unreadable or insane."""
+    try:
+        result = from_json(blob)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        wrong: str | None = f"unreadable ({type(exc).__name__})"
+    else:
+        wrong = problem(result)
+    if wrong is None:
+        return result
+    _log.warning("advisor: warning: skipping a stored probe of %s: %s", workload, wrong)
+    return None
+
+
 def to_json(result: ProbeResult) -> str:
-    return json.dumps(asdict(result), sort_keys=True)
+    return json.dumps(asdict(result), sort_keys=True, allow_nan=False)
 
 
 def from_json(blob: str) -> ProbeResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
@@ -62,21 +63,29 @@ def load_safely(path: str) -> Any:
     """Load a ``.keras`` file without running any code it carries."""
     import keras
 
+    name = Path(path).name
     try:
         model = keras.models.load_model(path, safe_mode=True, compile=True)
-    except (ValueError, TypeError) as exc:
-        text = str(exc)
+    except OSError as exc:
+        raise AdvisorError(f"cannot read {name}: {exc.strerror or _first_line(exc)}") from None
+    except Exception as exc:  # any failure of a user's file is one line, never a traceback
+        text = _first_line(exc)
         if "safe_mode" in text or "Lambda" in text or "custom" in text.lower():
             raise AdvisorError(
-                f"refusing {path}: it needs arbitrary code to load (a Lambda layer or a custom "
+                f"refusing {name}: it needs arbitrary code to load (a Lambda layer or a custom "
                 "object) and advisor loads models in Keras safe mode only"
             ) from None
-        raise AdvisorError(f"cannot load {path} as a Keras model: {text.splitlines()[0]}") from None
-    except OSError as exc:
-        raise AdvisorError(f"cannot read {path}: {exc}") from None
+        raise AdvisorError(f"cannot load {name} as a Keras model: {text}") from None
     if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", False):
         model.compile(optimizer="adam", loss=_default_loss(model))
     return model
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's text (its type when it has none), at most
+    200 characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:200]
 
 
 def _input_specs(model: Any) -> list[InputSpec]:

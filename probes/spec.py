@@ -12,6 +12,7 @@ from pathlib import Path
 
 from advisor.errors import UsageError
 from probes import zoo
+from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
 
 USER_BATCH_SIZE = 32
@@ -52,11 +53,15 @@ def spec_for(
         "samples": samples,
         "validation_samples": validation_samples,
     }
+    ceilings = {"epochs": MAX_EPOCHS, "batch_size": MAX_BATCH}
     for option, value in sizes.items():
         floor = 0 if option == "validation_samples" else 1
+        flag = "--" + option.replace("_", "-")
         if value is not None and value < floor:
-            flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} must be {'>= 0' if floor == 0 else '> 0'}, got {value}")
+        ceiling = ceilings.get(option, MAX_SAMPLES)
+        if value is not None and value > ceiling:
+            raise UsageError(f"{flag} must be <= {ceiling:,}, got {value}")
     given = {k: v for k, v in sizes.items() if v is not None}
     if is_model_file(name_or_path):
         return _file_spec(Path(name_or_path), given)

@@ -95,8 +95,9 @@ def _price_accelerators() -> list[str]:
 @click.command(context_settings=_HELP)
 @click.option(
     "--reference",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Measurements in the reference format (default: the shipped calibration set).",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Measurements in the reference format, '-' for standard input "
+    "(default: the shipped calibration set).",
 )
 @click.option(
     "--leave-one-source-out",

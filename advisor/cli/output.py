@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from advisor.errors import AdvisorError
+
 FORMATS = ("table", "json", "csv")
 
 
@@ -44,9 +46,7 @@ def emit(
     """Print ``rows`` in ``fmt``. ``payload`` replaces the rows in JSON output when given."""
     columns = list(columns or (rows[0].keys() if rows else []))
     if fmt == "json":
-        click.echo(
-            json.dumps(payload if payload is not None else list(rows), indent=2, default=str)
-        )
+        click.echo(strict_json(payload if payload is not None else list(rows)))
     elif fmt == "csv":
         writer = csv.DictWriter(
             sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
@@ -63,6 +63,18 @@ def emit(
         for row in rows:
             table.add_row(*(_cell(row.get(column)) for column in columns))
         Console().print(table)
+
+
+def strict_json(value: Any) -> str:
+    """``value`` as strict JSON (RFC 8259: no NaN or Infinity, which many parsers refuse).
+
+    The engine never produces a non-finite number; if one slips through, the command fails with
+    one line rather than printing JSON that a script cannot read.
+    """
+    try:
+        return json.dumps(value, indent=2, default=str, allow_nan=False)
+    except ValueError as exc:
+        raise AdvisorError(f"cannot print JSON: {exc}") from None
 
 
 def _cell(value: Any) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from advisor import config
+from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
 from advisor.errors import AdvisorError
 
@@ -48,7 +49,7 @@ SHOW_COLUMNS = (
 @click.group(context_settings=_HELP, invoke_without_command=True)
 @click.option(
     "--ttl-days",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(0, 36_500, low_open=True),
     help="Call data older than this stale (default: config, 7 days).",
 )
 @output_format
@@ -88,13 +89,13 @@ def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
 @click.option("--provider", help="gcp, aws, azure, lambda (any case).")
 @click.option("--region", help="e.g. us-central1.")
 @click.option("--accelerator", help="As catalogs spell it: T4, A100-80GB, tpu-v3-8 (any case).")
-@click.option("--min-count", type=click.IntRange(min=0), help="At least this many accelerators.")
-@click.option("--max-count", type=click.IntRange(min=0), help="At most this many accelerators.")
+@click.option("--min-count", type=BoundedInt(0, 100_000), help="At least this many accelerators.")
+@click.option("--max-count", type=BoundedInt(0, 100_000), help="At most this many accelerators.")
 @click.option("--spot", "pricing", flag_value="spot", help="Spot / preemptible prices only.")
 @click.option("--on-demand", "pricing", flag_value="on_demand", help="On-demand prices only.")
 @click.option("--cpu-only", is_flag=True, help="Machines without accelerators.")
-@click.option("--max-price", type=click.FloatRange(min=0), help="At most this many USD per hour.")
-@click.option("--limit", type=click.IntRange(min=1), help="Show only the cheapest N.")
+@click.option("--max-price", type=FiniteFloat(0, 1e6), help="At most this many USD per hour.")
+@click.option("--limit", type=BoundedInt(1), help="Show only the cheapest N.")
 @output_format
 def list_prices(
     provider: str | None,

@@ -7,23 +7,26 @@ from typing import Any
 
 import click
 
+from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
 from advisor.cli.progress import run_with_progress
+from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 
 _HELP = {"help_option_names": ["-h", "--help"]}
 
 
-def _size(name: str, help_text: str) -> Any:
-    return click.option(name, type=int, default=None, help=help_text)
+def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
+    low = 0 if name == "--validation-samples" else 1
+    return click.option(name, type=BoundedInt(low, high), default=None, help=help_text)
 
 
 @click.command(context_settings=_HELP)
 @click.option("--model", "-m", required=True, help="Zoo id, alias or a .keras file.")
-@_size("--epochs", "Epochs of the full run (default: the workload's).")
-@_size("--batch-size", "Batch size (default: the workload's).")
+@_size("--epochs", "Epochs of the full run (default: the workload's).", MAX_EPOCHS)
+@_size("--batch-size", "Batch size (default: the workload's).", MAX_BATCH)
 @_size("--samples", "Training samples per epoch (default: the workload's).")
 @_size("--validation-samples", "Validation samples per epoch (default: the workload's).")
-@click.option("--budget", type=float, default=20.0, show_default=True,
+@click.option("--budget", type=FiniteFloat(0, 86_400, low_open=True), default=20.0, show_default=True,
               help="Seconds the probe may take (it stops earlier at +-2%).")  # fmt: skip
 @click.option("--fresh", is_flag=True, help="Probe again even if a stored result exists.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
@@ -140,25 +143,37 @@ def models(fmt: str) -> None:
 
 
 @click.command("import", context_settings=_HELP)
-@click.argument("file", type=click.Path(dir_okay=False))
-def import_results(file: str) -> None:
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace stored probes even when they are newer than the imported ones.",
+)
+def import_results(file: str, replace: bool) -> None:
     """Import measured results (reference CSV format), e.g. a probe run on a cloud machine.
 
-    A bad row is skipped and named with its file:line; the rest is imported.
+    FILE may be '-' (standard input) or a pipe. Every row is checked first; a bad one is refused
+    with its line and nothing is imported. A stored probe of the same workload, sizes and device
+    that is newer than the imported one is kept: the import stops (exit 1) and stores nothing,
+    unless --replace.
     """
-    from advisor.errors import UsageError
+    from advisor.errors import AdvisorError
     from advisor.store import connect
     from probes import exchange, history
 
-    if not Path(file).is_file():
-        raise UsageError(f"no such file: {file}")
-    rows, problems = exchange.read_csv(file, strict=False)
-    if problems and not rows:  # nothing to import: as the strict reader, name the first bad row
-        raise UsageError(f"{problems[0].line}: {problems[0].reason}")
-    results = exchange.from_rows(rows)
+    name = "<stdin>" if file == "-" else file
+    results = exchange.from_rows(exchange.read_csv(file), name)
     db = connect()
+    if not replace:
+        for result in results:
+            stored = history.stored_at(db, result)
+            if stored is not None and stored > result.created_at:
+                raise AdvisorError(
+                    f"{name}: the stored probe of {result.config.workload} on device "
+                    f"{result.device.key} ({stored}) is newer than the imported one "
+                    f"({result.created_at or 'undated'}); nothing imported (--replace imports anyway)"
+                )
+    label = "stdin" if file == "-" else Path(file).name
     for result in results:
-        history.save(db, result, source=f"import:{Path(file).name}")
-    click.echo(f"imported {len(results)} probe result(s) from {file}")
-    for problem in problems:
-        click.echo(f"skipped {problem.line}: {problem.reason}", err=True)
+        history.save(db, result, source=f"import:{label}")
+    click.echo(f"imported {len(results)} probe result(s) from {name}")

@@ -7,11 +7,16 @@ from typing import TYPE_CHECKING
 import click
 
 from advisor.cli import output
+from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import OBJECTIVES, Constraints
 from pricing.offers import Filters
+from probes.limits import MAX_BATCH, MAX_EPOCHS
+
+MAX_USD = 1e9
+"""Largest budget accepted, in USD."""
 
 if TYPE_CHECKING:
     from advisor.recommend.recommendation import Recommendation
@@ -23,12 +28,14 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option(
     "--model", "-m", required=True, help="Zoo id, alias (lstm, mlp, cnn, ...) or a .keras file."
 )
-@click.option("--epochs", type=click.IntRange(min=1), help="Epochs (default: the zoo's).")
-@click.option("--batch-size", type=click.IntRange(min=1), help="Batch size (default: the zoo's).")
-@click.option("--samples", type=click.IntRange(min=1), help="Training samples per epoch.")
-@click.option("--validation-samples", type=click.IntRange(min=0), help="Validation samples.")
+@click.option("--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's).")
+@click.option(
+    "--batch-size", type=BoundedInt(1, MAX_BATCH), help="Batch size (default: the zoo's)."
+)
+@click.option("--samples", type=BoundedInt(1), help="Training samples per epoch.")
+@click.option("--validation-samples", type=BoundedInt(0), help="Validation samples.")
 @click.option("--deadline", help=f"Finish within this long: {ACCEPTED}.")
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), help="Spend at most USD.")
+@click.option("--budget", type=FiniteFloat(0, MAX_USD, low_open=True), help="Spend at most USD.")
 @click.option(
     "--objective",
     type=click.Choice(OBJECTIVES),
@@ -40,7 +47,7 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
 @click.option("--region", help="Only this region.")
 @click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
-@click.option("--max-accelerators", type=click.IntRange(min=1), help="At most this many.")
+@click.option("--max-accelerators", type=BoundedInt(1, 100_000), help="At most this many.")
 @click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
 @click.option(
     "--precision",
@@ -51,13 +58,13 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.option(
     "--confidence",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloat(0, 1, low_open=True, high_open=True),
     default=0.9,
     show_default=True,
     help="Required chance of meeting the deadline.",
 )
 @click.option(
-    "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Options to list."
+    "--top", type=BoundedInt(1, 100_000), default=10, show_default=True, help="Options to list."
 )
 @click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers.")
 @click.option("--pareto", is_flag=True, help="Also show the cost/time frontier.")
@@ -66,8 +73,9 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     "--emit",
     nargs=2,
     metavar="skypilot FILE",
-    help="Write a SkyPilot task for the chosen option to FILE.",
+    help="Write a SkyPilot task for the chosen option to FILE (a new file: see --force).",
 )
+@click.option("--force", is_flag=True, help="Let --emit replace an existing FILE.")
 @output_format
 def recommend(
     model: str,
@@ -91,6 +99,7 @@ def recommend(
     pareto: bool,
     fresh: bool,
     emit: tuple[str, str] | None,
+    force: bool,
     fmt: str,
 ) -> None:
     """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget.
@@ -105,6 +114,8 @@ def recommend(
     """
     if emit is not None and emit[0] != "skypilot":
         raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
+    if emit is not None:
+        _check_emit_target(emit[1], force)
     if accelerator and cpu_only:
         raise UsageError("--accelerator and --cpu-only exclude each other")
     constraints = Constraints(
@@ -139,7 +150,20 @@ def recommend(
     rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
-        write_emit(rec, emit[1])
+        write_emit(rec, emit[1], force=force)
+
+
+def _check_emit_target(path: str, force: bool) -> None:
+    """Refuse a bad --emit FILE before any probing or ranking (the write checks again)."""
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_symlink():
+        raise UsageError(f"{target} is a symbolic link; refusing to write through it")
+    if target.is_dir():
+        raise UsageError(f"--emit skypilot needs a file name, and {target} is a folder")
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; refusing to overwrite it (use --force to replace it)")
 
 
 def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool = False) -> None:
@@ -163,7 +187,7 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
         console.print(render_explanation(rec, chosen))
 
 
-def write_emit(rec: Recommendation, path: str) -> None:
+def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
     """Write the SkyPilot task of the chosen option (or of the fastest, when none qualifies)."""
     from advisor.errors import AdvisorError
     from advisor.recommend.skypilot_task import write_task
@@ -171,6 +195,6 @@ def write_emit(rec: Recommendation, path: str) -> None:
     chosen = rec.best or rec.fastest
     if chosen is None:
         raise AdvisorError("nothing to emit: no option was found")
-    written = write_task(path, chosen.rentable, workload=rec.workload)
+    written = write_task(path, chosen.rentable, workload=rec.workload, overwrite=force)
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)

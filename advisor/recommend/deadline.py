@@ -11,6 +11,8 @@ import re
 
 from advisor.errors import UsageError
 
+MAX_SECONDS = 365 * 86_400
+"""The longest duration accepted: a year."""
 UNITS = (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1))
 ACCEPTED = "a whole number of days, hours, minutes or seconds, largest unit first: 8h, 90m, 2d, 1h30m, 45s, 1d12h"
 
@@ -20,15 +22,24 @@ _PATTERN = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 def parse_duration(text: str, *, what: str = "deadline") -> int:
     """Seconds in ``text``, or a usage error that says what is accepted."""
     cleaned = text.strip().lower().replace(" ", "")
+    if len(cleaned) > 40:  # no real duration is this long; int() of thousands of digits is slow
+        raise UsageError(f"{what} {_short(text)} is not a duration; use {ACCEPTED}")
     match = _PATTERN.fullmatch(cleaned)
     if not cleaned or match is None:
-        raise UsageError(f"{what} {text!r} is not a duration; use {ACCEPTED}")
+        raise UsageError(f"{what} {_short(text)} is not a duration; use {ACCEPTED}")
     seconds = sum(
         int(part) * size for part, (_, size) in zip(match.groups(), UNITS, strict=True) if part
     )
     if seconds <= 0:
         raise UsageError(f"{what} {text!r} must be longer than zero; use {ACCEPTED}")
+    if seconds > MAX_SECONDS:
+        raise UsageError(f"{what} {_short(text)} is longer than a year (365d); use a shorter one")
     return seconds
+
+
+def _short(text: str) -> str:
+    """``text`` quoted, cut to 40 characters (a duration of a thousand digits reads as one line)."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 def format_duration(seconds: int) -> str:

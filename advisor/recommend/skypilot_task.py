@@ -1,53 +1,71 @@
 """A SkyPilot task for the chosen offering, so ``sky launch task.yaml`` rents exactly it.
 
-Written by hand (no YAML dependency): a handful of scalar keys, strings double-quoted in JSON
-style, which YAML reads as the same strings. Task format: https://docs.skypilot.co/en/latest/reference/yaml-spec.html
+The task is built as a dict and written by ``yaml.safe_dump``: every catalog string (a region,
+an instance type) is a quoted scalar under its own key, whatever characters it holds, so no
+catalog row can add keys (a ``setup:`` or ``run:`` of its own) to the task. Comment lines hold
+only sanitized single-line text. Task format:
+https://docs.skypilot.co/en/latest/reference/yaml-spec.html
 """
 
 from __future__ import annotations
 
-import json
+import math
+import re
 from pathlib import Path
+from typing import Any
 
-from advisor.errors import AdvisorError, UsageError
+import yaml
+
+from advisor.recommend.files import write_atomic
 from pricing.offers import Rentable
 
-PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command"
+PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command\n"
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
+
+
+def task(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> dict[str, Any]:
+    """The task as plain data: ``name``, ``resources`` and ``run`` (ours), nothing else."""
+    resources: dict[str, Any] = {
+        "cloud": _CLOUDS.get(rentable.provider, str(rentable.provider)),
+        "region": str(rentable.region),
+    }
+    if rentable.zone:
+        resources["zone"] = str(rentable.zone)
+    if rentable.instance_type:
+        resources["instance_type"] = str(rentable.instance_type)
+    if rentable.accelerator:
+        resources["accelerators"] = f"{rentable.accelerator}:{int(rentable.accelerator_count)}"
+    resources["use_spot"] = rentable.pricing == "spot"
+    return {"name": f"advisor-{workload}", "resources": resources, "run": run}
 
 
 def task_yaml(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> str:
     """The task YAML text for ``rentable``."""
-    resources = {
-        "cloud": _CLOUDS.get(rentable.provider, rentable.provider),
-        "region": rentable.region,
-    }
-    if rentable.zone:
-        resources["zone"] = rentable.zone
-    if rentable.instance_type:
-        resources["instance_type"] = rentable.instance_type
-    if rentable.accelerator:
-        resources["accelerators"] = f"{rentable.accelerator}:{rentable.accelerator_count}"
-    lines = [
-        f"# advisor: where to train {workload}: {rentable.provider} {rentable.region}, "
-        f"${rentable.usd_per_hour:.4f}/h ({rentable.pricing})",
-        f"name: {json.dumps('advisor-' + workload)}",
-        "resources:",
-        *(f"  {key}: {json.dumps(value)}" for key, value in resources.items()),
-        f"  use_spot: {'true' if rentable.pricing == 'spot' else 'false'}",
-        "run: |",
-        *(f"  {line}" for line in run.splitlines()),
-    ]
-    return "\n".join(lines) + "\n"
+    body = yaml.safe_dump(
+        task(rentable, workload=workload, run=run),
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=False,
+        width=1_000,
+    )
+    price = rentable.usd_per_hour
+    shown = f"${price:.4f}/h" if isinstance(price, int | float) and math.isfinite(price) else "?"
+    comment = (
+        f"# advisor: where to train {_safe(workload)}: {_safe(rentable.provider)} "
+        f"{_safe(rentable.region)}, {shown} ({_safe(rentable.pricing)})\n"
+    )
+    return comment + body
 
 
-def write_task(path: str | Path, rentable: Rentable, *, workload: str) -> Path:
-    """Write the task file (refusing a folder), returning its path."""
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"--emit skypilot needs a file name, and {target} is a folder")
-    try:
-        target.write_text(task_yaml(rentable, workload=workload), encoding="utf-8")
-    except OSError as exc:
-        raise AdvisorError(f"cannot write the SkyPilot task to {target}: {exc.strerror}") from exc
-    return target
+def _safe(value: object) -> str:
+    """One short line of plain characters for a comment (anything else becomes ``_``)."""
+    return _UNSAFE.sub("_", str(value))[:80]
+
+
+def write_task(
+    path: str | Path, rentable: Rentable, *, workload: str, overwrite: bool = True
+) -> Path:
+    """Write the task file atomically (never through a symlink; over an existing file only when
+    ``overwrite``), returning its path."""
+    return write_atomic(path, task_yaml(rentable, workload=workload), overwrite=overwrite)

@@ -16,6 +16,7 @@ from advisor import service
 from advisor.errors import AdvisorError, UsageError
 from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
+from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.tui.form import FormState
 
@@ -143,7 +144,8 @@ def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
     option = next(o for o in rec.options if o.rank == rank)
     yaml_path = skypilot_task.write_task(path, option.rentable, workload=rec.workload)
     json_path = path.with_suffix(".json")
-    json_path.write_text(json.dumps(report.option_row(option), indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(report.option_row(option), indent=2, allow_nan=False, default=str)
+    write_atomic(json_path, text + "\n", overwrite=True)
     return [yaml_path, json_path]
 
 

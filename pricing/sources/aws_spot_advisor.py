@@ -53,20 +53,33 @@ def parse(data: object) -> RiskBatch:
     if not isinstance(data, dict) or not isinstance(data.get("spot_advisor"), dict):
         raise SourceFormatError(f"{NAME}: no spot_advisor object")
     labels = dict(LABELS)
-    for entry in data.get("ranges") or []:
-        if isinstance(entry, dict) and entry.get("index") in labels and entry.get("label"):
-            labels[entry["index"]] = str(entry["label"])
+    ranges = data.get("ranges")
+    for entry in ranges if isinstance(ranges, list) else []:
+        index = entry.get("index") if isinstance(entry, dict) else None
+        if isinstance(index, int) and index in labels and entry.get("label"):
+            labels[index] = str(entry["label"])
     risks: list[SpotRisk] = []
     skipped = 0
     for region, systems in data["spot_advisor"].items():
         linux = systems.get("Linux") if isinstance(systems, dict) else None
-        for instance_type, figures in (linux or {}).items():
+        if not isinstance(linux, dict):
+            skipped += 1
+            continue
+        for instance_type, figures in linux.items():
             bucket = figures.get("r") if isinstance(figures, dict) else None
             savings = figures.get("s") if isinstance(figures, dict) else None
-            if bucket not in BUCKET_SHARE or isinstance(bucket, bool):
+            if (
+                not isinstance(bucket, int)
+                or isinstance(bucket, bool)
+                or bucket not in BUCKET_SHARE
+            ):
                 skipped += 1
                 continue
-            if not isinstance(savings, int | float) or not 0 <= savings <= 100:
+            if (
+                isinstance(savings, bool)
+                or not isinstance(savings, int | float)
+                or not 0 <= savings <= 100
+            ):
                 savings = None
             risks.append(
                 SpotRisk(

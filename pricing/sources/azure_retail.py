@@ -79,6 +79,9 @@ def parse(items: Iterable[dict[str, Any]]) -> PriceBatch:
     chosen: dict[tuple, tuple[int, Observation]] = {}
     skipped = 0
     for item in items:
+        if not isinstance(item, dict):
+            skipped += 1
+            continue
         product = str(item.get("productName", ""))
         if any(marker in product for marker in _DROPPED):
             continue
@@ -103,7 +106,7 @@ def _observation(item: dict[str, Any], pricing: str) -> Observation | None:
     region, size = item.get("armRegionName"), item.get("armSkuName")
     try:
         price = float(item.get("retailPrice", item.get("unitPrice", "")))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if not region or not size or math.isnan(price) or price_problem(price):
         return None

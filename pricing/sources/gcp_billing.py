@@ -14,6 +14,7 @@ the SKUs cover. TPUs are another service and are not priced here.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -116,8 +117,11 @@ def parse(skus: list[dict[str, Any]]) -> Rates:
     rates: dict[tuple[str, tuple[str, str], str], float] = {}
     skipped = 0
     for sku in skus:
-        category = sku.get("category") or {}
-        pricing = _USAGE.get(category.get("usageType", ""))
+        category = (sku.get("category") or {}) if isinstance(sku, dict) else None
+        if not isinstance(category, dict):  # a malformed record, not another product
+            skipped += 1
+            continue
+        pricing = _USAGE.get(str(category.get("usageType", "")))
         if category.get("resourceFamily") != "Compute" or pricing is None:
             continue
         component = _component(str(sku.get("description", "")))
@@ -127,8 +131,13 @@ def parse(skus: list[dict[str, Any]]) -> Rates:
         if price is None:
             skipped += 1
             continue
-        for region in sku.get("serviceRegions") or []:
-            rates[(region, component, pricing)] = price
+        regions = sku.get("serviceRegions") or []
+        if not isinstance(regions, list):
+            skipped += 1
+            continue
+        for region in regions:
+            if isinstance(region, str) and region:
+                rates[(region, component, pricing)] = price
     return Rates(rates, skipped)
 
 
@@ -150,11 +159,18 @@ def _unit_price(sku: dict[str, Any]) -> float | None:
         tiers = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"]
     except (KeyError, IndexError, TypeError):
         return None
+    if not isinstance(tiers, list):
+        return None
     for tier in tiers:
-        unit = tier.get("unitPrice") or {}
-        if unit.get("currencyCode", "USD") != "USD":
+        unit = tier.get("unitPrice") if isinstance(tier, dict) else None
+        if not isinstance(unit, dict) or unit.get("currencyCode", "USD") != "USD":
             return None
-        price = float(unit.get("units") or 0) + float(unit.get("nanos") or 0) / 1e9
+        try:
+            price = float(unit.get("units") or 0) + float(unit.get("nanos") or 0) / 1e9
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if not math.isfinite(price):
+            return None
         if price > 0:
             return price
     return None

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from pricing import fetch
@@ -53,7 +54,13 @@ def collect(
 
 def parse(text: str, provider: str) -> PriceBatch:
     """Observations of one cloud's vms.csv (regional minimum over zones)."""
-    reader = csv.reader(io.StringIO(text))
+    try:
+        return _parse(csv.reader(io.StringIO(text, newline="")), provider)
+    except csv.Error as exc:  # e.g. a NUL byte: the file is not a catalog
+        raise SourceFormatError(f"skypilot/{provider} vms.csv is not CSV: {exc}") from None
+
+
+def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
     header = next(reader, [])
     missing = [name for name in REQUIRED if name not in header]
     if missing:
@@ -75,7 +82,7 @@ def parse(text: str, provider: str) -> PriceBatch:
         if known is None:
             try:
                 known = parsed[raw] = _offering(row, at, optional, provider)
-            except ValueError:
+            except (ValueError, OverflowError):
                 skipped += 1
                 continue
         key, offering = known
@@ -105,6 +112,8 @@ def _offering(
     count = float(count_text) if count_text else 0.0
     if not region or (not instance_type and not accelerator):
         raise ValueError("no region or no machine")
+    if not 0 <= count <= 1024:
+        raise ValueError(f"accelerator count {count_text!r} out of range")
     if count != int(count):
         raise ValueError("fractional accelerators are not modelled")
     if accelerator and count == 0:
@@ -128,6 +137,10 @@ def _offering(
 
 
 def _number(text: str | None) -> float | None:
+    """A size (vCPUs, GiB): None when empty, a ValueError when not finite and >= 0."""
     if text is None or not text.strip():
         return None
-    return float(text)
+    number = float(text)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"not a size: {text!r}")
+    return number

@@ -41,12 +41,12 @@ def test_models_lists_the_zoo() -> None:
     ("args", "message"),
     [
         (["--model", "resnet5"], "did you mean"),
-        (["--model", "mlp", "--epochs", "0"], "--epochs must be > 0"),
+        (["--model", "mlp", "--epochs", "0"], "'--epochs': 0 must be >= 1"),
         (
             ["--model", "nowhere/model.keras", "--samples", "5", "--epochs", "1"],
             "no such model file",
         ),
-        (["--model", "mlp", "--budget", "-1"], "--budget must be > 0"),
+        (["--model", "mlp", "--budget", "-1"], "'--budget': -1 must be > 0"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:

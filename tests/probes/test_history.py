@@ -42,7 +42,7 @@ def test_save_find_and_reuse(tmp_path: Path) -> None:
     assert schema_version(db, "probes") == len(history.STEPS)
     assert history.find(db, CONFIG, here.key) == result()
     assert history.find(db, dataclasses.replace(CONFIG, epochs=5), here.key) is None
-    newer = dataclasses.replace(result(), predicted_seconds=99.0)
+    newer = dataclasses.replace(result(), predicted_seconds=141.0)
     history.save(db, newer)  # same key: replaced, not duplicated
     assert history.find(db, CONFIG, here.key) == newer
     assert len(history.latest(db, "imdb_bilstm")) == 1

@@ -14,6 +14,7 @@ from rich.console import Console
 from advisor.cli import cli
 from advisor.cli.recommend import show, write_emit
 from advisor.cli.recommendation_table import render_recommendation
+from advisor.errors import UsageError
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend.ranker import recommend
 from advisor.recommend.recommendation import Constraints, Recommendation
@@ -103,5 +104,8 @@ def test_emit_skypilot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     target = tmp_path / "task.yaml"
     write_emit(sample(), str(target))
     text = target.read_text()
-    assert 'instance_type: "g4dn.xlarge"' in text and "use_spot: true" in text
+    assert "instance_type: g4dn.xlarge" in text and "use_spot: true" in text
     assert "wrote SkyPilot task" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="--force"):
+        write_emit(sample(), str(target))
+    write_emit(sample(), str(target), force=True)

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+import yaml
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
@@ -13,7 +14,7 @@ from advisor.recommend.deadline import format_duration
 from advisor.recommend.ranker import recommend
 from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.recommend.report import OPTION_KEYS, as_json, explain, infeasible_lines
-from advisor.recommend.skypilot_task import task_yaml, write_task
+from advisor.recommend.skypilot_task import PLACEHOLDER_RUN, task_yaml, write_task
 from pricing.offers import BillingRule, Rentable, group_offers
 
 RULES = {("gcp", "spot"): BillingRule("gcp", "spot", 1, 60, 86_400, 30, 0.05, "GCP docs")}
@@ -97,20 +98,21 @@ def test_explain_walks_measurement_scaling_preemption_billing_cost() -> None:
 
 def test_skypilot_task_text(tmp_path) -> None:
     text = task_yaml(T4_SPOT, workload="imdb_bilstm")
-    assert text.splitlines()[1:] == [
-        'name: "advisor-imdb_bilstm"',
-        "resources:",
-        '  cloud: "gcp"',
-        '  region: "us-central1"',
-        '  zone: "us-central1-a"',
-        '  instance_type: "n1-standard-8"',
-        '  accelerators: "T4:1"',
-        "  use_spot: true",
-        "run: |",
-        "  python train.py  # advisor: replace with your training command",
-    ]
+    assert text.startswith("# advisor: where to train imdb_bilstm: gcp us-central1")
+    assert yaml.safe_load(text) == {
+        "name": "advisor-imdb_bilstm",
+        "resources": {
+            "cloud": "gcp",
+            "region": "us-central1",
+            "zone": "us-central1-a",
+            "instance_type": "n1-standard-8",
+            "accelerators": "T4:1",
+            "use_spot": True,
+        },
+        "run": PLACEHOLDER_RUN,
+    }
     path = write_task(tmp_path / "task.yaml", CPU, workload="mlp")
-    parsed = read_simple_yaml(path.read_text())
+    parsed = yaml.safe_load(path.read_text())
     assert parsed["resources"] == {
         "cloud": "gcp",
         "region": "us-central1",
@@ -123,34 +125,6 @@ def test_skypilot_task_text(tmp_path) -> None:
         write_task(tmp_path, CPU, workload="mlp")
     with pytest.raises(AdvisorError, match="cannot write"):
         write_task(tmp_path / "missing" / "task.yaml", CPU, workload="mlp")
-
-
-def read_simple_yaml(text: str) -> dict[str, object]:
-    """A reader for the subset the task uses: scalars, one nested map, one block scalar."""
-    out: dict[str, object] = {}
-    section: dict[str, object] | None = None
-    block: str | None = None
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        if block is not None and line.startswith("  "):
-            out[block] = (str(out.get(block, "")) + line[2:] + "\n").lstrip()
-            continue
-        key, _, value = line.strip().partition(": ")
-        key, value = key.rstrip(":"), value.strip()
-        if value == "|":
-            block, section = key, None
-            continue
-        parsed: object = {"true": True, "false": False}.get(value)
-        if parsed is None and value:
-            parsed = json.loads(value)
-        if line.startswith("  ") and section is not None:
-            section[key] = parsed
-        elif not value:
-            section = out.setdefault(key, {})  # type: ignore[assignment]
-        else:
-            out[key], section = parsed, None
-    return out
 
 
 def test_finite_numbers_in_a_normal_case() -> None:

@@ -1,0 +1,96 @@
+"""Is a probe result sane? Checked wherever one enters the store (a probe, an import) and
+wherever one is read back, so a poisoned row can never reach the arithmetic of a prediction.
+
+A sane result has finite, positive times and sizes within ``probes.limits``, intervals that hold
+their value (``low <= value <= high``) and scaling tables of finite, positive step times.
+"""
+
+from __future__ import annotations
+
+import math
+
+from probes.limits import (
+    MAX_BATCH,
+    MAX_BYTES,
+    MAX_EPOCHS,
+    MAX_FLOPS_PER_SAMPLE,
+    MAX_PARAMETERS,
+    MAX_RUN_SECONDS,
+    MAX_SAMPLES,
+    MAX_STEP_SECONDS,
+)
+from probes.result import ProbeResult
+
+_RELATIVE_SLACK = 1e-9
+"""Rounding allowed when an interval's bound equals its value."""
+
+
+def problem(result: ProbeResult) -> str | None:
+    """What is wrong with ``result`` (one short phrase), or None when it is sane."""
+    try:
+        return _problem(result)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return f"malformed ({exc})"
+
+
+def _problem(result: ProbeResult) -> str | None:
+    c = result.config
+    counts = (
+        ("samples", c.samples, 1, MAX_SAMPLES),
+        ("validation_samples", c.validation_samples, 0, MAX_SAMPLES),
+        ("epochs", c.epochs, 1, MAX_EPOCHS),
+        ("batch_size", c.batch_size, 1, MAX_BATCH),
+        ("parameters", result.parameters, 0, MAX_PARAMETERS),
+        ("peak_host_bytes", result.peak_host_bytes, 0, MAX_BYTES),
+        ("logical_cpus", result.device.logical_cpus, 0, 1_000_000),
+        ("threads", result.device.threads, 0, 1_000_000),
+    )
+    for name, count, floor, top in counts:
+        if not isinstance(count, int) or isinstance(count, bool) or not floor <= count <= top:
+            return f"{name} must be a whole number in [{floor}, {top:,}], got {count!r}"
+    if result.peak_device_bytes is not None and not 0 <= result.peak_device_bytes <= MAX_BYTES:
+        return f"peak_device_bytes out of range: {result.peak_device_bytes!r}"
+    positive = (
+        ("step_seconds", result.step_seconds, MAX_STEP_SECONDS),
+        ("predicted_seconds", result.predicted_seconds, MAX_RUN_SECONDS),
+        ("samples_per_second", result.samples_per_second, 1e15),
+    )
+    for name, value, high in positive:
+        if not _finite(value) or not 0 < value <= high:
+            return f"{name} must be > 0 and <= {high:g}, got {value!r}"
+    non_negative = (
+        ("validation_step_seconds", result.validation_step_seconds, MAX_STEP_SECONDS),
+        ("epoch_overhead_seconds", result.epoch_overhead_seconds, MAX_RUN_SECONDS),
+        ("startup_seconds", result.startup_seconds, MAX_RUN_SECONDS),
+        ("probe_seconds", result.probe_seconds, MAX_RUN_SECONDS),
+        ("flops_per_sample", result.flops_per_sample, MAX_FLOPS_PER_SAMPLE),
+    )
+    for name, value, high in non_negative:
+        if not _finite(value) or not 0 <= value <= high:
+            return f"{name} must be >= 0 and <= {high:g}, got {value!r}"
+    memory = result.device.accelerator_memory_gib
+    if memory is not None and (not _finite(memory) or not 0 < memory <= 1e6):
+        return f"accelerator_memory_gib out of range: {memory!r}"
+    for name, value, (low, high) in (
+        ("step_interval", result.step_seconds, result.step_interval),
+        ("predicted_interval", result.predicted_seconds, result.predicted_interval),
+    ):
+        if not (_finite(low) and _finite(high)) or not 0 < low <= high:
+            return f"{name} must be two finite numbers 0 < low <= high, got ({low!r}, {high!r})"
+        slack = value * _RELATIVE_SLACK
+        if not low - slack <= value <= high + slack:
+            return f"{name} ({low:g}, {high:g}) does not hold its value {value:g}"
+    for name, table in (("batch_scaling", result.batch_scaling), ("thread_scaling", result.thread_scaling)):  # fmt: skip
+        for key, seconds in table.items():
+            if not isinstance(key, int) or key <= 0 or not _finite(seconds):
+                return f"{name} has a bad entry {key!r}: {seconds!r}"
+            if not 0 < seconds <= MAX_STEP_SECONDS:
+                return f"{name}[{key}] must be > 0 and <= {MAX_STEP_SECONDS:g}, got {seconds!r}"
+    for name, share in result.op_split.items():
+        if not _finite(share) or not 0 <= share <= 1.000001:
+            return f"op_split[{name}] must be in [0, 1], got {share!r}"
+    return None
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
