@@ -139,7 +139,13 @@ def rank(
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = _open(db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
-    predictor = residual.predictor_for(probe, measured, precision=request.precision)
+    spread = probe_history.run_log_sigma(db, probe.device.key)
+    predictor = residual.predictor_for(
+        probe,
+        measured,
+        precision=request.precision,
+        run_log_sigma=spread[0] if spread else None,
+    )
     offers = query.offer_groups(db, request.filters)
     return ranker.recommend(
         offers,

@@ -1,7 +1,9 @@
 """Probe results in the user's SQLite database, keyed by workload, configuration and device.
 
 One row per (workload configuration, device key); a newer probe of the same key replaces the
-older one. Imported results (from another machine) live in the same table with ``source`` set
+older one. Every probe saved is also kept as a run in ``probe_runs`` (its figures, not the whole
+result): repeated probes of one workload on one device show how much this machine's answers move
+from run to run (``run_log_sigma``), which the interval of a local prediction must hold. Imported results (from another machine) live in the same table with ``source`` set
 to where they came from. Nothing here imports TensorFlow.
 
 Only sane results are stored (``probes.validity``): ``save`` refuses any other. A row that is
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +50,31 @@ def _create_results(db: sqlite_utils.Database) -> None:
     db.execute(f"CREATE INDEX {TABLE}_by_workload ON {TABLE} (workload, created_at)")
 
 
-STEPS = [_create_results]
+RUNS = "probe_runs"
+
+
+def _create_runs(db: sqlite_utils.Database) -> None:
+    db.execute(
+        f"""CREATE TABLE {RUNS} (
+            workload TEXT NOT NULL,
+            samples INTEGER NOT NULL,
+            validation_samples INTEGER NOT NULL,
+            epochs INTEGER NOT NULL,
+            batch_size INTEGER NOT NULL,
+            device_key TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            step_seconds REAL NOT NULL,
+            predicted_seconds REAL NOT NULL,
+            machine_drift REAL NOT NULL
+        )"""
+    )
+    db.execute(f"CREATE INDEX {RUNS}_by_device ON {RUNS} (device_key, created_at)")
+
+
+STEPS = [_create_results, _create_runs]
+RECENT_RUNS = 10
+"""Runs of one workload configuration that count towards its spread: the newest ten (a machine
+changes; last month's neighbours on a shared host say little about today's)."""
 
 
 def ensure(db: sqlite_utils.Database) -> None:
@@ -62,12 +89,44 @@ def save(db: sqlite_utils.Database, result: ProbeResult, *, source: str = "local
         raise AdvisorError(f"refusing to store the probe of {result.config.workload}: {wrong}")
     ensure(db)
     c = result.config
+    sizes = [c.workload, c.samples, c.validation_samples, c.epochs, c.batch_size]
     with db.conn:
         db.conn.execute(
             f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [c.workload, c.samples, c.validation_samples, c.epochs, c.batch_size,
-             result.device.key, source, result.created_at, to_json(result)],
+            [*sizes, result.device.key, source, result.created_at, to_json(result)],
+        )
+        db.conn.execute(
+            f"INSERT INTO {RUNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [*sizes, result.device.key, result.created_at, result.step_seconds,
+             result.predicted_seconds, result.machine_drift],
         )  # fmt: skip
+
+
+def run_log_sigma(db: sqlite_utils.Database, device_key: str) -> tuple[float, int] | None:
+    """How much repeated probes of the same workload on this device disagree: the pooled standard
+    deviation of log(predicted seconds) within each configuration (its newest ``RECENT_RUNS``),
+    and the number of runs it rests on; None with fewer than two degrees of freedom."""
+    ensure(db)
+    rows = db.execute(
+        f"SELECT workload, samples, validation_samples, epochs, batch_size, predicted_seconds "
+        f"FROM {RUNS} WHERE device_key = ? ORDER BY created_at DESC",
+        [device_key],
+    ).fetchall()
+    groups: dict[tuple[object, ...], list[float]] = {}
+    for *key, seconds in rows:
+        runs = groups.setdefault(tuple(key), [])
+        if len(runs) < RECENT_RUNS and seconds > 0:
+            runs.append(math.log(seconds))
+    squares, runs_used, freedom = 0.0, 0, 0
+    for logs in groups.values():
+        if len(logs) >= 2:
+            mean = sum(logs) / len(logs)
+            squares += sum((x - mean) ** 2 for x in logs)
+            runs_used += len(logs)
+            freedom += len(logs) - 1
+    if freedom < 2:
+        return None
+    return math.sqrt(squares / freedom), runs_used
 
 
 def find(db: sqlite_utils.Database, config: WorkloadConfig, device_key: str) -> ProbeResult | None:
@@ -136,8 +195,9 @@ def from_json(blob: str) -> ProbeResult:
     raw: dict[str, Any] = json.loads(blob)
     raw["config"] = WorkloadConfig(**raw["config"])
     raw["device"] = Fingerprint(**raw["device"])
-    for name in ("step_interval", "predicted_interval"):
-        raw[name] = tuple(raw[name])
+    for name in ("step_interval", "predicted_interval", "reference_seconds"):
+        if name in raw:
+            raw[name] = tuple(raw[name])
     for name in ("thread_scaling", "batch_scaling"):
         raw[name] = {int(k): float(v) for k, v in raw[name].items()}
     return ProbeResult(**raw)

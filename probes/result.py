@@ -97,8 +97,18 @@ class ProbeResult:
     """Batch size -> steady-state step seconds, for every batch size measured."""
     extrapolated: bool = False
     """True when the step time at ``config.batch_size`` was modelled from smaller batches."""
+    reference_seconds: tuple[float, float] = (0.0, 0.0)
+    """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
+    ended; (0, 0) when not timed (older probes, imports)."""
     device_kernels: int = 0
     """Kernels one training step launches on an accelerator, counted from the model's layers and
     variables (``probes.run.kernels_per_step``); 0 when not counted (older probes, imports)."""
     created_at: str = ""
     """ISO-8601 UTC time of the measurement."""
+
+    @property
+    def machine_drift(self) -> float:
+        """How much this machine's speed changed while the probe ran: the relative change of the
+        reference kernel's time from start to end (0 when not timed)."""
+        start, end = self.reference_seconds
+        return end / start - 1 if start > 0 and end > 0 else 0.0

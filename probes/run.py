@@ -38,6 +38,7 @@ from probes.fitting import (
     steady_of,
 )
 from probes.loading import Prepared, parameter_count, prepare
+from probes.reference import reference_seconds
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec, config_for, spec_for
 from probes.timing import StopRule, make_timer
@@ -89,7 +90,9 @@ def probe(
     started = time.perf_counter()
     report = progress or (lambda _: None)
     try:
+        before = reference_seconds()
         result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
+        result = replace(result, reference_seconds=(before, reference_seconds()))
         if thread_counts:
             result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
             result = replace(result, probe_seconds=time.perf_counter() - started)

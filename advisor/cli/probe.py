@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,8 @@ def probe(
         history.save(db, result)
     if export:
         exchange.write_csv(export, [result])
-    payload = summary(result, cached=cached)
+    spread = history.run_log_sigma(db, result.device.key)
+    payload = summary(result, cached=cached, run_log_sigma=spread[0] if spread else None)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
     else:
@@ -82,13 +84,22 @@ def probe(
 
 
 _TABLE_COLUMNS = ["workload", "samples", "epochs", "batch_size", "step_seconds",
-                  "predicted_seconds", "predicted_interval", "startup_seconds", "probe_seconds",
+                  "predicted_seconds", "interval_80", "startup_seconds", "probe_seconds",
                   "cached"]  # fmt: skip
 
 
-def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
-    """The plain dict that ``--json`` prints for one probe result."""
+def summary(
+    result: Any, *, cached: bool = False, run_log_sigma: float | None = None
+) -> dict[str, Any]:
+    """The plain dict that ``--json`` prints for one probe result.
+
+    ``predicted_interval`` is what the probe's own measurements allow; ``interval_80`` is the
+    honest one: the 80% range of the real run, which also holds how much this machine's answers
+    move between runs (its probe history) and the speed change the probe saw while it ran."""
+    from advisor.estimate.predict import local_log_sigma
+
     c, d = result.config, result.device
+    z80 = 1.2815516 * local_log_sigma(result, run_log_sigma)
     return {
         "workload": c.workload,
         "device": d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)",
@@ -99,6 +110,11 @@ def summary(result: Any, *, cached: bool = False) -> dict[str, Any]:
         "batch_size": c.batch_size,
         "predicted_seconds": round(result.predicted_seconds, 3),
         "predicted_interval": [round(v, 3) for v in result.predicted_interval],
+        "interval_80": [
+            round(result.predicted_seconds * math.exp(-z80), 3),
+            round(result.predicted_seconds * math.exp(z80), 3),
+        ],
+        "machine_drift": round(result.machine_drift, 4),
         "startup_seconds": round(result.startup_seconds, 3),
         "step_seconds": result.step_seconds,
         "step_interval": list(result.step_interval),

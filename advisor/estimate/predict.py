@@ -42,8 +42,24 @@ EXTRAPOLATION_LOG_SIGMA = 0.35
 _Z95 = 1.959964
 
 
-def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> Prediction:
-    """The full-training time of ``probe``'s workload on ``target``, with its spread."""
+DEFAULT_RUN_LOG_SIGMA = 0.28
+"""How far a probe's prediction lands from the real run on a shared machine, in log units, when
+this device has no probe history yet: sqrt(0.174^2 + 0.219^2), the run-to-run spread of real
+runs (0.174) and of probes (0.219) of 13 workloads, three interleaved probe/real pairs each, on
+a 2-vCPU cloud VM (``python benchmarks/run_spread.py`` refits it from the recorded pairs)."""
+
+
+def predict(
+    probe: ProbeResult,
+    target: Target,
+    *,
+    precision: str = "fp32",
+    run_log_sigma: float | None = None,
+) -> Prediction:
+    """The full-training time of ``probe``'s workload on ``target``, with its spread.
+
+    ``run_log_sigma`` is how much repeated probes of workloads on the probe's device disagree
+    (``probes.history.run_log_sigma``); without it, ``DEFAULT_RUN_LOG_SIGMA``."""
     check_precision(precision)
     if target.accelerator and catalog.accelerator(target.accelerator) is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
@@ -51,7 +67,7 @@ def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> P
         return _excluded("the target has neither an accelerator nor a vCPU count")
     same_precision = probe.device.precision == _probe_precision(precision)
     if is_same_device(probe.device, target) and (same_precision or not target.accelerator):
-        return _measured(probe)  # on a CPU, mixed precision runs the same fp32 kernels
+        return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
     calibration = with_measured_thread_scaling(shipped_calibration(), probe)
     facts = facts_for(probe)
     source, source_guess = source_machine(probe.device, calibration)
@@ -92,7 +108,7 @@ def predict(probe: ProbeResult, target: Target, *, precision: str = "fp32") -> P
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     return Prediction(
         seconds=seconds,
-        log_sigma=_spread(probe, source, machine, calibration, extrapolated),
+        log_sigma=_spread(probe, source, machine, calibration, extrapolated, run_log_sigma),
         fits=fit is None or fit.fits,
         reason=None if fit is None or fit.fits else fit.reason(batch),
         extrapolated=extrapolated,
@@ -156,11 +172,25 @@ def _spread(
     target: Machine,
     calibration: Calibration,
     extrapolated: bool,
+    run_log_sigma: float | None,
 ) -> float:
     kind = f"{source.kind}->{'gpu' if target.kind == 'tpu' else target.kind}"
     model = calibration.log_sigma.get(kind) or calibration.log_sigma.get("all", DEFAULT_LOG_SIGMA)
     extra = EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0
-    return math.sqrt(model**2 + extra**2 + _probe_log_sigma(probe) ** 2)
+    local = local_log_sigma(probe, run_log_sigma)
+    return math.sqrt(model**2 + extra**2 + local**2)
+
+
+def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> float:
+    """The spread of the probe's own prediction, in log units: the wider of what its
+    measurements allow and how much this machine's answers move between runs, widened by the
+    speed change the reference kernel saw while it ran.
+
+    Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
+    as much again, so a local prediction misses the real run by sqrt(2) x that."""
+    runs = math.sqrt(2) * run_log_sigma if run_log_sigma is not None else DEFAULT_RUN_LOG_SIGMA
+    drift = math.log1p(abs(probe.machine_drift))
+    return math.hypot(max(_probe_log_sigma(probe), runs), drift)
 
 
 def _probe_log_sigma(probe: ProbeResult) -> float:
@@ -170,10 +200,10 @@ def _probe_log_sigma(probe: ProbeResult) -> float:
     return math.log(high / low) / (2 * _Z95)
 
 
-def _measured(probe: ProbeResult) -> Prediction:
+def _measured(probe: ProbeResult, run_log_sigma: float | None) -> Prediction:
     return Prediction(
         seconds=probe.predicted_seconds,
-        log_sigma=_probe_log_sigma(probe),
+        log_sigma=local_log_sigma(probe, run_log_sigma),
         measured=True,
         kernel_path=f"measured on this device ({probe.device.precision})",
         steps=(f"measured by a probe on this device: {probe.predicted_seconds:.4g} s",),

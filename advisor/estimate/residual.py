@@ -113,7 +113,11 @@ def corrected(prediction: Prediction, residual: Residual) -> Prediction:
 
 
 def predictor_for(
-    probe: ProbeResult, measured: Iterable[ProbeResult], *, precision: str = "fp32"
+    probe: ProbeResult,
+    measured: Iterable[ProbeResult],
+    *,
+    precision: str = "fp32",
+    run_log_sigma: float | None = None,
 ) -> Predictor:
     """Predict ``probe``'s workload on a target: measured there if a probe of the same
     configuration was, else scaled from ``probe`` and corrected by the residual of its kind."""
@@ -124,7 +128,7 @@ def predictor_for(
         source = measured_on(same, target)
         if source is not None:
             return predict(source, target, precision=precision)
-        prediction = predict(probe, target, precision=precision)
+        prediction = predict(probe, target, precision=precision, run_log_sigma=run_log_sigma)
         residual = found.get(kind_of(target))
         if residual is None or prediction.measured or not _usable(prediction):
             return prediction

@@ -155,9 +155,15 @@ def test_the_shipped_seed_is_never_opened_for_writing() -> None:
     ("text", "says"),
     [
         (b"prices = 5\n", "prices must be a table"),
-        (b'[prices]\nttl_days = "7"\n', "prices.ttl_days must be a finite positive number, not '7'"),
+        (
+            b'[prices]\nttl_days = "7"\n',
+            "prices.ttl_days must be a finite positive number, not '7'",
+        ),
         (b"[prices]\nttl_days = true\n", "prices.ttl_days must be a finite positive number"),
-        (b'[refresh]\ndeadline_seconds = "fast"\n', "refresh.deadline_seconds must be a finite posi"),
+        (
+            b'[refresh]\ndeadline_seconds = "fast"\n',
+            "refresh.deadline_seconds must be a finite posi",
+        ),
         (b"[refresh]\nmax_body_mib = 0\n", "refresh.max_body_mib must be a finite positive number"),
         (b"[refresh]\nmax_download_mib = 1e9\n", "refresh.max_download_mib must be at most"),
         (b"sources = [1, 2]\n", "sources must be a table"),

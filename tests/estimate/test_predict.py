@@ -14,6 +14,7 @@ from advisor.errors import UsageError
 from advisor.estimate import Target, measured_on, predict
 from advisor.estimate.machine import accelerator_machine, cpu_machine, usl_speedup
 from advisor.estimate.parameters import shipped_calibration
+from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
@@ -205,3 +206,23 @@ def test_the_floor_binds_for_a_tiny_model_on_a_fast_gpu_not_for_resnet50() -> No
     assert predict(tiny, Target("T4", 1)).seconds >= 5.0  # 20 epochs of 469 steps
     big = dataclasses.replace(probe("resnet50", 12.0), device_kernels=1100)  # 2 vCPUs
     assert not any("floor" in line for line in predict(big, Target("A100", 1)).steps)
+
+
+def test_a_local_prediction_holds_the_machines_run_to_run_spread() -> None:
+    """Without history the recorded default; with it, sqrt(2) x the probes' own disagreement; a
+    probe that saw the machine slow down while it ran widens by that drift."""
+    p = probe("mnist_mlp", 0.0055, device=LOCAL_CPU)
+    here = Target(None, 0, vcpus=float(LOCAL_CPU.logical_cpus))
+    assert local_log_sigma(p) == pytest.approx(DEFAULT_RUN_LOG_SIGMA)
+    assert local_log_sigma(p, 0.1) == pytest.approx(math.sqrt(2) * 0.1)
+    drifted = dataclasses.replace(p, reference_seconds=(0.004, 0.006))  # 50% slower at the end
+    assert drifted.machine_drift == pytest.approx(0.5)
+    assert local_log_sigma(drifted, 0.1) == pytest.approx(
+        math.hypot(math.sqrt(2) * 0.1, math.log(1.5))
+    )
+    measured = predict(p, here, run_log_sigma=0.1)
+    assert measured.measured and measured.log_sigma == pytest.approx(math.sqrt(2) * 0.1)
+    assert (
+        predict(p, Target("T4", 1), run_log_sigma=0.3).log_sigma
+        > predict(p, Target("T4", 1), run_log_sigma=0.01).log_sigma
+    )

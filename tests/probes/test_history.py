@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,29 @@ def test_the_format_module_imports_neither_estimation_nor_tensorflow() -> None:
     modules = imported_after("import probes.exchange")
     assert not {"tensorflow", "keras"} & modules
     assert not any(name.startswith("advisor.estimate") for name in modules)
+
+
+def test_every_probe_is_kept_as_a_run_and_their_spread_is_measured(tmp_path: Path) -> None:
+    """Repeated probes of one workload on one device: the stored result is the newest, every run
+    counts towards this machine's spread (pooled over configurations, the newest ten of each)."""
+    db = connect(tmp_path / "a.db")
+    here = fingerprint()
+    assert history.run_log_sigma(db, here.key) is None  # no history yet
+    for i, seconds in enumerate((100.0, 120.0, 90.0, 110.0)):
+        history.save(
+            db,
+            dataclasses.replace(
+                result(created=f"2026-01-0{i + 1}T00:00:00+00:00"),
+                predicted_seconds=seconds,
+                predicted_interval=(seconds * 0.9, seconds * 1.1),
+            ),
+        )
+    found = history.run_log_sigma(db, here.key)
+    assert found is not None
+    sigma, runs = found
+    logs = [math.log(s) for s in (100.0, 120.0, 90.0, 110.0)]
+    mean = sum(logs) / 4
+    assert runs == 4
+    assert sigma == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in logs) / 3))
+    assert history.find(db, CONFIG, here.key).predicted_seconds == 110.0  # type: ignore[union-attr]
+    assert history.run_log_sigma(db, "another-device") is None
