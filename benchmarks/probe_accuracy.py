@@ -82,12 +82,17 @@ def make_user_models(folder: Path) -> None:
 
 
 def worker_probe(model: str, sizes: dict[str, int]) -> dict:
+    from advisor.estimate.predict import local_log_sigma
     from probes.run import probe, spec_for
 
     result = probe(spec_for(model, **sizes))
+    z80 = 1.2815516 * local_log_sigma(result)  # a fresh machine: no probe history
     return {
         "predicted": result.predicted_seconds, "low": result.predicted_interval[0],
         "high": result.predicted_interval[1], "startup": result.startup_seconds,
+        "low80": result.predicted_seconds * math.exp(-z80),
+        "high80": result.predicted_seconds * math.exp(z80),
+        "reference": list(result.reference_seconds),
         "step": result.step_seconds, "probe_seconds": result.probe_seconds,
         "per_epoch": result.predicted_seconds / result.config.epochs,
         "extrapolated": result.extrapolated,
@@ -98,10 +103,12 @@ def worker_real(model: str, sizes: dict[str, int]) -> dict:
     """Train the configuration for real, as a user would: build, compile, fit."""
     import keras
 
+    from probes.fitting import arrays as _arrays
     from probes.loading import prepare
-    from probes.run import _arrays
+    from probes.reference import reference_seconds
     from probes.spec import spec_for
 
+    reference_before = reference_seconds()
     spec = spec_for(model, **sizes)
     config = spec.config
     begin = time.perf_counter()
@@ -134,6 +141,7 @@ def worker_real(model: str, sizes: dict[str, int]) -> dict:
     returned = time.perf_counter()
     later = [e - b for b, e in zip(epochs.begins[1:], epochs.ends[1:-1], strict=True)]
     return {
+        "reference": [reference_before, reference_seconds()],
         "total": build + returned - start,
         "per_epoch": statistics.fmean(later),
         "tail": returned - epochs.ends[-1],  # fit's own return after its last callback
@@ -159,8 +167,18 @@ def table(rows: dict[str, list[dict]]) -> str:
         "| error total | error per epoch | probe s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    totals, epochs, probes = [], [], []
+    totals, epochs, probes, corrected, inside = [], [], [], [], []
     for name, runs in rows.items():
+        for r in runs:
+            if "low80" not in r["probe"]:
+                continue
+            startup = r["probe"]["startup"]
+            low, high = r["probe"]["low80"] + startup, r["probe"]["high80"] + startup
+            inside.append(low <= r["real"]["total"] <= high)
+            probe_ref, real_ref = r["probe"]["reference"][0], r["real"]["reference"][0]
+            if probe_ref > 0 and real_ref > 0:  # the machine's speed change from probe to run
+                guess = (r["probe"]["predicted"] + startup) * real_ref / probe_ref
+                corrected.append(guess / r["real"]["total"] - 1)
         real = [r["real"]["total"] for r in runs]
         guesses = [r["probe"]["predicted"] + r["probe"]["startup"] for r in runs]
         total = statistics.median(guesses) / statistics.median(real) - 1
@@ -186,6 +204,14 @@ def table(rows: dict[str, list[dict]]) -> str:
         f"{max(totals, key=abs):+.1%}, per epoch {max(epochs, key=abs):+.1%}; probe wall time "
         f"median {statistics.median(probes):.1f} s, max {max(probes):.1f} s."
     )
+    if inside:
+        lines.append(
+            f"\nPairs with the reference kernel ({len(inside)}): the real run inside the 80% "
+            f"interval in {sum(inside)} ({sum(inside) / len(inside):.0%}); per-pair error "
+            f"corrected for the machine's speed change (reference kernel at the probe and at the "
+            f"real run): median |error| {statistics.median(abs(c) for c in corrected):.1%}, "
+            f"worst {max(corrected, key=abs):+.1%}."
+        )
     return "\n".join(lines)
 
 
