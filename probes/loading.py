@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks
+from probes import networks, quiet
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -60,6 +60,7 @@ def prepare(spec: ProbeSpec) -> Prepared:
 
 def load_safely(path: str) -> Any:
     """Load a ``.keras`` file without running any code it carries."""
+    quiet.prepare_tensorflow()
     import keras
 
     try:
@@ -80,6 +81,7 @@ def load_safely(path: str) -> Any:
 
 
 def _input_specs(model: Any) -> list[InputSpec]:
+    quiet.prepare_tensorflow()
     import keras
 
     embedding = next(

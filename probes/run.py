@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import data, device, epochs, stats
+from probes import data, device, epochs, quiet, stats
 from probes.fitting import Measurement, ProbeProgress, Progress, arrays, check_cancel, fit
 from probes.loading import Prepared, parameter_count, prepare
 from probes.result import ProbeResult, WorkloadConfig
@@ -96,6 +96,7 @@ def _probe(
     profile_ops: bool,
 ) -> ProbeResult:
     report(ProbeProgress("build", 0, (), None, 0.0, None))
+    quiet.prepare_tensorflow()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
     import tensorflow as tf
 

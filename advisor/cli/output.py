@@ -11,9 +11,14 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from advisor import display
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "json", "csv")
 
@@ -54,15 +59,27 @@ def emit(
         writer.writeheader()
         writer.writerows(rows)
     else:
-        from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title, header_style="bold")
+        table = Table(title=display.escape(title) if title else None, header_style="bold")
         for column in columns:
             table.add_column(column.replace("_", " "))
         for row in rows:
-            table.add_row(*(_cell(row.get(column)) for column in columns))
-        Console().print(table)
+            table.add_row(*(display.safe_text(_cell(row.get(column))) for column in columns))
+        console().print(table)
+
+
+PIPED_WIDTH = 400
+"""Columns a table may take when stdout is not a terminal: logs and files are never cut."""
+
+
+def console() -> Console:
+    """The console tables print on: the terminal's width, or wide enough when piped."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=PIPED_WIDTH, soft_wrap=False)
 
 
 def _cell(value: Any) -> str:
