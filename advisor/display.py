@@ -110,6 +110,13 @@ def chance(p: float) -> str:
     return f"{p:.0%}"
 
 
+def machine(accelerator: str | None, count: int, vcpus: float | None) -> str:
+    """What a machine brings to training: ``T4 x1``, ``16 vCPU`` or ``CPU``."""
+    if accelerator:
+        return f"{plain(accelerator)} x{count}"
+    return f"{vcpus:g} vCPU" if vcpus else "CPU"
+
+
 def plain(text: object) -> str:
     """``text`` without control characters (C0, DEL, C1; terminal escapes lose their ESC)."""
     return _CONTROL.sub("", str(text))

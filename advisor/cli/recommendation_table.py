@@ -25,9 +25,7 @@ def _cost(option: Option) -> str:
 
 def device(option: Option) -> str:
     r = option.rentable
-    if r.accelerator:
-        return f"{display.plain(r.accelerator)} x{r.accelerator_count}"
-    return f"{r.vcpus:g} vCPU" if r.vcpus else "CPU"
+    return display.machine(r.accelerator, r.accelerator_count, r.vcpus)
 
 
 def spot_risk(option: Option) -> str:
