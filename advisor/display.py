@@ -41,9 +41,13 @@ def _unit(seconds: float) -> tuple[str, float]:
 
 
 def duration(seconds: float) -> str:
-    """``0.42 s``, ``42 s``, ``2.4 min``, ``17 min``, ``4.1 h``, ``3.1 d``; ``never`` if infinite."""
+    """``8.7 ms``, ``420 ms``, ``42 s``, ``2.4 min``, ``17 min``, ``4.1 h``, ``3.1 d``; ``never``
+    if infinite."""
     if not math.isfinite(seconds):
         return "never"
+    if 0 < seconds < 1:
+        millis = seconds * 1000
+        return f"{_significant(millis, 2) if millis < 10 else f'{millis:.0f}'} ms"
     unit, size = _unit(seconds)
     value = seconds / size
     text = _significant(value, 2) if value < 10 else f"{value:,.0f}"

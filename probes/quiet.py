@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 
 VERBOSE_VARIABLE = "ADVISOR_VERBOSE"
@@ -51,3 +52,24 @@ def prepare_tensorflow(verbose: bool | None = None) -> None:
         return
     absl_logging.set_verbosity(absl_logging.ERROR)
     absl_logging.set_stderrthreshold("error")
+    if "tensorflow" not in sys.modules:
+        _import_silently()
+
+
+def _import_silently() -> None:
+    """Import TensorFlow with file descriptor 2 closed off: some of its C++ libraries log
+    (``All log messages before absl::InitializeLog()``, ``cudart_stub``, ``cuInit``) before
+    any of the settings above are read. Its Python errors still raise as usual."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401
+        finally:
+            os.dup2(saved, 2)
+    except ImportError:
+        pass  # the caller's own import says what is missing
+    finally:
+        os.close(saved)

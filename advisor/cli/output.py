@@ -65,7 +65,9 @@ def emit(
         for column in columns:
             table.add_column(column.replace("_", " "))
         for row in rows:
-            table.add_row(*(display.safe_text(_cell(row.get(column))) for column in columns))
+            table.add_row(
+                *(display.safe_text(_cell(row.get(column), column)) for column in columns)
+            )
         console().print(table)
 
 
@@ -82,9 +84,19 @@ def console() -> Console:
     return Console(width=PIPED_WIDTH, soft_wrap=False)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, column: str = "") -> str:
+    """A value for people: money, rates and durations by the column's name, as everywhere."""
     if value is None:
         return "-"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if column.endswith("usd_per_hour") or column.endswith("_per_hour_usd"):
+            return display.rate(float(value))
+        if column.endswith("_usd") or column == "usd":
+            return display.money(float(value))
+        if column.endswith("_seconds"):
+            return display.duration(float(value))
+        if column.endswith("_hours"):
+            return display.duration(float(value) * 3600)
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
