@@ -402,3 +402,35 @@ def test_after_a_probe_the_app_process_has_no_tensorflow() -> None:
 def test_snapshot_main_screen_at_120_columns(fixed_device: Fingerprint, snap_compare) -> None:
     stored_probe()
     assert snap_compare(make_app(), terminal_size=(120, 40), run_before=ranked_screen)
+
+
+HOSTILE_REGION = "us-east-1\x1b]0;owned\x07\x1b[2J[link=https://evil.example]x[/link]"
+
+
+def test_hostile_catalog_strings_show_literally(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    stored_probe()
+    real = actions.recommend
+
+    def hostile(state: FormState, probe: ProbeResult):  # type: ignore[no-untyped-def]
+        rec, payload, explanations = real(state, probe)
+        first = rec.options[0]
+        first = dataclasses.replace(first, rentable=first.rentable._replace(region=HOSTILE_REGION))
+        return dataclasses.replace(rec, options=(first, *rec.options[1:])), payload, explanations
+
+    monkeypatch.setattr(actions, "recommend", hostile)
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        where = str(app.query_one(ResultsTable).get_row_at(0)[1])
+        assert "[link=https://evil.example]x[/link]" in where and "\x1b" not in where
+        summary = str(app.query_one("#summary").render())
+        assert "[link=https://evil.example]x[/link]" in summary and "\x07" not in summary
+        explained = str(app.query_one(ExplainPanel).render())
+        assert "[link=" in explained and "\x1b" not in explained
+
+    run(app, scenario)
