@@ -64,7 +64,7 @@ def duration_span(low: float, high: float) -> str:
 
     def number(seconds: float) -> str:
         value = seconds / size
-        return _significant(value, 2) if value < 10 else f"{value:,.0f}"
+        return _significant(value, 2, strip=False) if value < 10 else f"{value:,.0f}"
 
     return f"{number(low)}-{number(high)} {unit}"
 

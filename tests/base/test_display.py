@@ -23,8 +23,8 @@ def test_duration(seconds: float, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("low", "high", "text"),
-    [(145, 276, "2.4-4.6 min"), (24, 66, "24-66 s"), (24, 100, "0.4-1.7 min"), (14_760, 17_640, "4.1-4.9 h"),
-     (30, 45, "30-45 s"), (60, math.inf, "60 s-never"), (math.inf, math.inf, "never")],
+    [(145, 276, "2.4-4.6 min"), (24, 66, "24-66 s"), (24, 100, "0.40-1.7 min"), (14_760, 17_640, "4.1-4.9 h"),
+     (30, 45, "30-45 s"), (240, 474, "4.0-7.9 min"), (60, math.inf, "60 s-never"), (math.inf, math.inf, "never")],
 )  # fmt: skip
 def test_duration_span(low: float, high: float, text: str) -> None:
     assert display.duration_span(low, high) == text
