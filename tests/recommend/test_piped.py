@@ -45,3 +45,13 @@ def test_hostile_catalog_strings_print_literally() -> None:
     assert "\x1b" not in text and "\x07" not in text
     assert "[link=https://evil.example]x[/link]" in text
     assert T4.provider in text
+
+
+def test_emit_tables_print_catalog_strings_literally(capsys) -> None:  # type: ignore[no-untyped-def]
+    from advisor.cli import output
+
+    output.emit([{"region": HOSTILE_REGION, "usd_per_hour": 0.00018}], "table", title="[b]x")
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text
+    assert "[link=https://evil.example]x[/link]" in text and "[b]x" in text
+    assert "0.00018" in text
