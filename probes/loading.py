@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks
+from probes import networks, quiet
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -61,6 +61,7 @@ def prepare(spec: ProbeSpec) -> Prepared:
 
 def load_safely(path: str) -> Any:
     """Load a ``.keras`` file without running any code it carries."""
+    quiet.prepare_tensorflow()
     import keras
 
     name = Path(path).name
@@ -89,6 +90,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _input_specs(model: Any) -> list[InputSpec]:
+    quiet.prepare_tensorflow()
     import keras
 
     embedding = next(

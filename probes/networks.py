@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from probes import quiet
 from probes.zoo import Workload
 
 FASTTEXT_VOCABULARY = 1_000_000
@@ -26,6 +27,7 @@ def build(workload: Workload) -> Any:
 
 
 def optimizer(name: str, workload_id: str = "") -> Any:
+    quiet.prepare_tensorflow()
     import keras
 
     if name == "rmsprop":

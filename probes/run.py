@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import data, device, epochs, stats
+from probes import data, device, epochs, quiet, stats
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -115,6 +115,7 @@ def _probe(
     profile_ops: bool,
 ) -> ProbeResult:
     report(ProbeProgress("build", 0, (), None, 0.0, None))
+    quiet.prepare_tensorflow()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
     import tensorflow as tf
 

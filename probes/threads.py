@@ -15,6 +15,7 @@ import sys
 import time
 
 from advisor.errors import AdvisorError
+from probes import quiet
 from probes.result import WorkloadConfig
 
 WORKER_BUDGET_SECONDS = 6.0
@@ -36,6 +37,7 @@ def measure(
 
 
 def _worker(name_or_path: str, sizes: dict[str, int], threads: int, budget: float) -> float:
+    quiet.prepare_tensorflow()
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(threads)

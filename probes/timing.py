@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from probes import stats
+from probes import quiet, stats
 
 CHECK_EVERY_SECONDS = 0.2
 """How often the stopping rule is evaluated (it sorts the durations)."""
@@ -86,6 +86,7 @@ class Timer(Protocol):
 
 def make_timer(rule: StopRule | None) -> Any:
     """A fresh Keras callback (a ``Timer``) that fills ``stamps`` and applies ``rule``."""
+    quiet.prepare_tensorflow()
     import keras
 
     class Timer(keras.callbacks.Callback):

@@ -10,6 +10,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line o
 from __future__ import annotations
 
 import importlib
+import os
 import sqlite3
 import sys
 from typing import Any
@@ -92,8 +93,13 @@ class AdvisorGroup(click.Group):
     "advisor", cls=AdvisorGroup, invoke_without_command=True, context_settings=CONTEXT_SETTINGS
 )
 @click.version_option(__version__, "-V", "--version", prog_name="advisor")
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Show TensorFlow's own log lines (also ADVISOR_VERBOSE=1).",
+)
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, verbose: bool) -> None:
     """Where should I train this model? Measure it here, predict it everywhere, compare prices.
 
     Run without a command to open the terminal app. For scripts:
@@ -103,6 +109,8 @@ def cli(ctx: click.Context) -> None:
       advisor probe --model mnist_cnn --json
       advisor prices refresh
     """
+    if verbose:  # read by probes.quiet in this process and in every probe child process
+        os.environ["ADVISOR_VERBOSE"] = "1"
     if ctx.invoked_subcommand is None:
         from advisor.tui import run_app
 

@@ -11,11 +11,15 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from advisor import display
 from advisor.errors import AdvisorError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "json", "csv")
 
@@ -54,15 +58,16 @@ def emit(
         writer.writeheader()
         writer.writerows(rows)
     else:
-        from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title, header_style="bold")
+        table = Table(title=display.escape(title) if title else None, header_style="bold")
         for column in columns:
             table.add_column(column.replace("_", " "))
         for row in rows:
-            table.add_row(*(_cell(row.get(column)) for column in columns))
-        Console().print(table)
+            table.add_row(
+                *(display.safe_text(_cell(row.get(column), column)) for column in columns)
+            )
+        console().print(table)
 
 
 def strict_json(value: Any) -> str:
@@ -77,9 +82,32 @@ def strict_json(value: Any) -> str:
         raise AdvisorError(f"cannot print JSON: {exc}") from None
 
 
-def _cell(value: Any) -> str:
+PIPED_WIDTH = 400
+"""Columns a table may take when stdout is not a terminal: logs and files are never cut."""
+
+
+def console() -> Console:
+    """The console tables print on: the terminal's width, or wide enough when piped."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=PIPED_WIDTH, soft_wrap=False)
+
+
+def _cell(value: Any, column: str = "") -> str:
+    """A value for people: money, rates and durations by the column's name, as everywhere."""
     if value is None:
         return "-"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if column.endswith("usd_per_hour") or column.endswith("_per_hour_usd"):
+            return display.rate(float(value))
+        if column.endswith("_usd") or column == "usd":
+            return display.money(float(value))
+        if column.endswith("_seconds"):
+            return display.duration(float(value))
+        if column.endswith("_hours"):
+            return display.duration(float(value) * 3600)
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

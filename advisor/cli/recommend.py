@@ -175,11 +175,9 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
         columns = [*OPTION_KEYS, "expected_hours", "expected_cost_usd", "why"]
         output.emit(rows, fmt, columns=columns, payload=as_json(rec))
         return
-    from rich.console import Console
-
     from advisor.cli.recommendation_table import render_explanation, render_recommendation
 
-    console = Console()
+    console = output.console()
     for part in render_recommendation(rec, pareto=pareto):
         console.print(part)
     chosen = rec.best or rec.fastest

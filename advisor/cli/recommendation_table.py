@@ -2,39 +2,30 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from advisor import display
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Option, Recommendation
-from advisor.recommend.report import explain, infeasible_lines, usd
-
-
-def _span(low: float, high: float, fmt: Callable[[float], str]) -> str:
-    if not math.isfinite(low):
-        return "never"
-    return f"{fmt(low)}-{fmt(high) if math.isfinite(high) else 'never'}"
+from advisor.recommend.report import explain, infeasible_lines
 
 
 def _hours(option: Option) -> str:
     """``4.1-4.9 h``: both ends in the unit that suits the upper one."""
-    low, high = option.outcome.p50_seconds, option.outcome.p90_seconds
-    if not math.isfinite(low):
-        return "never"
-    unit, size = ("min", 60) if high < 5_400 else ("h", 3_600) if high < 172_800 else ("d", 86_400)
-    upper = f"{high / size:.1f}" if math.isfinite(high) else "never"
-    return f"{low / size:.1f}-{upper} {unit}"
+    return display.duration_span(option.outcome.p50_seconds, option.outcome.p90_seconds)
+
+
+def _cost(option: Option) -> str:
+    return display.money_span(option.cost_usd, option.cost_usd_p90)
 
 
 def device(option: Option) -> str:
     r = option.rentable
-    if r.accelerator:
-        return f"{r.accelerator} x{r.accelerator_count}"
-    return f"{r.vcpus:g} vCPU" if r.vcpus else "CPU"
+    return display.machine(r.accelerator, r.accelerator_count, r.vcpus)
 
 
 _MEASURED = ", measured"
@@ -85,24 +76,25 @@ def render_options(
         pricing = r.pricing.replace("_", "-")
         if r.pricing == "spot":
             pricing += f" {spot_risk(option)}"
-        cells = [
+        cells: list[str | Text] = [
             str(option.rank) if option.rank else "",
-            f"{r.provider} {r.region}",
-            f"{r.instance_type or '-'} ({device(option)}{_MEASURED if _measured(option) else ''})",
-            pricing,
-            f"{r.usd_per_hour:.3f}",
+            display.safe_text(f"{r.provider} {r.region}"),
+            display.safe_text(f"{r.instance_type or '-'} ({device(option)})")
+            + (_MEASURED if _measured(option) else ""),
+            display.safe_text(pricing),
+            display.rate(r.usd_per_hour),
             _hours(option),
-            _span(option.cost_usd, option.cost_usd_p90, usd),
+            _cost(option),
         ]
         if with_deadline:
-            cells.append(f"{option.outcome.p_meet:.0%}")
+            cells.append(display.chance(option.outcome.p_meet))
         table.add_row(*cells, style=None if option.feasible else "dim")
     return table
 
 
 def render_reasons(options: Sequence[Option]) -> Text:
     """One line of why per ranked option."""
-    return Text("\n".join(f"#{o.rank} {o.why}" for o in options if o.rank and o.why))
+    return display.safe_text("\n".join(f"#{o.rank} {o.why}" for o in options if o.rank and o.why))
 
 
 def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[Table | Text]:
@@ -114,7 +106,7 @@ def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[
         goal += f", deadline {describe_seconds(c.deadline_seconds)}"
     if c.budget_usd is not None:
         goal += f", budget ${c.budget_usd:,.2f}"
-    title = (
+    title = display.escape(
         f"{rec.workload}: {goal}; {rec.feasible_count} of {rec.considered} offerings qualify"
         " (time and cost: p50-p90)"
     )
@@ -123,14 +115,14 @@ def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[
         render_reasons(rec.options),
     ]
     for line in infeasible_lines(rec):
-        parts.append(Text(line, style="bold yellow"))
+        parts.append(display.safe_text(line, style="bold yellow"))
     contrast = [
         ("fastest", rec.fastest),
         ("cheapest on-demand", rec.cheapest_on_demand),
     ]
     for label, option in contrast:
         if option is not None:
-            parts.append(Text(f"{label}: {_summary(option)}"))
+            parts.append(display.safe_text(f"{label}: {_summary(option)}"))
     if pareto and rec.pareto:
         parts.append(
             render_options(rec.pareto, title="Cost/time frontier", with_deadline=with_deadline)
@@ -143,7 +135,7 @@ def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[
 
 def render_explanation(rec: Recommendation, option: Option) -> Text:
     """``--explain``: the chosen option walked through."""
-    return Text("\n".join(explain(rec, option)))
+    return display.safe_text("\n".join(explain(rec, option)))
 
 
 def _summary(option: Option) -> str:
@@ -152,6 +144,6 @@ def _summary(option: Option) -> str:
         f"{r.provider} {r.region} {r.instance_type or '-'} {device(option)} "
         + ("(measured) " if _measured(option) else "")
         + f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
-        f"{_span(option.cost_usd, option.cost_usd_p90, usd)}"
-        + (f", {option.outcome.p_meet:.0%} on time" if option.rank == 0 else "")
+        f"{_cost(option)}"
+        + (f", {display.chance(option.outcome.p_meet)} on time" if option.rank == 0 else "")
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from advisor import display
 from advisor.errors import UsageError
 
 MAX_SECONDS = 365 * 86_400
@@ -56,10 +57,4 @@ def format_duration(seconds: int) -> str:
 
 def describe_seconds(seconds: float) -> str:
     """A short human reading of a time span: ``42 s``, ``17 min``, ``5.2 h``, ``3.1 d``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5_400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172_800:
-        return f"{seconds / 3_600:.1f} h"
-    return f"{seconds / 86_400:.1f} d"
+    return display.duration(seconds)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor import display
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.deadline import describe_seconds, format_duration
 from advisor.recommend.recommendation import Option, Recommendation
@@ -159,19 +160,18 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     else:
         lines.append("Preemption: none (on-demand)")
     lines.append(
-        f"Billing: {describe_billing(result.rule)}; billed {result.billed_hours[0]:.3f} h at p50, "
-        f"{result.billed_hours[1]:.3f} h at p90 ({result.rule.source})"
+        f"Billing: {describe_billing(result.rule)}; billed "
+        f"{display.duration(result.billed_hours[0] * 3600)} at p50, "
+        f"{display.duration(result.billed_hours[1] * 3600)} at p90 ({result.rule.source})"
     )
     lines.append(
-        f"Cost: ${r.usd_per_hour:.4f}/h x {result.billed_hours[0]:.3f} h = ${option.cost_usd:,.2f} "
-        f"(p90 ${option.cost_usd_p90:,.2f}, mean ${option.expected_cost_usd:,.2f})"
+        f"Cost: ${display.rate(r.usd_per_hour, 4)}/h x {display.duration(result.billed_hours[0] * 3600)}"
+        f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
+        f"mean {display.money(option.expected_cost_usd)})"
     )
     return lines
 
 
 def usd(value: float) -> str:
-    """Dollars as people read them: cents from a dollar up, two significant digits below
-    (a 60-second-minimum spot run can cost $0.0012, and "$0.00" would hide the differences)."""
-    if value == 0 or abs(value) >= 0.995:
-        return f"${value:,.2f}"
-    return f"${value:.2g}"
+    """Dollars as people read them (``advisor.display.money``)."""
+    return display.money(value)

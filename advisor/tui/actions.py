@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor import service
+from advisor import display, service
 from advisor.errors import AdvisorError, UsageError
 from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pricing.refresh import RefreshProgress, RunReport
     from probes.fitting import ProbeProgress
     from probes.result import ProbeResult
+    from probes.spec import ProbeSpec
 from pricing.offers import Filters
 
 
@@ -96,13 +97,19 @@ def stored_probe(state: FormState) -> ProbeResult | None:
 def run_probe(
     state: FormState, *, progress: Callable[[ProbeProgress], None], cancel: threading.Event
 ) -> ProbeResult:
-    """Probe the workload here (seconds); stores the result; ``cancel`` stops it, storing nothing."""
-    return service.probe_and_store(request_for(state), progress=progress, cancel=cancel)
+    """Probe the workload here (seconds) in a child process, so that TensorFlow never enters the
+    app's own; stores the result; ``cancel`` kills the child, storing nothing."""
+    from probes.child import run_in_child
+
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        return run_in_child(spec, progress=progress, cancel=cancel)
+
+    return service.probe_and_store(request_for(state), runner=runner)
 
 
 def describe_probe(probe: ProbeResult) -> str:
     return (
-        f"Measured here: {probe.step_seconds * 1000:.1f} ms/step, full training here "
+        f"Measured here: {probe.step_seconds * 1000:.3g} ms/step, full training here "
         f"{describe_seconds(probe.predicted_seconds)} ({probe.created_at[:16]})"
     )
 
@@ -121,19 +128,21 @@ def feasible(payload: dict[str, Any]) -> bool:
     return any(o.get("meets_deadline") for o in payload.get("options", []))
 
 
-def summary_line(rec: Recommendation, payload: dict[str, Any]) -> str:
-    options = payload.get("options", [])
-    if not options:
+def summary_line(rec: Recommendation) -> str:
+    """The chosen option in one line, formatted as the command line formats it."""
+    if not rec.options:
         return "No offering matches these filters."
-    best = options[0]
-    where = f"{best['provider']} {best['region']} {best['instance_type']}"
-    if best.get("accelerator"):
-        where += f" ({best['accelerator']} x{best['accelerator_count']})"
-    if not feasible(payload):
+    if not rec.feasible:
         return " ".join(report.infeasible_lines(rec))
-    return (
-        f"Best: {where}, {best['pricing']}, {best['predicted_hours']:.2f} h, "
-        f"{report.usd(best['cost_usd'])} (P(deadline) {best['p_meet_deadline']:.0%})"
+    best = rec.options[0]
+    r, outcome = best.rentable, best.outcome
+    where = f"{r.provider} {r.region} {r.instance_type or '-'}"
+    where += f" ({display.machine(r.accelerator, r.accelerator_count, r.vcpus)})"
+    return display.plain(
+        f"Best: {where}, {r.pricing.replace('_', '-')}, "
+        f"{display.duration_span(outcome.p50_seconds, outcome.p90_seconds)}, "
+        f"{display.money_span(best.cost_usd, best.cost_usd_p90)} "
+        f"({display.chance(outcome.p_meet)} on time)"
     )
 
 

@@ -2,7 +2,9 @@
 
 Presentation only: every number comes from the engine through ``advisor.tui.actions``. Blocking
 work (probes, recommendations, price queries and refreshes) runs in thread workers that post
-messages back, so the interface never freezes.
+messages back, so the interface never freezes. A probe runs in a child process
+(``probes.child``): TensorFlow never enters the app's process, so its logging never reaches the
+screen, cancelling and quitting are immediate, and a crashed probe is a message.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
+from advisor import display
 from advisor.tui import actions
 from advisor.tui.form import FormState, WorkloadForm
 from advisor.tui.help import HelpScreen
@@ -34,7 +37,7 @@ from advisor.tui.probe_view import ProbeView
 from advisor.tui.results import CostTimePlot, ExplainPanel, ResultsTable
 
 if TYPE_CHECKING:
-    from advisor.recommend.recommendation import Recommendation
+    from advisor.recommend.recommendation import Option, Recommendation
     from probes.fitting import ProbeProgress
     from probes.result import ProbeResult
 
@@ -167,10 +170,10 @@ class AdvisorApp(App[None]):
         self.payload = message.payload
         self.explanations = message.explanations
         table = self.query_one(ResultsTable)
-        table.show(message.payload.get("options", []))
-        self.query_one(CostTimePlot).show(message.payload)
-        summary = actions.summary_line(message.rec, message.payload)
-        self._summary(summary, infeasible=not actions.feasible(message.payload))
+        table.show(message.rec.options)
+        self.query_one(CostTimePlot).show(message.rec)
+        summary = actions.summary_line(message.rec)
+        self._summary(summary, infeasible=not message.rec.feasible)
         self._explain(self._option_at(table, 0))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
@@ -178,7 +181,7 @@ class AdvisorApp(App[None]):
 
     def _summary(self, text: str, *, infeasible: bool) -> None:
         summary = self.query_one("#summary", Static)
-        summary.update(text)
+        summary.update(display.safe_text(text))
         summary.set_class(infeasible, "infeasible")
 
     def on_data_table_row_highlighted(self, event: ResultsTable.RowHighlighted) -> None:
@@ -186,27 +189,34 @@ class AdvisorApp(App[None]):
         if isinstance(event.data_table, ResultsTable):
             self._explain(self._option_at(event.data_table, event.cursor_row))
 
-    def _explain(self, option: dict[str, Any] | None) -> None:
-        lines = self.explanations.get(option["rank"], []) if option else []
+    def _explain(self, option: Option | None) -> None:
+        lines = self.explanations.get(option.rank, []) if option else []
         for panel in self.query(ExplainPanel):  # none once the app is shutting down
             panel.explain(option, lines)
 
-    def selected_option(self) -> dict[str, Any] | None:
+    def selected_option(self) -> Option | None:
         """The highlighted option of the results table, if any."""
         table = self.query_one(ResultsTable)
         return self._option_at(table, table.cursor_row)
 
-    def _option_at(self, table: ResultsTable, row: int) -> dict[str, Any] | None:
+    def _option_at(self, table: ResultsTable, row: int) -> Option | None:
         if not 0 <= row < table.row_count:
             return None
         rank = int(table.get_row_at(row)[0])
-        return next((o for o in self.payload.get("options", []) if o["rank"] == rank), None)
+        return table.option(rank)
 
     # --- other actions ----------------------------------------------------------------------
 
     def action_cancel_probe(self) -> None:
         if self.probing:
             self._cancel.set()
+
+    async def action_quit(self) -> None:
+        self._cancel.set()  # a running probe's child process is killed, not waited for
+        self.exit()
+
+    def on_unmount(self) -> None:
+        self._cancel.set()
 
     def action_prices(self) -> None:
         self.push_screen(PricesScreen())
@@ -222,7 +232,7 @@ class AdvisorApp(App[None]):
         if option is None:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        self.push_screen(ExportScreen(), lambda path: self._export(option["rank"], path))
+        self.push_screen(ExportScreen(), lambda path: self._export(option.rank, path))
 
     def _export(self, rank: int, path: str | None) -> None:
         if not path:

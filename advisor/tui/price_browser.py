@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label
 
+from advisor import display
 from advisor.tui import actions
 from advisor.tui.messages import PricesLoaded, PricesRefreshed, RefreshProgressed
 
@@ -69,17 +70,17 @@ class PricesScreen(Screen[None]):
 
     def on_prices_loaded(self, message: PricesLoaded) -> None:
         rows, sources = message.rows, message.sources
-        self.query_one("#prices-error", Label).update(message.error)
+        self.query_one("#prices-error", Label).update(display.safe_text(message.error))
         if sources is not None:
             table = self.query_one("#sources", DataTable)
             table.clear()
             for source in sources:
-                table.add_row(*(str(source.get(c, "")) for c in SOURCE_COLUMNS))
+                table.add_row(*(display.safe_text(source.get(c, "")) for c in SOURCE_COLUMNS))
         if rows is not None:
             table = self.query_one("#prices", DataTable)
             table.clear()
             for row in rows:
-                table.add_row(*(_fmt(row.get(c)) for c in PRICE_COLUMNS))
+                table.add_row(*(display.safe_text(_fmt(row.get(c), c)) for c in PRICE_COLUMNS))
 
     def action_refresh_prices(self) -> None:
         self.query_one("#prices-status", Label).update("Refreshing prices...")
@@ -99,7 +100,7 @@ class PricesScreen(Screen[None]):
     def on_refresh_progressed(self, message: RefreshProgressed) -> None:
         total = f"/{message.total}" if message.total else ""
         self.query_one("#prices-status", Label).update(
-            f"Refreshing {message.source}: {message.done}{total} {message.note}"
+            display.safe_text(f"Refreshing {message.source}: {message.done}{total} {message.note}")
         )
 
     def on_prices_refreshed(self, message: PricesRefreshed) -> None:
@@ -112,13 +113,15 @@ class PricesScreen(Screen[None]):
             )
         else:
             text = f"Refreshed {len(message.reports)} source(s)."
-        self.query_one("#prices-status", Label).update(text)
+        self.query_one("#prices-status", Label).update(display.safe_text(text))
         self.load()
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, column: str = "") -> str:
     if value is None:
         return "-"
+    if column == "usd_per_hour" and isinstance(value, int | float):
+        return display.rate(float(value))
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.4g}"
     return str(value)

@@ -8,6 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar, Sparkline
 
+from advisor import display
+
 if TYPE_CHECKING:
     from probes.fitting import ProbeProgress
 
@@ -22,7 +24,7 @@ class ProbeView(Vertical):
 
     def started(self, workload: str) -> None:
         self.query_one("#probe-status", Label).update(
-            f"Probing {workload} on this machine... (press x to cancel)"
+            display.safe_text(f"Probing {workload} on this machine... (press x to cancel)")
         )
         self.query_one("#probe-progress", ProgressBar).update(progress=0)
         self.query_one("#probe-sparkline", Sparkline).data = []
@@ -32,7 +34,7 @@ class ProbeView(Vertical):
         if event.relative_half_width is not None:
             parts.append(f"step time known to +-{event.relative_half_width * 100:.1f}%")
         if event.eta_seconds is not None:
-            parts.append(f"ETA {event.eta_seconds:.0f}s")
+            parts.append(f"ETA {display.duration(event.eta_seconds)}")
             total = event.elapsed_seconds + event.eta_seconds
             fraction = event.elapsed_seconds / total if total > 0 else 0.0
             self.query_one("#probe-progress", ProgressBar).update(progress=100 * fraction)
@@ -41,5 +43,5 @@ class ProbeView(Vertical):
             self.query_one("#probe-sparkline", Sparkline).data = [s * 1000 for s in event.recent]
 
     def finished(self, text: str) -> None:
-        self.query_one("#probe-status", Label).update(text)
+        self.query_one("#probe-status", Label).update(display.safe_text(text))
         self.query_one("#probe-progress", ProgressBar).update(progress=100)

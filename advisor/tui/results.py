@@ -1,46 +1,62 @@
 """The recommendation views: a sortable table, the chosen option's explanation, cost vs time.
 
-They render the ``advisor recommend --json`` payload (a stable contract), so the app shows exactly
-what the command line prints.
+They draw the engine's ``Recommendation`` (its options, frontier, fastest and cheapest on-demand)
+with the command line's formatting (``advisor.display``), so both interfaces say the same thing.
+Catalog names are shown literally (``display.safe_text``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("rank", "#", 3),
-    ("provider", "provider", 8),
-    ("region", "region", 14),
-    ("instance_type", "instance", 17),
-    ("accelerator", "accel", 13),
-    ("pricing", "pricing", 9),
-    ("usd_per_hour", "$/h", 8),
-    ("predicted_hours", "hours p50", 9),
-    ("predicted_hours_p90", "p90", 8),
-    ("cost_usd", "cost p50", 9),
-    ("cost_usd_p90", "cost p90", 9),
-    ("p_meet_deadline", "P(deadline)", 11),
-)
-"""Key in the ``--json`` payload, header, width. Fixed widths: the table keeps its shape while it
-re-ranks (and renders the same at any moment, which the snapshot tests rely on)."""
+from advisor import display
+
+if TYPE_CHECKING:
+    from advisor.recommend.recommendation import Option, Recommendation
 
 
-def cell(key: str, option: dict[str, Any]) -> str | float | int:
-    """Sortable cell value: numbers stay numbers, the accelerator shows its count."""
-    value = option.get(key)
-    if key == "accelerator":
-        count = option.get("accelerator_count") or 0
-        shown = f"{value} x{count}" if value else "CPU"
-        return f"{shown} \u2713" if option.get("measured") else shown  # a check: measured there
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return round(value, 3)
-    return value
+def _where(o: Option) -> str:
+    return f"{o.rentable.provider} {o.rentable.region}"
+
+
+def _machine(o: Option) -> str:
+    r = o.rentable
+    shown = (
+        f"{r.instance_type or '-'} ({display.machine(r.accelerator, r.accelerator_count, r.vcpus)})"
+    )
+    return f"{shown} \u2713" if o.outcome.prediction.measured else shown  # measured there
+
+
+def _pricing(o: Option) -> str:
+    return o.rentable.pricing.replace("_", "-")
+
+
+Column = tuple[str, str, int, Callable[["Option"], str], Callable[["Option"], Any]]
+
+COLUMNS: tuple[Column, ...] = (
+    ("rank", "#", 3, lambda o: str(o.rank), lambda o: o.rank),
+    ("where", "where", 17, _where, _where),
+    ("machine", "machine", 23, _machine, _machine),
+    ("time", "time p50-p90", 12,
+     lambda o: display.duration_span(o.outcome.p50_seconds, o.outcome.p90_seconds),
+     lambda o: o.outcome.p50_seconds),
+    ("cost", "cost p50-p90", 15, lambda o: display.money_span(o.cost_usd, o.cost_usd_p90),
+     lambda o: o.cost_usd),
+    ("meet", "meet", 5, lambda o: display.chance(o.outcome.p_meet), lambda o: -o.outcome.p_meet),
+    ("pricing", "pricing", 9, _pricing, _pricing),
+    ("usd_per_hour", "$/h", 7, lambda o: display.rate(o.rentable.usd_per_hour),
+     lambda o: o.rentable.usd_per_hour),
+)  # fmt: skip
+"""Key, header, width, cell text, sort value. The first six fit 120 columns beside the form;
+fixed widths keep the table's shape while it re-ranks (the snapshot tests rely on it)."""
+
+_RIGHT = {"rank", "time", "cost", "meet", "usd_per_hour"}
 
 
 class ResultsTable(DataTable[Any]):
@@ -51,15 +67,26 @@ class ResultsTable(DataTable[Any]):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label, width in COLUMNS:
+        for key, label, width, _, _ in COLUMNS:
             self.add_column(label, key=key, width=width)
         self._sort_index = 0
         self._reverse = False
+        self._options: dict[int, Option] = {}
 
-    def show(self, options: list[dict[str, Any]]) -> None:
+    def show(self, options: tuple[Option, ...] | list[Option]) -> None:
         self.clear()
+        self._options = {o.rank: o for o in options}
         for option in options:
-            self.add_row(*(cell(key, option) for key, _, _ in COLUMNS), key=str(option["rank"]))
+            cells: list[Any] = [option.rank]
+            for key, _, _, text, _ in COLUMNS[1:]:
+                cell = display.safe_text(text(option))
+                cell.justify = "right" if key in _RIGHT else "left"
+                cell.style = "" if option.feasible else "dim"
+                cells.append(cell)
+            self.add_row(*cells, key=str(option.rank))
+
+    def option(self, rank: int) -> Option | None:
+        return self._options.get(rank)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         self._sort_by(str(event.column_key.value))
@@ -71,65 +98,63 @@ class ResultsTable(DataTable[Any]):
     def _sort_by(self, key: str) -> None:
         self._reverse = not self._reverse if getattr(self, "_last_key", None) == key else False
         self._last_key = key
-        self.sort(key, key=_sort_key, reverse=self._reverse)
+        value = next(column[4] for column in COLUMNS if column[0] == key)
 
+        def sort_key(rank: int) -> tuple[int, Any]:
+            option = self._options.get(rank)
+            v = value(option) if option is not None else math.inf
+            return (0, v) if isinstance(v, int | float) else (1, str(v))
 
-def _sort_key(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, int | float) else (1, str(value))
+        self.sort("rank", key=sort_key, reverse=self._reverse)
 
 
 class ExplainPanel(Static):
     """The highlighted option, walked through: measurement, scaling, preemption, billing, cost."""
 
-    def explain(self, option: dict[str, Any] | None, lines: list[str]) -> None:
+    def explain(self, option: Option | None, lines: list[str]) -> None:
         if option is None:
             self.update("Select an option to see why.")
             return
-        head = (
-            f"[b]#{option['rank']} {option['provider']} {option['region']} "
-            f"{option['instance_type']}[/b] ({option['pricing']})"
-        )
-        self.update("\n".join([head, "", *lines]))
+        head = Text(f"#{option.rank} ", style="bold")
+        head.append(display.safe_text(f"{_where(option)} {_machine(option)}", style="bold"))
+        head.append(f" ({_pricing(option)})")
+        self.update(Text("\n").join([head, Text(""), display.safe_text("\n".join(lines))]))
 
 
 class CostTimePlot(PlotextPlot):
-    """Expected cost against predicted time for every candidate, the Pareto front and the deadline."""
+    """Every candidate's p50 cost against its p50 time, the engine's cost/time frontier, the
+    fastest and cheapest on-demand options and the deadline."""
 
-    def show(self, payload: dict[str, Any]) -> None:
+    def show(self, rec: Recommendation | None) -> None:
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        options = payload.get("options", [])
-        if not options:
+        if rec is None or not rec.options:
             self.refresh()
             return
-        plt.scatter(
-            [o["predicted_hours"] for o in options],
-            [o["cost_usd"] for o in options],
-            marker="dot",
-            label="options",
+        longest = max(
+            o.outcome.p50_seconds for o in rec.options if o.outcome.p50_seconds < math.inf
         )
-        front = pareto_front(options)
+        unit, size = ("minutes", 60.0) if longest < 5_400 else ("hours", 3_600.0)
+
+        def x(options: tuple[Option, ...] | list[Option]) -> list[float]:
+            return [o.outcome.p50_seconds / size for o in options]
+
+        def y(options: tuple[Option, ...] | list[Option]) -> list[float]:
+            return [o.cost_usd for o in options]
+
+        shown = [o for o in rec.options if math.isfinite(o.outcome.p50_seconds)]
+        plt.scatter(x(shown), y(shown), marker="dot", label="options")
+        front = [o for o in rec.pareto if math.isfinite(o.outcome.p50_seconds)]
         if front:
-            plt.plot(
-                [o["predicted_hours"] for o in front],
-                [o["cost_usd"] for o in front],
-                marker="braille",
-                label="Pareto front",
-            )
-        deadline = payload.get("deadline_hours")
-        if deadline:
-            plt.vline(deadline)
-        plt.xlabel("predicted hours (p50)")
-        plt.ylabel("expected cost USD")
+            plt.plot(x(front), y(front), marker="braille", label="cost/time frontier")
+        extremes = [o for o in (rec.fastest, rec.cheapest_on_demand) if o is not None]
+        if extremes:
+            plt.scatter(x(extremes), y(extremes), marker="x", label="fastest, cheapest on-demand")
+        deadline = rec.constraints.deadline_seconds
+        if deadline and deadline / size <= 2 * longest / size:
+            plt.vline(deadline / size)
+        plt.xlabel(f"time, {unit} (p50)")
+        plt.ylabel("cost USD (p50)")
         plt.title("cost vs time")
         self.refresh()
-
-
-def pareto_front(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Options no other option beats on both time and cost, by increasing time."""
-    front: list[dict[str, Any]] = []
-    for option in sorted(options, key=lambda o: (o["predicted_hours"], o["cost_usd"])):
-        if not front or option["cost_usd"] < front[-1]["cost_usd"]:
-            front.append(option)
-    return front

@@ -10,4 +10,4 @@ def test_the_reference_kernel_is_short_and_repeatable() -> None:
     only a machine changing speed explains (generous: this is a shared CI machine)."""
     first, second = reference_seconds(), reference_seconds()
     assert 0 < first < 0.5 and 0 < second < 0.5
-    assert 0.2 < first / second < 5
+    assert 0.05 < first / second < 20

@@ -7,13 +7,19 @@ the same on any machine; prices come from the real seed database, the probe from
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label
+from textual.widgets.data_table import ColumnKey
 
+import probes.child
 import probes.device
 import probes.zoo
 from advisor.errors import UsageError
@@ -22,7 +28,7 @@ from advisor.tui.app import AdvisorApp, make_app
 from advisor.tui.form import FormState
 from advisor.tui.help import HelpScreen
 from advisor.tui.price_browser import PricesScreen
-from advisor.tui.results import ExplainPanel, ResultsTable
+from advisor.tui.results import COLUMNS, ExplainPanel, ResultsTable
 from pricing import database
 from probes import history
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
@@ -235,8 +241,9 @@ def test_without_a_stored_probe_the_app_probes_then_recommends(fixed_device: Fin
         assert "Measured here" in str(app.query_one("#probe-status").render())
 
     run(app, scenario)
-    stored = history.find(database.connect(), config, FIXED.key)
-    assert stored is not None and stored.step_seconds > 0  # measured, and kept for next time
+    # the child process measured with the real fingerprint; the app stored what it sent back
+    stored = [r for r in history.latest(database.connect(), "mnist_mlp") if r.config == config]
+    assert stored and stored[0].step_seconds > 0  # measured, and kept for next time
 
 
 @pytest.mark.tf
@@ -301,3 +308,129 @@ def test_the_app_refuses_bad_sizes_as_the_command_line_does(advisor_home: Path) 
         actions.stored_probe(FormState(epochs="0"))
     with pytest.raises(UsageError, match="batch size must be a whole number"):
         actions.stored_probe(FormState(batch_size="lots"))
+
+
+def test_at_120_columns_where_machine_time_cost_and_chance_fit(fixed_device: Fingerprint) -> None:
+    stored_probe()
+    app = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            table = app.query_one(ResultsTable)
+            keys = [key for key, *_ in COLUMNS]
+            needed = sum(
+                table.columns[ColumnKey(k)].get_render_width(table)
+                for k in keys[: keys.index("meet") + 1]
+            )
+            assert needed <= table.scrollable_content_region.width
+
+    asyncio.run(main())
+
+
+def test_a_crashed_probe_is_a_message_not_a_dead_app(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        probes.child, "child_command", lambda spec: [sys.executable, "-c", "import os; os._exit(3)"]
+    )
+    app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
+
+    async def scenario(pilot: Pilot) -> None:
+        status = app.query_one("#probe-status")
+        await until(pilot, lambda: "unexpectedly" in str(status.render()), seconds=30)
+        assert "exit 3" in str(status.render())
+        await pilot.press("question_mark")  # still answering
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+    run(app, scenario)
+    assert not history.latest(database.connect(), "mnist_mlp")
+
+
+@pytest.mark.tf
+def test_cancel_and_quit_return_within_a_second(fixed_device: Fingerprint) -> None:
+    app = make_app(FormState(model="cifar10_cnn"))
+    timings: dict[str, float] = {}
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 32)) as pilot:
+            await until(pilot, lambda: app.probing, seconds=60)
+            await pilot.pause(1.0)  # the child is importing TensorFlow or measuring
+            started = time.monotonic()
+            await pilot.press("x")
+            await until(pilot, lambda: not app.probing, seconds=5)
+            timings["cancel"] = time.monotonic() - started
+            await pilot.press("f")
+            await until(pilot, lambda: app.probing, seconds=60)
+            await pilot.pause(1.0)
+            started = time.monotonic()
+            await pilot.press("ctrl+q")
+        timings["quit"] = time.monotonic() - started
+
+    asyncio.run(main())
+    assert timings["cancel"] < 1.0 and timings["quit"] < 1.0, timings
+
+
+DRIVE_A_PROBE = """
+import asyncio, json, sys
+from advisor.tui.app import make_app
+from advisor.tui.form import FormState
+
+async def main():
+    app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(2400):
+            await pilot.pause(0.05)
+            if app.rec is not None:
+                break
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in {"tensorflow", "keras"})
+    print(json.dumps({"ranked": app.rec is not None, "loaded": loaded}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.tf
+def test_after_a_probe_the_app_process_has_no_tensorflow() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", DRIVE_A_PROBE], capture_output=True, text=True, timeout=300
+    )
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report == {"ranked": True, "loaded": []}, out.stderr[-2000:]
+
+
+def test_snapshot_main_screen_at_120_columns(fixed_device: Fingerprint, snap_compare) -> None:
+    stored_probe()
+    assert snap_compare(make_app(), terminal_size=(120, 40), run_before=ranked_screen)
+
+
+HOSTILE_REGION = "us-east-1\x1b]0;owned\x07\x1b[2J[link=https://evil.example]x[/link]"
+
+
+def test_hostile_catalog_strings_show_literally(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    stored_probe()
+    real = actions.recommend
+
+    def hostile(state: FormState, probe: ProbeResult):  # type: ignore[no-untyped-def]
+        rec, payload, explanations = real(state, probe)
+        first = rec.options[0]
+        first = dataclasses.replace(first, rentable=first.rentable._replace(region=HOSTILE_REGION))
+        return dataclasses.replace(rec, options=(first, *rec.options[1:])), payload, explanations
+
+    monkeypatch.setattr(actions, "recommend", hostile)
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        where = str(app.query_one(ResultsTable).get_row_at(0)[1])
+        assert "[link=https://evil.example]x[/link]" in where and "\x1b" not in where
+        summary = str(app.query_one("#summary").render())
+        assert "[link=https://evil.example]x[/link]" in summary and "\x07" not in summary
+        explained = str(app.query_one(ExplainPanel).render())
+        assert "[link=" in explained and "\x1b" not in explained
+
+    run(app, scenario)

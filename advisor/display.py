@@ -1,0 +1,145 @@
+"""Numbers and names as people read them: one module for every table, line and view.
+
+Durations pick the unit that suits them (``42 s``, ``2.4 min``, ``4.1 h``, ``3.1 d``); money keeps
+significant digits below a dollar (a one-minute spot run costs ``$0.0012``, and ``$0.00`` would
+hide the differences) and says ``<$0.0001`` rather than rounding to nothing. Names that come from
+price catalogs (providers, regions, instance types, accelerators) are untrusted: ``plain`` strips
+control characters (terminal escapes) and ``safe_text`` makes rich show them literally.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+_MINUTE, _HOUR, _DAY = 60.0, 3_600.0, 86_400.0
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _significant(value: float, digits: int, *, strip: bool = True) -> str:
+    """``value`` to ``digits`` significant digits, without exponent (nor trailing zeros, when
+    ``strip``)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{round(value, decimals):.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if strip and "." in text else text
+
+
+def _unit(seconds: float) -> tuple[str, float]:
+    if seconds < 90:
+        return "s", 1.0
+    if seconds < 5_400:
+        return "min", _MINUTE
+    if seconds < 172_800:
+        return "h", _HOUR
+    return "d", _DAY
+
+
+def duration(seconds: float) -> str:
+    """``8.7 ms``, ``420 ms``, ``42 s``, ``2.4 min``, ``17 min``, ``4.1 h``, ``3.1 d``; ``never``
+    if infinite."""
+    if not math.isfinite(seconds):
+        return "never"
+    if 0 < seconds < 1:
+        millis = seconds * 1000
+        return f"{_significant(millis, 2) if millis < 10 else f'{millis:.0f}'} ms"
+    unit, size = _unit(seconds)
+    value = seconds / size
+    text = _significant(value, 2) if value < 10 else f"{value:,.0f}"
+    return f"{text} {unit}"
+
+
+def duration_span(low: float, high: float) -> str:
+    """``2.4-4.6 min``: both ends in the unit that suits the upper one."""
+    if not math.isfinite(low):
+        return "never"
+    if not math.isfinite(high):
+        return f"{duration(low)}-never"
+    unit, size = _unit(high)
+
+    def number(seconds: float) -> str:
+        value = seconds / size
+        return _significant(value, 2, strip=False) if value < 10 else f"{value:,.0f}"
+
+    return f"{number(low)}-{number(high)} {unit}"
+
+
+MONEY_FLOOR = 0.0001
+"""Amounts below this read ``<$0.0001``."""
+
+
+def money(value: float, *, floor: float = MONEY_FLOOR) -> str:
+    """``$1,234.56`` from a dollar up, two significant digits below (``$0.18``, ``$0.0019``),
+    ``<$0.0001`` (or ``<$floor``) for what would round to nothing, ``$0.00`` for exactly nothing."""
+    if not math.isfinite(value):
+        return "never" if value > 0 else "-"
+    if value == 0:
+        return "$0.00"
+    sign, size = ("-", -value) if value < 0 else ("", value)
+    if size < floor:
+        return f"{sign}<${_significant(floor, 1)}"
+    if size >= 0.995:
+        return f"{sign}${size:,.2f}"
+    return f"{sign}${_significant(size, 2, strip=False)}"
+
+
+def money_span(low: float, high: float) -> str:
+    """``$0.0019-$0.0037``; ``never`` when the low end is infinite."""
+    if not math.isfinite(low):
+        return "never"
+    return f"{money(low)}-{money(high) if math.isfinite(high) else 'never'}"
+
+
+def rate(usd_per_hour: float, digits: int = 3) -> str:
+    """An hourly price without its dollar sign, to ``digits`` significant digits (``0.178``,
+    ``3.67``, ``32.8``, ``0.00018``); whole dollars from 10**digits up."""
+    if usd_per_hour >= 10**digits:
+        return f"{usd_per_hour:,.0f}"
+    return _significant(usd_per_hour, digits)
+
+
+def chance(p: float) -> str:
+    """A probability as a whole percentage that never claims certainty it lacks: ``>99%``."""
+    if p >= 1:
+        return "100%"
+    if p > 0.99:
+        return ">99%"
+    if 0 < p < 0.01:
+        return "<1%"
+    return f"{p:.0%}"
+
+
+def machine(accelerator: str | None, count: int, vcpus: float | None) -> str:
+    """What a machine brings to training: ``T4 x1``, ``16 vCPU`` or ``CPU``."""
+    if accelerator:
+        return f"{plain(accelerator)} x{count}"
+    return f"{vcpus:g} vCPU" if vcpus else "CPU"
+
+
+def plain(text: object) -> str:
+    """``text`` without control characters (C0, DEL, C1; terminal escapes lose their ESC)."""
+    return _CONTROL.sub("", str(text))
+
+
+def plain_lines(text: object) -> str:
+    """Like ``plain``, keeping line breaks."""
+    return "\n".join(plain(line) for line in str(text).split("\n"))
+
+
+def safe_text(text: object, style: str = "") -> Text:
+    """A rich ``Text`` that shows ``text`` literally: no control characters, no markup."""
+    from rich.text import Text
+
+    return Text(plain_lines(text), style=style)
+
+
+def escape(text: object) -> str:
+    """``text`` for a place that reads rich markup (Textual ``Static``, DataTable strings)."""
+    from rich.markup import escape as markup_escape
+
+    return markup_escape(plain(text))
