@@ -80,8 +80,8 @@ def _problem(result: ProbeResult) -> str | None:
             MAX_RUN_SECONDS,
         ),
     ):
-        if not (_finite(low) and _finite(high)) or not 0 < low <= high <= ceiling:
-            return f"{name} must be two numbers 0 < low <= high <= {ceiling:g}, got ({low!r}, {high!r})"
+        if not (_finite(low) and _finite(high)) or not 0 <= low <= high <= ceiling:
+            return f"{name} must be two numbers 0 <= low <= high <= {ceiling:g}, got ({low!r}, {high!r})"
         slack = value * _RELATIVE_SLACK
         if not low - slack <= value <= high + slack:
             return f"{name} ({low:g}, {high:g}) does not hold its value {value:g}"
