@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import AdvisorError
@@ -84,6 +84,7 @@ def ensure(db: sqlite_utils.Database) -> None:
 def save(db: sqlite_utils.Database, result: ProbeResult, *, source: str = "local") -> None:
     """Store ``result`` (replacing an earlier one with the same configuration and device), or an
     ``AdvisorError`` saying what is wrong with it."""
+    result = _floored(result)
     wrong = problem(result)
     if wrong is not None:
         raise AdvisorError(f"refusing to store the probe of {result.config.workload}: {wrong}")
@@ -127,6 +128,19 @@ def run_log_sigma(db: sqlite_utils.Database, device_key: str) -> tuple[float, in
     if freedom < 2:
         return None
     return math.sqrt(squares / freedom), runs_used
+
+
+def _floored(result: ProbeResult) -> ProbeResult:
+    """``result`` with its intervals' lower ends raised to 0 where a wide relative uncertainty
+    (an extrapolated batch size) took them below: a time is never negative, and 0 says the same."""
+    (step_low, step_high), (low, high) = result.step_interval, result.predicted_interval
+    if step_low >= 0 and low >= 0:
+        return result
+    return replace(
+        result,
+        step_interval=(max(0.0, step_low), step_high),
+        predicted_interval=(max(0.0, low), high),
+    )
 
 
 def find(db: sqlite_utils.Database, config: WorkloadConfig, device_key: str) -> ProbeResult | None:

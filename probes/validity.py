@@ -71,12 +71,17 @@ def _problem(result: ProbeResult) -> str | None:
     memory = result.device.accelerator_memory_gib
     if memory is not None and (not _finite(memory) or not 0 < memory <= 1e6):
         return f"accelerator_memory_gib out of range: {memory!r}"
-    for name, value, (low, high) in (
-        ("step_interval", result.step_seconds, result.step_interval),
-        ("predicted_interval", result.predicted_seconds, result.predicted_interval),
+    for name, value, (low, high), ceiling in (
+        ("step_interval", result.step_seconds, result.step_interval, MAX_STEP_SECONDS),
+        (
+            "predicted_interval",
+            result.predicted_seconds,
+            result.predicted_interval,
+            MAX_RUN_SECONDS,
+        ),
     ):
-        if not (_finite(low) and _finite(high)) or not 0 < low <= high:
-            return f"{name} must be two finite numbers 0 < low <= high, got ({low!r}, {high!r})"
+        if not (_finite(low) and _finite(high)) or not 0 <= low <= high <= ceiling:
+            return f"{name} must be two numbers 0 <= low <= high <= {ceiling:g}, got ({low!r}, {high!r})"
         slack = value * _RELATIVE_SLACK
         if not low - slack <= value <= high + slack:
             return f"{name} ({low:g}, {high:g}) does not hold its value {value:g}"

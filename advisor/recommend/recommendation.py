@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from advisor.errors import UsageError
 from advisor.estimate.prediction import Prediction
 from pricing.offers import BillingRule, Rentable
 
@@ -21,6 +23,21 @@ class Constraints:
     confidence: float = 0.9
     """An option meets the deadline when it finishes by then with at least this probability."""
     top: int = 10
+
+    def __post_init__(self) -> None:
+        """Every door (command line, app, service) gets the same one-line refusal of a number
+        that is not finite or not in range."""
+        checks = (
+            ("deadline", self.deadline_seconds, 0.0, 366 * 86_400.0),
+            ("budget", self.budget_usd, 0.0, 1e9),
+        )
+        for what, value, low, high in checks:
+            if value is not None and not (math.isfinite(value) and low < value <= high):
+                raise UsageError(f"{what} must be a number in ({low:g}, {high:g}], not {value!r}")
+        if not (math.isfinite(self.confidence) and 0 < self.confidence < 1):
+            raise UsageError(f"confidence must be between 0 and 1, not {self.confidence!r}")
+        if not 1 <= self.top <= 100_000:
+            raise UsageError(f"top must be between 1 and 100000, not {self.top!r}")
 
 
 @dataclass(frozen=True)

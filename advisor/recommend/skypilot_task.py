@@ -1,6 +1,7 @@
 """A SkyPilot task for the chosen offering, so ``sky launch task.yaml`` rents exactly it.
 
-The task is built as a dict and written by ``yaml.safe_dump``: every catalog string (a region,
+The task is built as a dict and written by PyYAML's safe dumper (``yaml.SafeDumper``, with our
+own ``run`` command as a literal block): every catalog string (a region,
 an instance type) is a quoted scalar under its own key, whatever characters it holds, so no
 catalog row can add keys (a ``setup:`` or ``run:`` of its own) to the task. Comment lines hold
 only sanitized single-line text. Task format:
@@ -37,13 +38,29 @@ def task(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> di
     if rentable.accelerator:
         resources["accelerators"] = f"{rentable.accelerator}:{int(rentable.accelerator_count)}"
     resources["use_spot"] = rentable.pricing == "spot"
-    return {"name": f"advisor-{workload}", "resources": resources, "run": run}
+    return {"name": f"advisor-{workload}", "resources": resources, "run": _Block(run)}
+
+
+class _Block(str):
+    """Our own multi-line command, written as a YAML literal block (``run: |``)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """The safe dumper, writing ``_Block`` strings as literal blocks (nothing else changes)."""
+
+
+def _block(dumper: yaml.SafeDumper, value: _Block) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style="|")
+
+
+_Dumper.add_representer(_Block, _block)
 
 
 def task_yaml(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> str:
     """The task YAML text for ``rentable``."""
-    body = yaml.safe_dump(
+    body = yaml.dump(
         task(rentable, workload=workload, run=run),
+        Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=False,

@@ -110,6 +110,17 @@ def test_older_import_never_replaces_a_newer_probe(tmp_path: Path) -> None:
     assert replaced.created_at.startswith("2026-01")
 
 
+def test_a_noisy_probe_whose_interval_starts_at_zero_is_stored() -> None:
+    """A probe's step interval is clipped at 0 when its noise exceeds its mean (probes/run.py)."""
+    noisy = dataclasses.replace(result(), step_interval=(0.0, 0.08))
+    assert problem(noisy) is None
+    history.save(connect(), noisy)
+    extrapolated = dataclasses.replace(result(), step_interval=(-0.01, 0.08))
+    history.save(connect(), extrapolated)  # a negative lower end is raised to 0, not refused
+    (stored,) = history.latest(connect(), CONFIG.workload)
+    assert stored.step_interval == (0.0, 0.08)
+
+
 def test_save_refuses_and_read_skips_a_bad_row(caplog: pytest.LogCaptureFixture) -> None:
     db = connect()
     bad = dataclasses.replace(result(), step_seconds=0.0)

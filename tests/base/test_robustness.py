@@ -1,0 +1,44 @@
+"""The robustness cases of ``benchmarks/robustness.py`` that need no TensorFlow, through the
+real command line: expected exit codes, no traceback, one error line, no price or probe lost."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "robustness.py"
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("robustness", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["robustness"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hostile_inputs_fail_cleanly_and_lose_nothing() -> None:
+    robustness = load()
+    selected = [case for case in robustness.cases() if not case.slow]
+    assert len(selected) >= 40
+    outcomes = robustness.run_all(selected)
+    wrong = [
+        (o.case.name, o.code, o.traceback, o.lost_prices, o.lost_probes)
+        for o in outcomes
+        if not (o.ok and o.one_line)
+    ]
+    assert wrong == []
+
+
+def test_table_is_regenerated_between_its_markers(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    robustness = load()
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n\ntext\n")
+    monkeypatch.setattr(robustness, "DOC", doc)
+    robustness.write_doc("first")
+    robustness.write_doc("second")
+    text = doc.read_text()
+    assert text.count("## Robustness") == 1 and "second" in text and "first" not in text
