@@ -70,8 +70,8 @@ def load_safely(path: str) -> Any:
     except OSError as exc:
         raise AdvisorError(f"cannot read {name}: {exc.strerror or _first_line(exc)}") from None
     except Exception as exc:  # any failure of a user's file is one line, never a traceback
-        text = _first_line(exc)
-        if "safe_mode" in text or "Lambda" in text or "custom" in text.lower():
+        text, whole = _first_line(exc), str(exc)
+        if "safe_mode" in whole or "Lambda" in whole or "custom" in whole.lower():
             raise AdvisorError(
                 f"refusing {name}: it needs arbitrary code to load (a Lambda layer or a custom "
                 "object) and advisor loads models in Keras safe mode only"

@@ -113,4 +113,4 @@ def test_thread_scaling_measures_one_thread_in_a_fresh_process() -> None:
 
 def test_a_run_that_cannot_fit_in_memory_is_refused_with_the_estimate() -> None:
     with pytest.raises(AdvisorError, match=r"does not fit in memory: needs about [\d.]+ GiB"):
-        probe(spec_for("mlp", batch_size=10**9, samples=10**9), budget_seconds=2.0)
+        probe(spec_for("mlp", batch_size=10**7, samples=10**9), budget_seconds=2.0)
