@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.errors import Cancelled
 from probes import data, stats
@@ -74,7 +75,7 @@ def arrays(prepared: Prepared, samples: int, batch: int, seed: int) -> tuple[obj
 
 
 def fit(
-    prepared: Prepared,
+    model: Any,
     x: object,
     y: object,
     batch: int,
@@ -87,7 +88,7 @@ def fit(
     reserve_steps: float = 0.0,
     reserve_seconds: float = 0.0,
 ) -> Timer:
-    """One ``model.fit`` that stops itself when the steady step time is known (``StopRule``),
+    """One ``model.fit`` (a compiled Keras model) that stops itself when the steady step time is known (``StopRule``),
     reporting progress as it goes; returns the timer with every step's stamp."""
 
     def on_check(stamps: Stamps, steady: stats.SteadyStats | None) -> None:
@@ -105,9 +106,7 @@ def fit(
     rule = StopRule(deadline=deadline, cancel=cancel, on_check=on_check, min_seconds=min_seconds,
                     reserve_steps=reserve_steps, reserve_seconds=reserve_seconds)  # fmt: skip
     timer = make_timer(rule)
-    prepared.model.fit(
-        x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer]
-    )
+    model.fit(x, y, batch_size=batch, epochs=1_000_000, shuffle=True, verbose=0, callbacks=[timer])
     if timer.cancelled:
         raise Cancelled("probe cancelled; nothing was stored")
     check_cancel(cancel)

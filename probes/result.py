@@ -100,6 +100,9 @@ class ProbeResult:
     reference_seconds: tuple[float, float] = (0.0, 0.0)
     """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
     ended; (0, 0) when not timed (older probes, imports)."""
+    dispatch_seconds: float = 0.0
+    """The host's per-step dispatch measured here: the steady step of a one-weight model at
+    batch 1 (``probes.dispatch``); 0 when not measured (older probes, imports)."""
     device_kernels: int = 0
     """Kernels one training step launches on an accelerator, counted from the model's layers and
     variables (``probes.run.kernels_per_step``); 0 when not counted (older probes, imports)."""

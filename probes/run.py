@@ -56,6 +56,9 @@ RESERVE_SECONDS = 1.5
 SMALL_BATCH_SECONDS = 1.5
 """Time of the short pass at a small batch that measures the fixed cost of a step (the
 intercept of step time against batch size: dispatch, kernel launches, callbacks)."""
+DISPATCH_SECONDS = 1.0
+"""Time of the short fit of a one-weight model that measures the host's per-step dispatch
+(``probes.dispatch``), its build and tracing included."""
 SMALL_BATCH_DIVISOR = 8
 """The small batch is the workload's batch divided by this (at least 1)."""
 MIN_BOUNDARIES = 3
@@ -146,6 +149,10 @@ def _probe(
             measured = _measured(prepared, config, started, budget, report, cancel)
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    from probes.dispatch import dispatch_seconds
+
+    now = time.perf_counter()
+    dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
     split: dict[str, float] = {}
     if profile_ops and measured.arrays is not None:
         from probes.profile import op_split
@@ -173,6 +180,7 @@ def _probe(
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
         device_kernels=kernels_per_step(prepared.model),
+        dispatch_seconds=dispatch,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -188,9 +196,9 @@ def _measured(
     """Steady fit, short epochs, prediction."""
     batch = config.batch_size
     x, y = arrays(prepared, config.samples, batch, seed=0)
-    timer = fit(prepared, x, y, batch, started, started + budget, report, cancel,
+    timer = fit(prepared.model, x, y, batch, started, started + budget, report, cancel,
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
-                 reserve_seconds=RESERVE_SECONDS + SMALL_BATCH_SECONDS)  # fmt: skip
+                 reserve_seconds=RESERVE_SECONDS + SMALL_BATCH_SECONDS + DISPATCH_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
@@ -223,7 +231,7 @@ def _small_batch_step(
         return None
     x, y = arrays(prepared, small * 64, small, seed=3)
     now = time.perf_counter()
-    timer = fit(prepared, x, y, small, started, now + SMALL_BATCH_SECONDS, report, cancel)
+    timer = fit(prepared.model, x, y, small, started, now + SMALL_BATCH_SECONDS, report, cancel)
     return small, steady_of(timer)[0].mean
 
 

@@ -41,7 +41,7 @@ def extrapolate(
     for index, batch in enumerate(batches):
         share = (index + 1) / len(batches)
         x, y = arrays(prepared, config.samples, batch, seed=index)
-        timer = fit(prepared, x, y, batch, started, started + budget * share, report, cancel)
+        timer = fit(prepared.model, x, y, batch, started, started + budget * share, report, cancel)
         steady, start = steady_of(timer)
         measured[batch] = steady
         if index == 0:

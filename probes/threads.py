@@ -49,7 +49,7 @@ def _worker(name_or_path: str, sizes: dict[str, int], threads: int, budget: floa
     prepared = prepare(spec)
     started = time.perf_counter()
     x, y = arrays(prepared, spec.config.samples, spec.config.batch_size, seed=0)
-    timer = fit(prepared, x, y, spec.config.batch_size, started, started + budget)
+    timer = fit(prepared.model, x, y, spec.config.batch_size, started, started + budget)
     return steady_of(timer)[0].mean
 
 

@@ -94,6 +94,8 @@ def _problem(result: ProbeResult) -> str | None:
     for name, share in result.op_split.items():
         if not _finite(share) or not 0 <= share <= 1.000001:
             return f"op_split[{name}] must be in [0, 1], got {share!r}"
+    if not _finite(result.dispatch_seconds) or not 0 <= result.dispatch_seconds <= MAX_STEP_SECONDS:
+        return f"dispatch_seconds must be in [0, {MAX_STEP_SECONDS:g}], got {result.dispatch_seconds!r}"
     if not all(_finite(t) and 0 <= t <= MAX_STEP_SECONDS for t in result.reference_seconds):
         return f"reference_seconds must be two times in seconds, got {result.reference_seconds!r}"
     if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:

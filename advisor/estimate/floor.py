@@ -5,10 +5,10 @@
 The host runs the training loop: every step is dispatched by the CPU (the Keras callbacks, the
 executor, the input batch), and on a GPU every device op is a kernel launch. A step model that
 scales only compute and bandwidth sends a tiny model's 5 ms CPU step to 0.3 ms on a T4, below
-what dispatch alone costs there. The host dispatch is the fixed per-step cost the probe measured
-here (two batch sizes), taken as the same on the target's host CPU (cloud GPU hosts are server
-CPUs like the ones probes run on); without that measurement, the calibrated per-step GPU
-overhead. The launch latency per kernel is a published figure (``data/step-floor.csv``).
+what dispatch alone costs there. The host dispatch is the step of a one-weight model the probe
+timed here (``probes.dispatch``), taken as the same on the target's host CPU (cloud GPU hosts
+are server CPUs like the ones probes run on); without that measurement, the calibrated per-step
+GPU overhead. The launch latency per kernel is a published figure (``data/step-floor.csv``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import csv
 from dataclasses import dataclass
 from functools import lru_cache
 
-from advisor.estimate.measured import fixed_step_seconds
 from advisor.estimate.parameters import Calibration
 from advisor.locations import shipped
 from probes.result import ProbeResult
@@ -51,8 +50,8 @@ def launch_latency() -> dict[str, float]:
 
 def step_floor(probe: ProbeResult, kind: str, calibration: Calibration) -> Floor:
     """The floor of one training step of ``probe``'s workload on an accelerator of ``kind``."""
-    measured = fixed_step_seconds(probe)
-    host = measured if measured is not None and measured > 0 else calibration.gpu_overhead_s
+    measured = probe.dispatch_seconds > 0
+    host = probe.dispatch_seconds if measured else calibration.gpu_overhead_s
     latency = launch_latency().get(kind, launch_latency()["gpu"])
     kernels = probe.device_kernels
-    return Floor(host + kernels * latency, host, kernels, latency, measured is not None)
+    return Floor(host + kernels * latency, host, kernels, latency, measured)

@@ -96,19 +96,23 @@ def _fit_alpha(points: tuple[tuple[int, float], ...], beta: float) -> float:
 
 
 def measured_shares(probe: ProbeResult, modelled: Parts) -> dict[str, float]:
-    """Shares of the source step by part: the probe's op split, else the model's split; the
-    overhead share is the measured fixed cost of a step (two batch sizes) when the probe has it,
-    since profiled op times leave out dispatch and clip the overhead to nothing."""
+    """Shares of the source step by part: the probe's op split, else the model's split. The
+    overhead share is the host's per-step dispatch the probe measured, when it has it (profiled
+    op times leave dispatch out and clip the overhead to nothing); without an op split, the fixed
+    cost of a step from two batch sizes."""
     shares = dict.fromkeys(PART_NAMES, 0.0)
+    overhead: float | None = None
     if probe.op_split and sum(probe.op_split.values()) > 0:
         for op, share in probe.op_split.items():
             shares[_OP_PARTS.get(op, "compute")] += share
     else:
         total = modelled.total
         shares = {name: value / total for name, value in modelled.as_dict().items()}
+        overhead = _overhead_share(probe)
     total = sum(shares.values())
     shares = {name: value / total for name, value in shares.items()}
-    overhead = _overhead_share(probe)
+    if probe.dispatch_seconds > 0:
+        overhead = min(probe.dispatch_seconds / probe.step_seconds, 0.95)
     if overhead is not None:
         rest = 1 - shares["overhead"]
         scale = (1 - overhead) / rest if rest > 0 else 0.0
@@ -130,10 +134,3 @@ def _overhead_share(probe: ProbeResult) -> float | None:
     intercept = t0 - slope * b0
     step = intercept + slope * probe.config.batch_size
     return min(max(intercept / step, 0.0), 0.95) if step > 0 else None
-
-
-def fixed_step_seconds(probe: ProbeResult) -> float | None:
-    """The fixed cost of one step measured here (the intercept of step time against batch size:
-    dispatch, launches, callbacks), or None without two batch sizes."""
-    share = _overhead_share(probe)
-    return None if share is None else share * probe.step_seconds

@@ -35,6 +35,7 @@ from advisor.estimate.steps import (
     allreduce_seconds,
     step_parts,
 )
+from probes import reference
 from probes.result import Fingerprint, ProbeResult
 
 EXTRAPOLATION_LOG_SIGMA = 0.35
@@ -189,7 +190,7 @@ def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> f
     Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
     as much again, so a local prediction misses the real run by sqrt(2) x that."""
     runs = math.sqrt(2) * run_log_sigma if run_log_sigma is not None else DEFAULT_RUN_LOG_SIGMA
-    drift = math.log1p(abs(probe.machine_drift))
+    drift = math.log1p(max(0.0, abs(probe.machine_drift) - reference.NOISE))
     return math.hypot(max(_probe_log_sigma(probe), runs), drift)
 
 
