@@ -44,6 +44,8 @@ class EpochPhase:
     readings (training and validation parts added)."""
     first_epoch_extra: float
     """How much longer the first epoch took: tracing of the partial batch and of validation."""
+    train_overhead_readings: tuple[float, ...] = ()
+    """Every reading of the training part's per-epoch overhead (one per epoch after the first)."""
 
 
 def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
@@ -73,7 +75,9 @@ def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
     else:
         interval = val_stats.interval
     first_extra = max(0.0, totals[0] - statistics.median(totals[1:]))
-    return EpochPhase(val_step, interval, train_overhead, val_overhead, spread, first_extra)
+    return EpochPhase(
+        val_step, interval, train_overhead, val_overhead, spread, first_extra, tuple(train_over)
+    )
 
 
 def robust_spread(readings: list[float]) -> float:

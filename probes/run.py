@@ -61,9 +61,7 @@ DISPATCH_SECONDS = 1.0
 (``probes.dispatch``), its build and tracing included."""
 SMALL_BATCH_DIVISOR = 8
 """The small batch is the workload's batch divided by this (at least 1)."""
-MIN_BOUNDARIES = 3
-"""Epoch boundaries the steady fit must cross before they, not the short epochs, give the
-per-epoch overhead (one or two readings are too easily one wild one)."""
+
 ASSUMED_FLOPS_PER_THREAD = 40e9
 """A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
 ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
@@ -208,9 +206,11 @@ def _measured(
     step = steady.mean
     startup = sum(durations[:start]) - start * step
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
-    crossed = epochs.boundaries(timer.stamps, durations, step)
-    if len(crossed) >= MIN_BOUNDARIES:  # epochs of the full-size arrays: the truer overhead
-        phase = replace(phase, train_overhead=max(0.0, statistics.median(crossed)))
+    # every boundary read, the short epochs' and those the steady fit crossed on the full-size
+    # arrays, votes once: a wild one (a collection, an iterator torn down late) is outvoted
+    readings = [*phase.train_overhead_readings, *epochs.boundaries(timer.stamps, durations, step)]
+    if readings:
+        phase = replace(phase, train_overhead=max(0.0, statistics.median(readings)))
     measured = _predict(config, steady, stats.drift(steady_steps), phase, startup)
     small = _small_batch_step(prepared, config, started, report, cancel)
     scaling = {**dict([small] if small else []), batch: step}
