@@ -224,9 +224,10 @@ def _unmapped(unmapped: tuple[tuple[str, int], ...]) -> str:
     offerings = sum(count for _, count in unmapped)
     names = ", ".join(display.plain(name) for name, _ in unmapped[:6])
     more = f" and {len(unmapped) - 6} more" if len(unmapped) > 6 else ""
+    count = len(unmapped)
     return (
-        f"; {offerings} offerings of {len(unmapped)} accelerators without a device "
-        f"(no prediction): {names}{more}"
+        f"; {offerings} offering{'s' * (offerings != 1)} of {count} "
+        f"accelerator{'s' * (count != 1)} without a device (no prediction): {names}{more}"
     )
 
 
