@@ -11,7 +11,7 @@ Every setting has a default, so a missing file is a normal state. Example::
     max_body_mib = 200      # cap on one response once decompressed
 
     [sources]
-    skypilot_url = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7"
+    skypilot_url = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
 
 A file that cannot be read, is not UTF-8 TOML, or holds a value of the wrong type is one error
 line naming the file and the setting, never a traceback.

@@ -12,7 +12,8 @@ A library: no TensorFlow, no textual or rich. What the other parts call:
   ``history()``.
 - ``pricing.refresh.refresh(db, sources, urls=, progress=, policy=, allow_shrink=) ->
   list[RunReport]``: fetch the public sources (``pricing.sources``), one transaction per source
-  and cloud; a catalog that would retire most prices is refused unless ``allow_shrink``.
+  and cloud; a catalog that would retire most prices is refused unless ``allow_shrink``. The
+  SkyPilot source takes every provider of catalog v8 (``skypilot_catalog.UNITS``).
 
 Inside: ``schema`` (tables and migrations), ``seed``, ``sources/*`` (fetch and parse, never
 write), ``observations`` (validation rules), ``ingest`` (store one batch), ``materialise``

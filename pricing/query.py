@@ -238,6 +238,11 @@ class SourceStatus:
     last_status: str
     """``ok``, ``failed`` or ``running`` (a refresh in progress or killed midway)."""
     last_error: str | None
+    offerings: int = 0
+    """Offerings whose current price comes from this source and cloud (for a risk source such
+    as ``aws-spot-advisor``: the instance types and regions it rates)."""
+    providers: tuple[str, ...] = ()
+    """The providers those offerings belong to (one, except for the seed)."""
 
 
 def source_status(
@@ -252,6 +257,7 @@ def source_status(
         "FROM refresh_runs r WHERE id = (SELECT MAX(id) FROM refresh_runs l "
         " WHERE l.source = r.source AND l.unit = r.unit) ORDER BY source, unit"
     ).fetchall()
+    held = _holdings(db)
     statuses = []
     for source, unit, last_success, status, error in rows:
         age = None
@@ -259,8 +265,48 @@ def source_status(
             finished = datetime.strptime(last_success, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             age = (now - finished).total_seconds() / 86400
         stale = age is None or age > ttl_days
-        statuses.append(SourceStatus(source, unit, last_success, age, stale, status, error))
+        by_provider = held.get((source, unit), {})
+        statuses.append(
+            SourceStatus(
+                source,
+                unit,
+                last_success,
+                age,
+                stale,
+                status,
+                error,
+                sum(by_provider.values()),
+                tuple(sorted(by_provider)),
+            )
+        )
     return [_seed_superseded(status, statuses) for status in statuses]
+
+
+def _holdings(db: sqlite_utils.Database) -> dict[tuple[str, str], dict[str, int]]:
+    """Offerings held by each (source, unit), by provider.
+
+    ``current_prices.source`` says ``skypilot/aws`` (source and cloud), ``azure-retail`` (the
+    source covers one provider) or ``seed: <origin>`` (every provider, unit ``all``).
+    """
+    held: dict[tuple[str, str], dict[str, int]] = {}
+
+    def add(key: tuple[str, str], provider: str, count: int) -> None:
+        counts = held.setdefault(key, {})
+        counts[provider] = counts.get(provider, 0) + count
+
+    for stored, provider, count in db.conn.execute(
+        "SELECT c.source, o.provider, COUNT(DISTINCT c.offering_id) FROM current_prices c "
+        "JOIN offerings o ON o.id = c.offering_id GROUP BY c.source, o.provider"
+    ):
+        name = str(stored).partition(":")[0].strip()
+        source, _, unit = name.partition("/")
+        add((source, unit or provider), provider, count)
+        add((source, "all"), provider, count)
+    for source, provider, count in db.conn.execute(
+        "SELECT source, provider, COUNT(*) FROM spot_risk GROUP BY source, provider"
+    ):
+        add((source, provider), provider, count)
+    return held
 
 
 def _seed_superseded(status: SourceStatus, statuses: list[SourceStatus]) -> SourceStatus:

@@ -75,6 +75,8 @@ class RunReport:
     error: str | None = None
     started_at: str = ""
     finished_at: str = ""
+    unmapped: tuple[tuple[str, int], ...] = ()
+    """Accelerator names the device catalog lacks, with their offerings (no time prediction)."""
 
 
 def source_url(name: str, urls: dict[str, str] | None = None) -> str | None:
@@ -210,6 +212,7 @@ def _refresh_one(
         None,
         started,
         finished,
+        tuple(batch.unmapped.items()) if isinstance(batch, PriceBatch) else (),
     )
 
 

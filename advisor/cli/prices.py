@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from advisor import config
+from advisor import config, display
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
 from advisor.errors import AdvisorError
@@ -55,7 +55,7 @@ SHOW_COLUMNS = (
 @output_format
 @click.pass_context
 def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
-    """Cloud prices: what each source holds, how old it is; list, show, refresh."""
+    """Cloud prices: what each source holds (providers, offerings), how old; list, show, refresh."""
     if ctx.invoked_subcommand is not None:
         return
     from advisor import service
@@ -66,6 +66,8 @@ def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
         {
             "source": s.source,
             "cloud": s.unit,
+            "providers": ", ".join(s.providers),
+            "offerings": s.offerings,
             "last_success": s.last_success,
             "age_days": round(s.age_days, 2) if s.age_days is not None else None,
             "stale": s.stale,
@@ -86,7 +88,7 @@ def prices(ctx: click.Context, ttl_days: float | None, fmt: str) -> None:
 
 
 @prices.command("list", context_settings=_HELP)
-@click.option("--provider", help="gcp, aws, azure, lambda (any case).")
+@click.option("--provider", help="gcp, aws, azure, lambda, runpod, vast, ... (any case).")
 @click.option("--region", help="e.g. us-central1.")
 @click.option("--accelerator", help="As catalogs spell it: T4, A100-80GB, tpu-v3-8 (any case).")
 @click.option("--min-count", type=BoundedInt(0, 100_000), help="At least this many accelerators.")
@@ -204,7 +206,7 @@ def refresh(sources: tuple[str, ...], url: str | None, allow_shrink: bool) -> No
             click.echo(
                 f"{report.source}/{report.unit}: ok, {report.added} added, {report.changed} "
                 f"changed, {report.unchanged} unchanged, {report.skipped} skipped, "
-                f"{report.removed} retired"
+                f"{report.removed} retired{_unmapped(report.unmapped)}"
             )
     failed = [r for r in reports if r.status != "ok"]
     if failed:
@@ -213,6 +215,20 @@ def refresh(sources: tuple[str, ...], url: str | None, allow_shrink: bool) -> No
             f"{len(failed)} of {len(reports)} price sources failed, their previous prices "
             f"are kept: {detail}"
         )
+
+
+def _unmapped(unmapped: tuple[tuple[str, int], ...]) -> str:
+    """``; 7 offerings of 3 accelerators without a device (no prediction): RTX4090, ...``."""
+    if not unmapped:
+        return ""
+    offerings = sum(count for _, count in unmapped)
+    names = ", ".join(display.plain(name) for name, _ in unmapped[:6])
+    more = f" and {len(unmapped) - 6} more" if len(unmapped) > 6 else ""
+    count = len(unmapped)
+    return (
+        f"; {offerings} offering{'s' * (offerings != 1)} of {count} "
+        f"accelerator{'s' * (count != 1)} without a device (no prediction): {names}{more}"
+    )
 
 
 def _why(report: Any) -> str:

@@ -28,6 +28,9 @@ class PriceBatch:
     """Rows dropped while parsing (bad numbers, unknown currency, fractional GPUs)."""
     retire: tuple[str, ...] = ()
     """Source prefixes this batch replaces as a whole (see ``pricing.ingest.write``)."""
+    unmapped: dict[str, int] = field(default_factory=dict)
+    """Accelerator names with no device in the device catalog, and how many offerings carry
+    each (priced, but given no time prediction)."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,19 @@
 """SkyPilot catalog CSVs: ``<base>/<cloud>/vms.csv`` (skypilot-org/skypilot-catalog).
 
-Columns differ in order per cloud, so rows are read by header. GCP lists accelerators without a
-host as rows with an empty InstanceType (attachable); TPUs are such rows too. 700.0 means
-"unknown" and is skipped. AWS lists spot per availability zone: we keep the **regional minimum**
-over zones (as the shipped seed does), so every stored price is regional (``zone`` empty).
+The default base is catalog version v8, the one current SkyPilot reads
+(``sky/skylet/constants.py``: ``CATALOG_SCHEMA_VERSION = 'v8'``); a base at v7 still parses, as
+rows are read by header. Every provider of v8 whose ``vms.csv`` has the columns of ``REQUIRED``
+is taken (``UNITS``); ``LEFT_OUT`` names the others and why. Columns differ in order per cloud,
+and some clouds add their own (``Arch``, ``UpstreamCloudId``, ``StorageGiB``, ``Provider``):
+those are ignored.
+
+GCP lists accelerators without a host as rows with an empty InstanceType (attachable); TPUs are
+such rows too. 700.0 means "unknown" and is skipped; a SpotPrice of 0 means "no spot price" (Vast
+writes 0.00 on every row). AWS and others list prices per availability zone: we keep the
+**regional minimum** over zones (as the shipped seed does), so every stored price is regional
+(``zone`` empty). Accelerator names are mapped to the device catalog's (``data/accelerator-
+names.csv``); a name with no device there is kept as the catalog spells it and counted in
+``PriceBatch.unmapped`` (such machines are priced, but get no time prediction).
 """
 
 from __future__ import annotations
@@ -13,8 +23,10 @@ import io
 import math
 import re
 from collections.abc import Callable, Iterator
+from functools import cache
 from typing import TYPE_CHECKING
 
+from advisor import locations
 from pricing import fetch
 from pricing.observations import Observation, parse_price, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
@@ -23,21 +35,69 @@ if TYPE_CHECKING:
     import httpx
 
 NAME = "skypilot"
-UNITS = ("aws", "gcp", "azure", "lambda")
-DEFAULT_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v7"
-AZURE_DEFAULT_URL = (
-    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v6"
+VERSION = "v8"
+"""The catalog schema version SkyPilot reads today (``CATALOG_SCHEMA_VERSION``)."""
+DEFAULT_URL = (
+    f"https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/{VERSION}"
 )
-"""catalogs/v7 has no azure/vms.csv (prices-SOURCES.md); v6 does."""
+UNITS = (
+    "aws",
+    "gcp",
+    "azure",
+    "lambda",
+    "runpod",
+    "vast",
+    "nebius",
+    "oci",
+    "cudo",
+    "primeintellect",
+    "hyperbolic",
+    "hyperstack",
+    "seeweb",
+    "yotta",
+    "daytona",
+    "jarvislabs",
+    "lium",
+    "mithril",
+    "spheron",
+    "verda",
+    "shadeform",
+)
+"""The providers of catalog v8 whose ``vms.csv`` parses by header (docs/SOURCES.md lists the
+commit each header was read at)."""
+LEFT_OUT = {
+    "kubernetes": "the user's own cluster: no public price catalog",
+    "ssh": "the user's own machines: no public price catalog",
+    "slurm": "the user's own cluster: its pricing.csv is written by the user",
+    "ibm": "no catalogs/v8/ibm/vms.csv in the catalog repository snapshot read",
+    "scp": "no catalogs/v8/scp/vms.csv in the catalog repository snapshot read",
+    "vsphere": "the user's own data centre: no public price catalog",
+    "fluidstack": "no catalogs/v8/fluidstack/vms.csv in the catalog repository snapshot read",
+    "paperspace": "no catalogs/v8/paperspace/vms.csv in the catalog repository snapshot read",
+    "do": "no catalogs/v8/do/vms.csv in the catalog repository snapshot read",
+}
+"""Clouds SkyPilot knows (``ALL_CLOUDS``) that the refresh does not take, and why."""
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "Price", "SpotPrice")
+NAMES_FILE = "accelerator-names.csv"
 _MIB = re.compile(r"SizeInMiB['\"]?\s*:\s*(\d+)")
+_DEVICE_GIB = (1.0, 320.0)
+"""A per-device memory outside these bounds is not a per-device figure in MiB (RunPod writes GiB
+in the MiB field, Prime Intellect the machine's total): it is left empty."""
+
+
+@cache
+def accelerator_names() -> tuple[dict[str, str], frozenset[str]]:
+    """The catalog spellings mapped to device names, and the device catalog's names."""
+    with locations.shipped(NAMES_FILE).open(newline="", encoding="utf-8") as handle:
+        names = {row["catalog_name"]: row["device"] for row in csv.DictReader(handle)}
+    with locations.shipped("devices.csv").open(newline="", encoding="utf-8") as handle:
+        devices = frozenset(row["name"] for row in csv.DictReader(handle))
+    return names, devices
 
 
 def url_for(base: str | None, unit: str) -> str:
-    if base is None:
-        base = AZURE_DEFAULT_URL if unit == "azure" else DEFAULT_URL
-    return f"{base.rstrip('/')}/{unit}/vms.csv"
+    return f"{(base or DEFAULT_URL).rstrip('/')}/{unit}/vms.csv"
 
 
 def collect(
@@ -91,6 +151,8 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
             if not cell:
                 continue  # not offered under this model
             price = parse_price(cell)
+            if pricing == "spot" and price == 0:
+                continue  # SkyPilot writes 0 where a provider has no spot price (Vast)
             if price is None or price_problem(price):
                 skipped += 1
                 continue
@@ -101,7 +163,19 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
     observations = [
         Observation._make((*facts[key], pricing, price)) for (key, pricing), price in best.items()
     ]
-    return PriceBatch(provider, f"{NAME}/{provider}", observations, skipped, retire=(NAME, "seed"))
+    _, devices = accelerator_names()
+    unmapped: dict[str, int] = {}
+    for key in facts:
+        if key[4] and key[4] not in devices:
+            unmapped[key[4]] = unmapped.get(key[4], 0) + 1
+    return PriceBatch(
+        provider,
+        f"{NAME}/{provider}",
+        observations,
+        skipped,
+        retire=(NAME, "seed"),
+        unmapped=dict(sorted(unmapped.items())),
+    )
 
 
 def _offering(
@@ -118,8 +192,13 @@ def _offering(
         raise ValueError("fractional accelerators are not modelled")
     if accelerator and count == 0:
         count = 1.0
+    names, _ = accelerator_names()
+    accelerator = names.get(accelerator, accelerator)
     vcpus, memory, info = (row[i] if i is not None else "" for i in optional)
     found = _MIB.search(info) if info else None
+    device_gib = round(int(found.group(1)) / 1024, 2) if found else None
+    if device_gib is not None and not _DEVICE_GIB[0] <= device_gib <= _DEVICE_GIB[1]:
+        device_gib = None
     key = (provider, region, "", instance_type, accelerator, int(count))
     offering = (  # in Observation's field order, less pricing and price
         provider,
@@ -130,7 +209,7 @@ def _offering(
         _number(memory),
         accelerator,
         int(count),
-        round(int(found.group(1)) / 1024, 2) if found else None,
+        device_gib,
         not instance_type,
     )
     return key, offering

@@ -138,3 +138,22 @@ def test_bad_numbers_are_usage_errors() -> None:
         code, _, err = invoke("prices", "list", *args)
         assert code == 2, args
         assert len(err.strip().splitlines()) == 1
+
+
+def test_prices_shows_providers_and_offerings_per_source(server: FixtureServer) -> None:
+    code, out, _ = invoke("prices", "--json")
+    (seed,) = json.loads(out)
+    assert seed["offerings"] > 100 and set(seed["providers"].split(", ")) >= {"aws", "gcp"}
+    base = f"{server.url}/skypilot-v8"
+    code, out, err = invoke(
+        "prices", "refresh", "--source", "skypilot/runpod", "--url", base, "--allow-shrink"
+    )
+    assert code == 0, err
+    assert "skypilot/runpod: ok, 8 added" in out
+    assert "2 offerings of 2 accelerators without a device (no prediction): RTX4000-Ada" in out
+    code, out, _ = invoke("prices", "--json")
+    rows = {(row["source"], row["cloud"]): row for row in json.loads(out)}
+    runpod = rows[("skypilot", "runpod")]
+    assert (runpod["providers"], runpod["offerings"]) == ("runpod", 4)
+    code, out, _ = invoke("prices")
+    assert code == 0 and "offerings" in out and "runpod" in out

@@ -160,3 +160,55 @@ def test_cpu_family_names_are_the_ones_the_estimator_knows() -> None:
         "emeraldrapids", "rome", "milan", "genoa", "graviton2", "graviton3", "graviton4",
     }  # fmt: skip
     assert {info.cpu_family for info in families._table().values()} <= known
+
+
+def _v8(cloud: str) -> skypilot_catalog.PriceBatch:
+    text = (FIXTURES / "skypilot-v8" / cloud / "vms.csv").read_text()
+    return skypilot_catalog.parse(text, cloud)
+
+
+def test_v8_columns_are_read_by_header_whatever_their_order() -> None:
+    # Price before Region (lambda), SpotPrice before Price (runpod, yotta), extra columns
+    # (aws Arch, hyperbolic StorageGiB, primeintellect UpstreamCloudId, spheron Provider)
+    assert _price(_v8("lambda"), "gpu_8x_v100", "on_demand", "V100") == 6.32
+    runpod = _v8("runpod")
+    assert _price(runpod, "1x_RTX4090_SECURE", "spot", "RTX4090") == 0.74
+    assert _price(_v8("yotta"), "2x28v238g_NVIDIA_GeForce_RTX_5090_32G_SECURE", "on_demand",
+                  "RTX5090") == 1.3  # fmt: skip
+    a1_spot = [
+        o.usd_per_hour
+        for o in _v8("aws").observations
+        if (o.instance_type, o.region, o.pricing) == ("a1.large", "us-east-2", "spot")
+    ]
+    assert a1_spot == [0.019]  # the regional minimum over the zones
+    assert _price(_v8("hyperbolic"), "2x-H100-149-1443", "on_demand", "H100") == 2.58
+    prime = _v8("primeintellect")
+    assert _price(prime, "datacrunch__1xA100_80GB__22__120__SPOT", "spot", "A100-80GB") == 0.53
+    (spot,) = [o for o in _v8("spheron").observations if o.pricing == "spot" and o.vcpus == 28.0]
+    assert (spot.accelerator, spot.usd_per_hour) == ("A100-80GB", 1.1476)
+
+
+def test_v8_accelerator_names_map_to_the_device_catalog() -> None:
+    names = {o.accelerator for o in _v8("hyperstack").observations}
+    assert names == {"A100-80GB", "H100-PCIe", "H100", "A6000", "RTX-A4000"}
+    assert {o.accelerator for o in _v8("cudo").observations} >= {"H100", "RTXA5000"}
+    assert _v8("cudo").unmapped == {"RTXA5000": 1}
+    assert _v8("verda").unmapped == {}  # RTX-6000-Ada is the device RTX6000-Ada
+    assert _v8("oci").unmapped == {"MI300X": 1}
+
+
+def test_v8_zero_spot_is_no_spot_price_and_odd_memory_is_dropped() -> None:
+    vast = _v8("vast")
+    assert {o.pricing for o in vast.observations} == {"on_demand"} and vast.skipped == 0
+    # RunPod's 'SizeInMiB': 80 is GiB; Prime Intellect's 8x figure is the machine's total
+    assert all(o.accelerator_memory_gib is None for o in _v8("runpod").observations)
+    (eight,) = [o for o in _v8("primeintellect").observations if o.accelerator_count == 8]
+    assert eight.accelerator_memory_gib is None
+    h100 = next(o for o in _v8("nebius").observations if o.accelerator == "H100")
+    assert h100.accelerator_memory_gib == 80.0
+
+
+def test_v8_rows_without_a_region_are_skipped_and_counted() -> None:
+    seeweb = _v8("seeweb")
+    assert seeweb.skipped == 1
+    assert "ECS1GPU6" not in {o.instance_type for o in seeweb.observations}

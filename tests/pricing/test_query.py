@@ -14,6 +14,7 @@ from advisor.errors import UsageError
 from pricing import database, materialise, query, seed
 from pricing.offers import OfferGroup, Rentable, group_offers, machine_key
 from pricing.schema import STEPS
+from pricing.sources import skypilot_catalog
 
 
 @pytest.fixture
@@ -98,6 +99,16 @@ def test_billing_rules_are_real_and_sourced(db: sqlite_utils.Database) -> None:
     assert all(
         rule.interruptions_per_hour == 0 for (_, p), rule in rules.items() if p == "on_demand"
     )
+
+
+def test_every_provider_taken_has_sourced_billing_terms(db: sqlite_utils.Database) -> None:
+    rules = query.billing_rules(db)
+    for provider in skypilot_catalog.UNITS:
+        assert rules[(provider, "on_demand")].source, provider
+    spot = {provider: rule for (provider, pricing), rule in rules.items() if pricing == "spot"}
+    assert "lambda" not in spot  # Lambda sells no spot
+    assert all(rule.interruptions_per_hour > 0 and rule.source for rule in spot.values())
+    assert rules[("nebius", "spot")].preemption_notice_seconds == 60
 
 
 def test_filters_are_case_insensitive_and_combine(db: sqlite_utils.Database) -> None:

@@ -54,10 +54,15 @@ def run(db: sqlite_utils.Database, server: FixtureServer, sources: list[str] | N
     return refresh.refresh(db, sources, urls=urls(server), policy=FAST, allow_shrink=True)
 
 
+V7_CLOUDS = ["skypilot/aws", "skypilot/gcp", "skypilot/azure", "skypilot/lambda"]
+"""The clouds the v7-layout fixtures hold (``skypilot/``); ``skypilot-v8/`` holds every one."""
+
+
 def test_every_source_refreshes_and_stores(db: sqlite_utils.Database, server) -> None:
     events: list[refresh.RefreshProgress] = []
+    sources = [*V7_CLOUDS, *refresh.DEFAULT_SOURCES[1:]]
     reports = refresh.refresh(
-        db, None, urls=urls(server), policy=FAST, progress=events.append, allow_shrink=True
+        db, sources, urls=urls(server), policy=FAST, progress=events.append, allow_shrink=True
     )
     assert [(r.source, r.unit, r.status) for r in reports] == [
         ("skypilot", unit, "ok") for unit in ("aws", "gcp", "azure", "lambda")
@@ -298,6 +303,8 @@ def test_source_urls_come_from_the_argument_then_the_environment(monkeypatch) ->
     monkeypatch.delenv("ADVISOR_SKYPILOT_CATALOG_URL")
     assert refresh.source_url("skypilot") is None  # the public default
     assert skypilot_url("gcp") == f"{skypilot_catalog.DEFAULT_URL}/gcp/vms.csv"
+    assert skypilot_catalog.DEFAULT_URL.endswith("/catalogs/v8")  # what SkyPilot reads today
+    assert skypilot_url("azure") == f"{skypilot_catalog.DEFAULT_URL}/azure/vms.csv"
 
 
 def skypilot_url(cloud: str) -> str:
@@ -327,3 +334,67 @@ def test_a_failing_later_page_fails_the_whole_azure_refresh(db, server) -> None:
     assert server.hits["/azure-retail/page2.json"] == FAST.attempts
     sources = {row[0] for row in db.conn.execute("SELECT source FROM current_prices")}
     assert "azure-retail" not in sources  # page 1 alone was not stored
+
+
+V8_OFFERINGS = {
+    "aws": 5,
+    "gcp": 4,
+    "azure": 4,
+    "lambda": 4,
+    "runpod": 4,
+    "vast": 4,
+    "nebius": 4,
+    "oci": 4,
+    "cudo": 4,
+    "primeintellect": 4,
+    "hyperbolic": 3,
+    "hyperstack": 5,
+    "seeweb": 3,
+    "yotta": 3,
+    "daytona": 4,
+    "jarvislabs": 3,
+    "lium": 4,
+    "mithril": 3,
+    "spheron": 4,
+    "verda": 4,
+    "shadeform": 4,
+}
+"""Offerings in each ``skypilot-v8/<cloud>/vms.csv`` fixture (zones folded into regions)."""
+
+
+def test_catalog_v8_takes_every_provider(db: sqlite_utils.Database, server) -> None:
+    assert set(V8_OFFERINGS) == set(skypilot_catalog.UNITS)
+    reports = refresh.refresh(
+        db, ["skypilot"], urls={"skypilot": f"{server.url}/skypilot-v8"}, policy=FAST,
+        allow_shrink=True,
+    )  # fmt: skip
+    assert [(r.unit, r.status) for r in reports] == [(u, "ok") for u in skypilot_catalog.UNITS]
+    held = {s.unit: s for s in query.source_status(db, 7) if s.source == "skypilot"}
+    assert {unit: s.offerings for unit, s in held.items()} == V8_OFFERINGS
+    assert all(s.providers == (unit,) for unit, s in held.items())
+    by_unit = {r.unit: r for r in reports}
+    # accelerators the device catalog lacks are kept as named, and counted
+    assert by_unit["runpod"].unmapped == (("RTX4000-Ada", 1), ("RTX4090", 1))
+    assert by_unit["yotta"].unmapped == (("RTX5090", 3),)
+    assert by_unit["aws"].unmapped == (("RTX PRO Server 6000", 1),)
+    assert by_unit["spheron"].unmapped == ()  # every spelling there maps to a device
+    assert by_unit["seeweb"].skipped == 1  # a GPU row without a region
+    # catalog spellings mapped to the device catalog's names
+    hyperstack = {r.accelerator for r in query.rentables(db, provider="hyperstack")}
+    assert hyperstack == {"A100-80GB", "H100-PCIe", "H100", "A6000", "RTX-A4000"}
+    (a6000,) = query.rentables(db, provider="vast", accelerator="A6000")
+    assert (a6000.instance_type, a6000.accelerator_count) == ("2x-RTX_A6000-32-65536", 2)
+    # Vast writes SpotPrice 0.00: no spot price, not a $0 machine
+    assert not query.rentables(db, provider="vast", pricing="spot")
+    # each provider's cheap tier carries its stated interruption terms
+    rules = query.billing_rules(db)
+    (h100_spot,) = query.rentables(db, provider="nebius", accelerator="H100", pricing="spot")
+    assert h100_spot.usd_per_hour == 1.25
+    assert h100_spot.interruptions_per_hour == rules[("nebius", "spot")].interruptions_per_hour
+    assert rules[("nebius", "spot")].preemption_notice_seconds == 60
+    for provider in ("runpod", "oci", "daytona", "mithril", "spheron", "verda", "primeintellect"):
+        spot = query.rentables(db, provider=provider, pricing="spot")
+        assert spot and all(r.interruptions_per_hour > 0 for r in spot), provider
+    assert not query.rentables(db, provider="lambda", pricing="spot")  # Lambda sells no spot
+    # RunPod writes GiB in the MiB field: no per-device memory rather than 0.08 GiB
+    assert all(r.accelerator_memory_gib is None for r in query.rentables(db, provider="runpod"))
