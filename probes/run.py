@@ -6,9 +6,13 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
    the steady step time is known to +-2% (95%) or when what is left of the budget is just
    enough for phase 2 and the op profile; warm-up is cut where the step times become steady
    (``stats.warmup_end``), not after a fixed count;
-2. epochs: three short epochs on a subset that keeps the real partial last batch, with a short
-   validation pass, which give the validation step time and the per-epoch overhead;
-3. the prediction: epochs x (steps x step + validation steps x validation step + overhead).
+2. epochs: five short epochs on a subset that keeps the real partial last batch, with a short
+   validation pass, which give the validation step time and the per-epoch overhead (the median
+   of every boundary read, these and those the steady fit crossed);
+3. the prediction: epochs x (steps x step + validation steps x validation step + overhead);
+4. for other devices: a short pass at a small batch, the host's per-step dispatch
+   (``probes.dispatch``), the kernels a step launches, and a fixed reference kernel timed at the
+   start and the end (``probes.reference``: did the machine's speed change meanwhile?).
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
 two smaller batch sizes and the step time is extrapolated linearly in the batch size
