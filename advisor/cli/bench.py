@@ -10,30 +10,32 @@ from typing import Any
 
 import click
 
+from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.errors import AdvisorError, UsageError
+from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 
 _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INSTALL_HINT = "advisor bench needs SkyPilot: pip install 'advisor[skypilot]'"
 
 
-def _size(name: str, help_text: str) -> Any:
-    return click.option(name, type=click.IntRange(min=1), default=None, help=help_text)
+def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
+    return click.option(name, type=BoundedInt(1, high), default=None, help=help_text)
 
 
 @click.command(context_settings=_HELP)
 @click.option("--model", "-m", required=True, help="Zoo id or alias.")
-@_size("--epochs", "Epochs of the full run (default: the workload's).")
-@_size("--batch-size", "Batch size (default: the workload's).")
+@_size("--epochs", "Epochs of the full run (default: the workload's).", MAX_EPOCHS)
+@_size("--batch-size", "Batch size (default: the workload's).", MAX_BATCH)
 @_size("--samples", "Training samples per epoch (default: the workload's).")
-@click.option("--validation-samples", type=click.IntRange(min=0), default=None,
+@click.option("--validation-samples", type=BoundedInt(0, MAX_SAMPLES), default=None,
               help="Validation samples per epoch (default: the workload's).")  # fmt: skip
 @click.option("--gpus", metavar="T4,L4,...", help="Accelerators to bench, one machine each.")
 @click.option("--cpus", metavar="8,16,...", help="vCPU counts to bench, one machine each.")
 @click.option("--spot/--no-spot", default=False, show_default=True,
               help="Rent spot machines (cheaper; a preempted one is reported).")  # fmt: skip
-@click.option("--max-cost", type=click.FloatRange(min=0), default=None,
+@click.option("--max-cost", type=FiniteFloat(0, 1e6), default=None,
               help="Refuse when the expected cost exceeds this many USD.")  # fmt: skip
-@click.option("--probe-seconds", type=click.FloatRange(min=1), default=20.0, show_default=True,
+@click.option("--probe-seconds", type=FiniteFloat(1, 3600), default=20.0, show_default=True,
               help="Seconds each probe may take.")  # fmt: skip
 @click.option("--wheel", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Install this advisor wheel on the nodes (default: build one here).")  # fmt: skip

@@ -34,6 +34,10 @@ HUGE = "99999999999999999999"
         ["prices", "list", "--min-count", HUGE],
         ["probe", "--model", "mlp", "--budget", "nan"],
         ["probe", "--model", "mlp", "--epochs", "1" * 400],
+        ["bench", "--model", "mlp", "--gpus", "T4", "--max-cost", "nan"],
+        ["bench", "--model", "mlp", "--gpus", "T4", "--max-cost", "inf"],
+        ["bench", "--model", "mlp", "--gpus", "T4", "--probe-seconds", "1e9"],
+        ["bench", "--model", "mlp", "--gpus", "T4", "--epochs", HUGE],
     ],
 )
 def test_bad_numbers_are_one_line_usage_errors(args: list[str]) -> None:
