@@ -10,9 +10,9 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
    validation pass, which give the validation step time and the per-epoch overhead (the median
    of every boundary read, these and those the steady fit crossed);
 3. the prediction: epochs x (steps x step + validation steps x validation step + overhead);
-4. for other devices: a short pass at a small batch, the host's per-step dispatch
-   (``probes.dispatch``), the kernels a step launches, and a fixed reference kernel timed at the
-   start and the end (``probes.reference``: did the machine's speed change meanwhile?).
+4. for other devices: the host's per-step dispatch (``probes.dispatch``), the kernels a step
+   launches, and a fixed reference kernel timed at the start and the end (``probes.reference``:
+   did the machine's speed change meanwhile?).
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
 two smaller batch sizes and the step time is extrapolated linearly in the batch size
@@ -39,7 +39,6 @@ from probes.fitting import (
     arrays,
     check_cancel,
     fit,
-    steady_of,
 )
 from probes.loading import Prepared, parameter_count, prepare
 from probes.reference import reference_seconds
@@ -57,14 +56,9 @@ MIN_STEADY_SHARE = 0.4
 """Share of the budget the steady fit runs at least, however quickly it reaches +-2%."""
 RESERVE_SECONDS = 1.5
 """Fixed time left for the validation function's tracing and the profiler's start and stop."""
-SMALL_BATCH_SECONDS = 1.5
-"""Time of the short pass at a small batch that measures the fixed cost of a step (the
-intercept of step time against batch size: dispatch, kernel launches, callbacks)."""
 DISPATCH_SECONDS = 1.0
 """Time of the short fit of a one-weight model that measures the host's per-step dispatch
 (``probes.dispatch``), its build and tracing included."""
-SMALL_BATCH_DIVISOR = 8
-"""The small batch is the workload's batch divided by this (at least 1)."""
 
 ASSUMED_FLOPS_PER_THREAD = 40e9
 """A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
@@ -200,7 +194,7 @@ def _measured(
     x, y = arrays(prepared, config.samples, batch, seed=0)
     timer = fit(prepared.model, x, y, batch, started, started + budget, report, cancel,
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
-                 reserve_seconds=RESERVE_SECONDS + SMALL_BATCH_SECONDS + DISPATCH_SECONDS)  # fmt: skip
+                 reserve_seconds=RESERVE_SECONDS + DISPATCH_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
@@ -216,27 +210,7 @@ def _measured(
     if readings:
         phase = replace(phase, train_overhead=max(0.0, statistics.median(readings)))
     measured = _predict(config, steady, stats.drift(steady_steps), phase, startup)
-    small = _small_batch_step(prepared, config, started, report, cancel)
-    scaling = {**dict([small] if small else []), batch: step}
-    return replace(measured, arrays=(x, y), batch_scaling=scaling)
-
-
-def _small_batch_step(
-    prepared: Prepared,
-    config: WorkloadConfig,
-    started: float,
-    report: Progress,
-    cancel: threading.Event | None,
-) -> tuple[int, float] | None:
-    """The steady step time at a small batch (a short pass), or None when the batch is too small
-    to divide: with the real batch's step it gives the fixed per-step cost."""
-    small = config.batch_size // SMALL_BATCH_DIVISOR
-    if small < 1:
-        return None
-    x, y = arrays(prepared, small * 64, small, seed=3)
-    now = time.perf_counter()
-    timer = fit(prepared.model, x, y, small, started, now + SMALL_BATCH_SECONDS, report, cancel)
-    return small, steady_of(timer)[0].mean
+    return replace(measured, arrays=(x, y))
 
 
 def _epoch_phase(
