@@ -158,10 +158,18 @@ def schema_version(db: sqlite_utils.Database, component: str) -> int:
     return int(row[0]) if row else 0
 
 
-def migrate(db: sqlite_utils.Database, component: str, steps: Sequence[Migration]) -> int:
+def migrate(
+    db: sqlite_utils.Database,
+    component: str,
+    steps: Sequence[Migration],
+    *,
+    readable_from: int | None = None,
+) -> int:
     """Bring ``component``'s tables up to ``len(steps)``; returns the version now in force.
 
-    A read-only database is only checked: it must already be at ``len(steps)``.
+    A read-only database is only checked: it must already be at ``len(steps)``, or at
+    ``readable_from`` when the caller only reads tables that version already has (a newer
+    advisor then still reads an older database in a folder it may not write).
     """
     current = schema_version(db, component)
     path = db.execute("PRAGMA database_list").fetchone()[2]
@@ -171,7 +179,7 @@ def migrate(db: sqlite_utils.Database, component: str, steps: Sequence[Migration
             f"knows ({len(steps)}): upgrade advisor, or set ADVISOR_HOME to use another folder"
         )
     if read_only(db):
-        if current < len(steps):
+        if current < (len(steps) if readable_from is None else readable_from):
             raise StorageError(
                 f"{path} is read-only here and its {component} tables need an upgrade "
                 f"(version {current} to {len(steps)}): make its folder writable once"

@@ -77,8 +77,10 @@ RECENT_RUNS = 10
 changes; last month's neighbours on a shared host say little about today's)."""
 
 
-def ensure(db: sqlite_utils.Database) -> None:
-    migrate(db, "probes", STEPS)
+def ensure(db: sqlite_utils.Database, *, reading: bool = False) -> int:
+    """Bring the probe tables up to date and return their version; ``reading``: a read-only
+    database needs only the results table (version 1), not the runs added later."""
+    return migrate(db, "probes", STEPS, readable_from=1 if reading else None)
 
 
 def save(db: sqlite_utils.Database, result: ProbeResult, *, source: str = "local") -> None:
@@ -107,7 +109,8 @@ def run_log_sigma(db: sqlite_utils.Database, device_key: str) -> tuple[float, in
     """How much repeated probes of the same workload on this device disagree: the pooled standard
     deviation of log(predicted seconds) within each configuration (its newest ``RECENT_RUNS``),
     and the number of runs it rests on; None with fewer than two degrees of freedom."""
-    ensure(db)
+    if ensure(db, reading=True) < 2:  # an older database, read-only here: no runs kept yet
+        return None
     rows = db.execute(
         f"SELECT workload, samples, validation_samples, epochs, batch_size, predicted_seconds "
         f"FROM {RUNS} WHERE device_key = ? ORDER BY created_at DESC",
@@ -145,7 +148,7 @@ def _floored(result: ProbeResult) -> ProbeResult:
 
 def find(db: sqlite_utils.Database, config: WorkloadConfig, device_key: str) -> ProbeResult | None:
     """The stored result for exactly this configuration on this device, or None."""
-    ensure(db)
+    ensure(db, reading=True)
     row = db.execute(
         f"SELECT result FROM {TABLE} WHERE workload = ? AND samples = ? AND validation_samples = ? "
         "AND epochs = ? AND batch_size = ? AND device_key = ?",
@@ -158,7 +161,7 @@ def find(db: sqlite_utils.Database, config: WorkloadConfig, device_key: str) -> 
 def stored_at(db: sqlite_utils.Database, result: ProbeResult) -> str | None:
     """When the stored probe with ``result``'s configuration and device was measured (its
     ``created_at``), or None when there is none."""
-    ensure(db)
+    ensure(db, reading=True)
     c = result.config
     row = db.execute(
         f"SELECT created_at FROM {TABLE} WHERE workload = ? AND samples = ? "
@@ -170,7 +173,7 @@ def stored_at(db: sqlite_utils.Database, result: ProbeResult) -> str | None:
 
 def latest(db: sqlite_utils.Database, workload: str) -> list[ProbeResult]:
     """The newest result of ``workload`` per device (local and imported), newest first."""
-    ensure(db)
+    ensure(db, reading=True)
     rows = db.execute(
         f"SELECT device_key, result FROM {TABLE} WHERE workload = ? ORDER BY created_at DESC",
         [workload],

@@ -7,9 +7,11 @@ page. Reads of a read-only database still work and leave the file exactly as it 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,9 +59,9 @@ def user_db() -> Path:
     return path
 
 
-@pytest.fixture
-def read_only(user_db: Path, monkeypatch: pytest.MonkeyPatch):
-    """The user's data folder and database made non-writable.
+@contextlib.contextmanager
+def read_only_folder(user_db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's data folder and database made non-writable for the block.
 
     chmod does not stop root, so when the tests run as root ``os.access`` is also told the
     truth as a normal user would see it: no write access below the data folder.
@@ -76,9 +78,18 @@ def read_only(user_db: Path, monkeypatch: pytest.MonkeyPatch):
             return real_access(path, mode, *args, **kwargs)
 
         monkeypatch.setattr(os, "access", access)
-    yield user_db
-    folder.chmod(0o755)
-    user_db.chmod(0o644)
+    try:
+        yield user_db
+    finally:
+        folder.chmod(0o755)
+        user_db.chmod(0o644)
+
+
+@pytest.fixture
+def read_only(user_db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's data folder and database made non-writable (``read_only_folder``)."""
+    with read_only_folder(user_db, monkeypatch) as path:
+        yield path
 
 
 def test_a_read_only_database_is_read_and_left_untouched(read_only: Path) -> None:
@@ -190,3 +201,24 @@ def test_a_bad_config_is_one_line(text: bytes, says: str) -> None:
     path.write_bytes(text)
     line = one_error(*invoke("prices")[::2])
     assert says in line and str(path) in line
+
+
+def test_an_older_read_only_database_still_recommends_from_its_stored_probe(
+    user_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database written before the probe runs were kept (probe tables at version 1), in a
+    folder this advisor may not write: the stored probe is read and ranked, no history needed."""
+    from tests.recommend.test_service import stored_mlp_probe
+
+    stored_mlp_probe()
+    conn = sqlite3.connect(user_db)
+    with conn:
+        conn.execute("DROP TABLE probe_runs")
+        conn.execute("UPDATE schema_versions SET version = 1 WHERE component = 'probes'")
+    conn.close()
+    before = digest(user_db)
+    with read_only_folder(user_db, monkeypatch):
+        code, out, err = invoke("recommend", "--model", "mlp", "--deadline", "8h", "--json")
+    assert code == 0, err
+    assert '"workload": "mnist_mlp"' in out
+    assert digest(user_db) == before
