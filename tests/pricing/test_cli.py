@@ -6,9 +6,7 @@ import csv
 import io
 import json
 import time
-from collections.abc import Iterator
 
-import pytest
 from click.testing import CliRunner
 
 from advisor.cli import cli
@@ -25,12 +23,6 @@ CONTRACT = {
     "fetched_at",
     "source",
 }
-
-
-@pytest.fixture
-def server() -> Iterator[FixtureServer]:
-    with FixtureServer().running() as running:
-        yield running
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

@@ -17,11 +17,6 @@ from pricing.schema import STEPS
 from pricing.sources import skypilot_catalog
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> sqlite_utils.Database:
-    return database.connect(tmp_path / "prices.sqlite")
-
-
 def _one(found: list[Rentable], **want: object) -> Rentable:
     match = [r for r in found if all(getattr(r, k) == v for k, v in want.items())]
     assert len(match) == 1, match

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,17 +21,6 @@ from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
 ROOT = Path(__file__).resolve().parents[2]
 GCP = "/skypilot/gcp/vms.csv"
-
-
-@pytest.fixture
-def server() -> Iterator[FixtureServer]:
-    with FixtureServer().running() as running:
-        yield running
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> sqlite_utils.Database:
-    return database.connect(tmp_path / "prices.sqlite")
 
 
 def urls(server: FixtureServer) -> dict[str, str]:

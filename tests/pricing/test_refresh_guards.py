@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import time
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,24 +17,13 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from advisor.cli import cli
-from pricing import database, query, refresh
+from pricing import query, refresh
 from pricing.fetch import MIB, RetryPolicy, origin_of
 from tests.fixtures.pricing.server import FIXTURES, FixtureServer, Reply
 
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, timeout_seconds=5)
 GCP = "/skypilot/gcp/vms.csv"
 HEADER = (FIXTURES / GCP.lstrip("/")).read_text().splitlines()[0]
-
-
-@pytest.fixture
-def server() -> Iterator[FixtureServer]:
-    with FixtureServer().running() as running:
-        yield running
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> sqlite_utils.Database:
-    return database.connect(tmp_path / "prices.sqlite")
 
 
 def prices(db: sqlite_utils.Database) -> tuple[list, list]:
