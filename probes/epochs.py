@@ -15,18 +15,26 @@ from dataclasses import dataclass
 from probes import stats
 from probes.timing import Stamps
 
-EPOCHS = 5
-"""Short epochs timed: the first pays tracing, the other four each give one reading of the
-per-epoch overhead, so one wild boundary (a garbage collection, an iterator torn down late) is
-outvoted by the median instead of averaged in."""
+EPOCHS = 8
+"""Short epochs timed: the first pays tracing, the other seven each give one reading of the
+per-epoch overhead. A cost that recurs is summed by the mean of the readings, with one wild
+reading's influence bounded (``stats.bounded_mean``): enough readings, not a median that would
+call a cost paid at half the boundaries zero."""
 TRAIN_BATCHES = 2
 VALIDATION_BATCHES = 4
 
 
-def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:
-    """Extra seconds of each step that began a new epoch of the steady fit."""
+def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[tuple[float, float]]:
+    """Each epoch boundary the steady fit crossed: the extra seconds of the step that began the
+    new epoch, and the age of the epoch before it (whose iterator was dropped there)."""
     epochs = stamps.train_epochs
-    return [durations[i] - step for i in range(1, len(durations)) if epochs[i] != epochs[i - 1]]
+    ends = stamps.train_ends
+    crossed, began = [], stamps.fit_start
+    for i in range(1, len(durations)):
+        if epochs[i] != epochs[i - 1]:
+            crossed.append((durations[i] - step, ends[i - 1] - began))
+            began = ends[i - 1]
+    return crossed
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,8 @@ def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
         val_count = len(stamps.test_batch_ends[e]) if validates else 0
         train_over.append(totals[e] - validation - train_steps * step)
         val_over.append(validation - val_count * val_step)
-    train_overhead = max(0.0, statistics.median(train_over))
-    val_overhead = max(0.0, statistics.median(val_over))
+    train_overhead = max(0.0, stats.bounded_mean(train_over))
+    val_overhead = max(0.0, stats.bounded_mean(val_over))
     spread = 2 * (robust_spread(train_over) + robust_spread(val_over))
     if val_stats is None:
         interval = (0.0, 0.0)

@@ -91,6 +91,24 @@ def steady_stats(steady: Sequence[float]) -> SteadyStats:
     return SteadyStats(mean, median, half, n)
 
 
+def bounded_mean(readings: Sequence[float], bound: float = 3.0) -> float:
+    """The mean of ``readings`` with the influence of any one bounded: each reading is clipped
+    to ``bound`` spreads around the median, then all are averaged.
+
+    A cost that recurs is summed by its mean: readings of 0 at three boundaries and X at two
+    average 0.4 X, where the median says 0. The spread is the larger of the scaled median
+    absolute deviation and the mean absolute deviation from the median, so a cost that comes at
+    a few of the boundaries is inside the bound, while one wild reading among n counts at most
+    about ``bound`` / n of itself: more readings, less influence, none discarded."""
+    if not readings:
+        raise ValueError("no readings")
+    middle = statistics.median(readings)
+    deviations = [abs(r - middle) for r in readings]
+    spread = max(1.4826 * statistics.median(deviations), statistics.fmean(deviations))
+    low, high = middle - bound * spread, middle + bound * spread
+    return statistics.fmean(min(max(r, low), high) for r in readings)
+
+
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Least-squares ``y = a + b x``; returns ``(a, b)``. Needs two distinct x values."""
     if len(set(xs)) < 2:

@@ -49,21 +49,34 @@ def test_figures_recover_the_parts() -> None:
 def test_boundaries_of_a_long_fit() -> None:
     stamps = three_epochs(0.01, 0.004, 0.05, 0.0)
     durations = stamps.durations()
-    extra = epochs.boundaries(stamps, durations, 0.01)
-    assert len(extra) == epochs.EPOCHS - 1  # every epoch start after the first
-    assert extra[0] == pytest.approx(0.05 + 0.002 + 5 * 0.004)  # the boundary carries validation
+    crossed = epochs.boundaries(stamps, durations, 0.01)
+    assert len(crossed) == epochs.EPOCHS - 1  # every epoch start after the first
+    extra, age = crossed[0]
+    assert extra == pytest.approx(0.05 + 0.002 + 5 * 0.004)  # the boundary carries validation
+    assert age == pytest.approx(0.05 + 3 * 0.01)  # the first epoch: its overhead and 3 steps
 
 
-def test_one_wild_epoch_boundary_changes_nothing() -> None:
-    """A garbage collection or a late iterator teardown at one boundary (1.2 s beside a 60 ms
-    overhead) must not become the per-epoch overhead carried to every epoch and every device."""
+def test_one_wild_epoch_boundary_is_kept_but_bounded() -> None:
+    """A garbage collection at one boundary (1.2 s beside a 60 ms overhead) is a real cost of
+    that run: it is not dropped, but one reading among seven cannot carry the prediction."""
     calm = epochs.figures(three_epochs(0.01, 0.004, 0.06, 1.5), step=0.01, train_steps=3)
     wild = epochs.figures(
         three_epochs(0.01, 0.004, 0.06, 1.5, wild={2: 1.2}), step=0.01, train_steps=3
     )
-    assert wild.train_overhead == pytest.approx(calm.train_overhead)
+    added = wild.train_overhead - calm.train_overhead
+    readings = epochs.EPOCHS - 1
+    assert 0 < added < 0.5 * 1.2 / readings  # kept, at under half of a plain mean's weight
     assert wild.first_epoch_extra == pytest.approx(calm.first_epoch_extra)
-    assert wild.overhead_spread < 0.01
+
+
+def test_a_cost_at_half_the_boundaries_counts_half_per_epoch() -> None:
+    """A slow first step at every other epoch boundary costs, on average, half of it per epoch;
+    a median of the readings would say nothing (or all of it)."""
+    slow = {epoch: 0.8 for epoch in range(1, epochs.EPOCHS) if epoch % 2 == 0}
+    phase = epochs.figures(three_epochs(0.01, 0.004, 0.05, 1.5, wild=slow), step=0.01,
+                           train_steps=3)  # fmt: skip
+    share = len(slow) / (epochs.EPOCHS - 1)
+    assert phase.train_overhead == pytest.approx(0.05 + share * 0.8)
 
 
 def test_the_spread_is_robust_to_one_outlier() -> None:
