@@ -122,8 +122,8 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     return (
         f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where}, "
         f"{probe.config.steps_per_epoch} steps x {probe.config.epochs} epochs",
-        f"full training here: {describe_seconds(probe.predicted_seconds)} "
-        f"(start-up {describe_seconds(probe.startup_seconds)}); "
+        f"model.fit here: {describe_seconds(probe.fit_seconds)} "
+        f"(start-up {describe_seconds(probe.startup_seconds)} of it); "
         + (f"stored probe from {probe.created_at}" if stored else "probed just now"),
     )
 

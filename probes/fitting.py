@@ -53,6 +53,8 @@ class Measurement:
     batch_scaling: dict[int, float]
     """Batch size -> steady step seconds, for every batch size measured."""
     extrapolated: bool = False
+    teardown_seconds: float = 0.0
+    """Modelled waits of dropped tf.data iterators (``probes.teardown``), in the prediction."""
     arrays: tuple[object, object] | None = None
     """The steady fit's inputs and targets, kept for the op profile (None when extrapolated)."""
 

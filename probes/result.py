@@ -74,9 +74,13 @@ class ProbeResult:
     epoch_overhead_seconds: float
     """Per-epoch work beyond the steps: shuffling, callbacks, iterator set-up."""
     startup_seconds: float
-    """Build, tracing/compilation and warm-up steps, paid once."""
+    """What one ``model.fit`` pays once: setting up its data, tracing and compiling the training
+    and validation steps, warm-up steps, and dropping the last epoch's iterator when it returns
+    (``probes.teardown``). The model's build is not in it (``build_seconds``)."""
     predicted_seconds: float
-    """Full training (all epochs, validation included, start-up excluded), median."""
+    """The part of the training that repeats: every epoch's steps, validation and per-epoch
+    overhead, and the iterator waits between epochs (median). ``fit_seconds`` adds the
+    start-up: what a stopwatch around ``model.fit`` reads."""
     predicted_interval: tuple[float, float]
     """What the probe's own measurements allow (step interval, overhead spread); it does not
     hold how much the machine's speed changes between runs (docs/BENCHMARKS.md, "Probes")."""
@@ -106,8 +110,18 @@ class ProbeResult:
     device_kernels: int = 0
     """Kernels one training step launches on an accelerator, counted from the model's layers and
     variables (``probes.run.kernels_per_step``); 0 when not counted (older probes, imports)."""
+    build_seconds: float = 0.0
+    """Building (or loading) and compiling the model before ``fit``; 0 when not measured."""
+    teardown_seconds: float = 0.0
+    """The modelled waits of dropped tf.data iterators inside ``fit`` (``probes.teardown``),
+    already in ``predicted_seconds`` and ``startup_seconds``; 0 for older probes."""
     created_at: str = ""
     """ISO-8601 UTC time of the measurement."""
+
+    @property
+    def fit_seconds(self) -> float:
+        """The whole ``model.fit`` of the full training here: what a stopwatch around it reads."""
+        return self.predicted_seconds + self.startup_seconds
 
     @property
     def machine_drift(self) -> float:

@@ -6,10 +6,14 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
    the steady step time is known to +-2% (95%) or when what is left of the budget is just
    enough for phase 2 and the op profile; warm-up is cut where the step times become steady
    (``stats.warmup_end``), not after a fixed count;
-2. epochs: five short epochs on a subset that keeps the real partial last batch, with a short
-   validation pass, which give the validation step time and the per-epoch overhead (the median
-   of every boundary read, these and those the steady fit crossed);
-3. the prediction: epochs x (steps x step + validation steps x validation step + overhead);
+2. epochs: eight short epochs on a subset that keeps the real partial last batch, with a short
+   validation pass, which give the validation step time and the per-epoch overhead (the mean,
+   each reading's influence bounded, of every boundary read: these and those the steady fit
+   crossed on the full-size arrays);
+3. the prediction: epochs x (steps x step + validation steps x validation step + overhead),
+   plus what the real fit pays when it drops each epoch's tf.data iterator, modelled at the
+   real epoch's age (``probes.teardown``); the one-time costs inside ``fit`` (data set-up,
+   tracing, the first validation pass's tracing, the last iterator's drop) are the start-up;
 4. for other devices: the host's per-step dispatch (``probes.dispatch``), the kernels a step
    launches, and a fixed reference kernel timed at the start and the end (``probes.reference``:
    did the machine's speed change meanwhile?).
@@ -22,7 +26,6 @@ two smaller batch sizes and the step time is extrapolated linearly in the batch 
 from __future__ import annotations
 
 import math
-import statistics
 import threading
 import time
 from collections.abc import Sequence
@@ -31,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import data, device, epochs, quiet, stats
+from probes import data, device, epochs, quiet, stats, teardown
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -48,9 +51,9 @@ from probes.timing import StopRule, make_timer
 
 __all__ = ["config_for", "probe", "spec_for"]
 
-RESERVE_STEPS = 28.0
-"""Training steps' worth of time the steady phase leaves for what follows it: five short
-epochs (5 x 3 training steps, 5 x 5 validation steps at about a third of a step) and 4 profiled
+RESERVE_STEPS = 42.0
+"""Training steps' worth of time the steady phase leaves for what follows it: eight short
+epochs (8 x 3 training steps, 8 x 5 validation steps at about a third of a step) and 4 profiled
 steps."""
 MIN_STEADY_SHARE = 0.4
 """Share of the budget the steady fit runs at least, however quickly it reaches +-2%."""
@@ -145,6 +148,7 @@ def _probe(
             measured = _measured(prepared, config, started, budget, report, cancel)
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    measured = with_teardown(measured, config, teardown.shipped_rates())
     from probes.dispatch import dispatch_seconds
 
     now = time.perf_counter()
@@ -163,7 +167,9 @@ def _probe(
         step_interval=measured.step_interval,
         validation_step_seconds=measured.validation_step_seconds,
         epoch_overhead_seconds=measured.epoch_overhead_seconds,
-        startup_seconds=measured.startup_seconds + build_seconds,
+        startup_seconds=measured.startup_seconds,
+        build_seconds=build_seconds,
+        teardown_seconds=measured.teardown_seconds,
         predicted_seconds=measured.predicted_seconds,
         predicted_interval=measured.predicted_interval,
         samples_per_second=config.batch_size / measured.step_seconds,
@@ -204,11 +210,17 @@ def _measured(
     step = steady.mean
     startup = sum(durations[:start]) - start * step
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
-    # every boundary read, the short epochs' and those the steady fit crossed on the full-size
-    # arrays, votes once: a wild one (a collection, an iterator torn down late) is outvoted
-    readings = [*phase.train_overhead_readings, *epochs.boundaries(timer.stamps, durations, step)]
+    # every boundary read counts, the short epochs' and those the steady fit crossed on the
+    # full-size arrays; from the latter, the modelled wait of dropping an iterator of that age
+    # is taken out, since the prediction adds it at the real run's ages (``with_teardown``)
+    rates = teardown.shipped_rates()
+    crossed = [
+        extra - rates.epoch_start * teardown.mean_wait(age)
+        for extra, age in epochs.boundaries(timer.stamps, durations, step)
+    ]
+    readings = [*phase.train_overhead_readings, *crossed]
     if readings:
-        phase = replace(phase, train_overhead=max(0.0, statistics.median(readings)))
+        phase = replace(phase, train_overhead=max(0.0, stats.bounded_mean(readings)))
     measured = _predict(config, steady, stats.drift(steady_steps), phase, startup)
     return replace(measured, arrays=(x, y))
 
@@ -271,6 +283,32 @@ def _predict(
         predicted_seconds=predicted,
         predicted_interval=(min(low, predicted), max(high, predicted)),
         batch_scaling={config.batch_size: steady.mean},
+    )
+
+
+def with_teardown(
+    measured: Measurement, config: WorkloadConfig, rates: teardown.TeardownRates
+) -> Measurement:
+    """Add the waits of the iterators the real fit drops (``probes.teardown``), at the ages its
+    real epochs and validation passes will have: at each boundary between epochs to the
+    repeating part, at the last epoch's end (``fit`` returning) to the one-time part. The
+    interval holds no stall at all at its low end and one more full stall at its high end."""
+    validation = config.validation_steps * measured.validation_step_seconds
+    epoch = (
+        config.steps_per_epoch * measured.step_seconds
+        + validation
+        + measured.epoch_overhead_seconds
+    )
+    boundaries = (config.epochs - 1) * rates.per_epoch(epoch, validation)
+    end = rates.at_end(epoch, validation)
+    low, high = measured.predicted_interval
+    one_stall = teardown.wait_if_stalled_upper(epoch) if rates.fit_end > 0 else 0.0
+    return replace(
+        measured,
+        predicted_seconds=measured.predicted_seconds + boundaries,
+        predicted_interval=(low, high + boundaries + one_stall),
+        startup_seconds=measured.startup_seconds + end,
+        teardown_seconds=boundaries + end,
     )
 
 

@@ -84,7 +84,7 @@ def probe(
 
 
 _TABLE_COLUMNS = ["workload", "samples", "epochs", "batch_size", "step_seconds",
-                  "predicted_seconds", "interval_80", "startup_seconds", "probe_seconds",
+                  "fit_seconds", "interval_80", "startup_seconds", "probe_seconds",
                   "cached"]  # fmt: skip
 
 
@@ -93,13 +93,18 @@ def summary(
 ) -> dict[str, Any]:
     """The plain dict that ``--json`` prints for one probe result.
 
-    ``predicted_interval`` is what the probe's own measurements allow; ``interval_80`` is the
-    honest one: the 80% range of the real run, which also holds how much this machine's answers
-    move between runs (its probe history) and the speed change the probe saw while it ran."""
+    ``fit_seconds`` is the prediction of the whole ``model.fit`` here (what a stopwatch around it
+    reads): ``predicted_seconds`` (what repeats with the epochs) plus ``startup_seconds`` (what
+    one fit pays once). ``predicted_interval`` is what the probe's own measurements allow (of
+    the repeating part); ``interval_80`` is the honest one around ``fit_seconds``: the 80% range
+    of the real run, which also holds how much this machine's answers move between runs (its
+    probe history) and the speed change the probe saw while it ran; ``interval_80_half_width``
+    is its half-width relative to ``fit_seconds``."""
     from advisor.estimate.predict import local_log_sigma
 
     c, d = result.config, result.device
     z80 = 1.2815516 * local_log_sigma(result, run_log_sigma)
+    fit = result.fit_seconds
     return {
         "workload": c.workload,
         "device": d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)",
@@ -108,14 +113,15 @@ def summary(
         "validation_samples": c.validation_samples,
         "epochs": c.epochs,
         "batch_size": c.batch_size,
+        "fit_seconds": round(fit, 3),
+        "interval_80": [round(fit * math.exp(-z80), 3), round(fit * math.exp(z80), 3)],
+        "interval_80_half_width": round(math.sinh(z80), 4),
         "predicted_seconds": round(result.predicted_seconds, 3),
         "predicted_interval": [round(v, 3) for v in result.predicted_interval],
-        "interval_80": [
-            round(result.predicted_seconds * math.exp(-z80), 3),
-            round(result.predicted_seconds * math.exp(z80), 3),
-        ],
         "machine_drift": round(result.machine_drift, 4),
         "startup_seconds": round(result.startup_seconds, 3),
+        "teardown_seconds": round(result.teardown_seconds, 3),
+        "build_seconds": round(result.build_seconds, 3),
         "step_seconds": result.step_seconds,
         "step_interval": list(result.step_interval),
         "validation_step_seconds": result.validation_step_seconds,

@@ -1,0 +1,267 @@
+"""Local accuracy: the probe's prediction of a whole ``model.fit`` here against the real one.
+
+Each pair is a probe (fresh process, default 20 s budget) then the real training of the same
+configuration (another fresh process: build, then a stopwatch around ``model.fit`` with no
+callback of ours on the steps). Pairs are interleaved across cases (case 1, 2, ..., 7, then again)
+so a slow minute of this shared machine hits several cases instead of one, and the fixed
+reference kernel (``probes.reference``) is timed beside each probe and each real run: when both
+sides of a pair saw the same machine speed, a miss is the method's, not the machine's.
+
+Cases: the zoo's mnist_mlp, mnist_cnn and imdb_bilstm (their kinds were in the fit of the
+iterator-teardown rates, ``benchmarks/fit_anatomy.py``), and four user .keras models of kinds the
+zoo lacks, never used in any fit: a wide tabular MLP on large NumPy arrays, a GRU text classifier,
+a small attention model and a 1-D convnet. Sizes make each real run 20-120 s on two cores.
+
+    .venv/bin/python benchmarks/local_accuracy.py [CASE ...] [--pairs N] [--out FILE]
+    .venv/bin/python benchmarks/local_accuracy.py --table [FILE]    # the docs' table
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "local_accuracy.json"
+Z80 = 1.2815516
+CASES: dict[str, tuple[str, dict[str, int]]] = {
+    # name: (model, sizes of a 20-120 s real run on two cores)
+    "mnist_mlp": ("mnist_mlp", {"samples": 60_000, "validation_samples": 10_000, "epochs": 4}),
+    "mnist_cnn": ("mnist_cnn", {"samples": 12_800, "validation_samples": 2_560, "epochs": 3}),
+    "imdb_bilstm": ("imdb_bilstm", {"samples": 6_400, "validation_samples": 1_600, "epochs": 2}),
+    "user_tabular": ("tabular.keras", {"samples": 100_000, "validation_samples": 10_000,
+                                       "epochs": 3, "batch_size": 256}),
+    "user_gru": ("gru.keras", {"samples": 12_800, "validation_samples": 1_600, "epochs": 2}),
+    "user_attention": ("attention.keras", {"samples": 12_800, "validation_samples": 1_600,
+                                           "epochs": 2}),
+    "user_conv1d": ("conv1d.keras", {"samples": 25_600, "validation_samples": 3_200,
+                                     "epochs": 2}),
+}  # fmt: skip
+HELD_OUT = {name for name in CASES if name.startswith("user_")}
+"""Cases of kinds no fit of the probe ever saw."""
+
+
+def make_user_models(folder: Path) -> None:
+    """User-style models of kinds the zoo lacks, saved as .keras files (run in a worker)."""
+    from keras import Input, Model, Sequential, layers
+
+    tabular = Sequential([Input((300,)), layers.Dense(1024, activation="relu"),
+                          layers.Dense(512, activation="relu"), layers.Dense(10, activation="softmax")],
+                         name="tabular")  # fmt: skip
+    tabular.compile("adam", "sparse_categorical_crossentropy")
+    tabular.save(folder / "tabular.keras")
+
+    gru = Sequential([Input((80,), dtype="int32"), layers.Embedding(10_000, 64), layers.GRU(96),
+                      layers.Dense(1, activation="sigmoid")], name="gru")  # fmt: skip
+    gru.compile("adam", "binary_crossentropy")
+    gru.save(folder / "gru.keras")
+
+    tokens = Input((64,), dtype="int32")
+    x = layers.Embedding(8_000, 128)(tokens)
+    attended = layers.MultiHeadAttention(num_heads=4, key_dim=32)(x, x)
+    x = layers.LayerNormalization()(layers.add([x, attended]))
+    x = layers.LayerNormalization()(
+        layers.add([x, layers.Dense(128)(layers.Dense(256, activation="relu")(x))])
+    )
+    outputs = layers.Dense(5, activation="softmax")(layers.GlobalAveragePooling1D()(x))
+    attention = Model(tokens, outputs, name="attention")
+    attention.compile("adam", "sparse_categorical_crossentropy")
+    attention.save(folder / "attention.keras")
+
+    conv = Sequential([Input((256, 8)), layers.Conv1D(64, 7, activation="relu"), layers.MaxPooling1D(2),
+                       layers.Conv1D(128, 5, activation="relu"), layers.GlobalMaxPooling1D(),
+                       layers.Dense(1)], name="conv1d")  # fmt: skip
+    conv.compile("adam", "mse")
+    conv.save(folder / "conv1d.keras")
+
+
+def worker_probe(model: str, sizes: dict[str, int]) -> dict:
+    from advisor.estimate.predict import local_log_sigma
+    from probes.run import probe, spec_for
+
+    result = probe(spec_for(model, **sizes))
+    sigma = local_log_sigma(result)  # as a fresh machine would: no probe history
+    fit = result.fit_seconds
+    return {
+        "fit": fit, "predicted": result.predicted_seconds, "startup": result.startup_seconds,
+        "teardown": result.teardown_seconds, "low80": fit * math.exp(-Z80 * sigma),
+        "high80": fit * math.exp(Z80 * sigma), "log_sigma": sigma,
+        "reference": list(result.reference_seconds), "step": result.step_seconds,
+        "epoch_overhead": result.epoch_overhead_seconds,
+        "validation_step": result.validation_step_seconds,
+        "probe_seconds": result.probe_seconds, "extrapolated": result.extrapolated,
+    }  # fmt: skip
+
+
+def worker_real(model: str, sizes: dict[str, int]) -> dict:
+    """Train the configuration for real, as a user would, with a stopwatch around ``fit``."""
+    from probes import quiet
+
+    quiet.prepare_tensorflow()
+    import keras
+
+    from probes.fitting import arrays
+    from probes.loading import prepare
+    from probes.reference import reference_seconds
+    from probes.spec import spec_for
+
+    reference_before = reference_seconds()
+    spec = spec_for(model, **sizes)
+    config = spec.config
+    prepared = prepare(spec)
+    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
+    validation = None
+    if config.validation_samples:
+        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+
+    class Epochs(keras.callbacks.Callback):
+        """Epoch stamps only: no batch hook, so Keras still dispatches batch ends as it would."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ends: list[float] = []
+
+        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
+            self.ends.append(time.perf_counter())
+
+    epochs = Epochs()
+    start = time.perf_counter()
+    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
+                       validation_data=validation, verbose=0, callbacks=[epochs])  # fmt: skip
+    returned = time.perf_counter()
+    return {
+        "reference": [reference_before, reference_seconds()],
+        "fit": returned - start,
+        "epochs": [b - a for a, b in zip([start, *epochs.ends], epochs.ends, strict=False)],
+        "tail": returned - epochs.ends[-1],
+    }
+
+
+def run_worker(kind: str, model: str, sizes: dict[str, int]) -> dict:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", kind, model, json.dumps(sizes)],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"{kind} {model} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def pair_error(pair: dict) -> float:
+    return pair["probe"]["fit"] / pair["real"]["fit"] - 1
+
+
+def drift(pair: dict) -> float:
+    """The machine's speed change from the probe to the real run, by the reference kernel."""
+    probe_ref, real_ref = pair["probe"]["reference"][1], pair["real"]["reference"][0]
+    return real_ref / probe_ref - 1 if probe_ref > 0 and real_ref > 0 else math.nan
+
+
+def summary(rows: dict[str, list[dict]], names: list[str]) -> dict[str, float]:
+    pairs = [p for name in names for p in rows[name]]
+    cases = [statistics.median(pair_error(p) for p in rows[name]) for name in names]
+    inside = [p["probe"]["low80"] <= p["real"]["fit"] <= p["probe"]["high80"] for p in pairs]
+    return {
+        "pairs": len(pairs),
+        "median_signed": statistics.median(pair_error(p) for p in pairs),
+        "median_abs_case": statistics.median(abs(c) for c in cases),
+        "worst_case": max(cases, key=abs),
+        "coverage80": sum(inside) / len(inside),
+        "half_width80": statistics.median(math.sinh(Z80 * p["probe"]["log_sigma"]) for p in pairs),
+        "one_sided_cases": sum(
+            all(pair_error(p) > 0.10 for p in rows[n])
+            or all(pair_error(p) < -0.10 for p in rows[n])
+            for n in names
+        ),
+    }
+
+
+def table(rows: dict[str, list[dict]]) -> str:
+    lines = [
+        "| case | sizes | pairs | predicted fit s (min-max) | real fit s (min-max) | errors of the pairs "
+        "| case error | drift probe->real | in 80% | probe s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, pairs in rows.items():
+        errors = [pair_error(p) for p in pairs]
+        sizes = ", ".join(f"{k}={v}" for k, v in pairs[0]["sizes"].items())
+        inside = sum(p["probe"]["low80"] <= p["real"]["fit"] <= p["probe"]["high80"] for p in pairs)
+        held = " (held out)" if name in HELD_OUT else ""
+        lines.append(
+            f"| {name}{held} | {sizes} | {len(pairs)} | {_spread([p['probe']['fit'] for p in pairs])} "
+            f"| {_spread([p['real']['fit'] for p in pairs])} | "
+            f"{' '.join(f'{e:+.0%}' for e in errors)} | {statistics.median(errors):+.1%} | "
+            f"{' '.join(f'{drift(p):+.0%}' for p in pairs)} | {inside}/{len(pairs)} | "
+            f"{statistics.median(p['probe']['probe_seconds'] for p in pairs):.1f} |"
+        )
+    groups = {"all": list(rows), "zoo (in the teardown fit)": [n for n in rows if n not in HELD_OUT],
+              "user models (held out)": [n for n in rows if n in HELD_OUT]}  # fmt: skip
+    lines += ["", "| cases | pairs | median signed error | median abs error (cases) | worst case "
+              "| cases one-sided > 10% | 80% interval holds | median half-width |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for label, names in groups.items():
+        if not names:
+            continue
+        s = summary(rows, names)
+        lines.append(
+            f"| {label} | {s['pairs']} | {s['median_signed']:+.1%} | {s['median_abs_case']:.1%} | "
+            f"{s['worst_case']:+.1%} | {s['one_sided_cases']} | {s['coverage80']:.0%} | "
+            f"{s['half_width80']:.0%} |"
+        )
+    return "\n".join(lines)
+
+
+def _spread(seconds: list[float]) -> str:
+    return f"{statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f})"
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--table"]:
+        source = Path(argv[1]) if len(argv) > 1 else OUT
+        print(table(json.loads(source.read_text())))
+        return
+    if argv[:1] == ["--worker"]:
+        kind, model, sizes = argv[1], argv[2], json.loads(argv[3])
+        if kind == "models":
+            make_user_models(Path(model))
+            print("{}")
+            return
+        work = worker_probe if kind == "probe" else worker_real
+        print(json.dumps(work(model, sizes)))
+        return
+    out_file = Path(argv[argv.index("--out") + 1]) if "--out" in argv else OUT
+    pairs = int(argv[argv.index("--pairs") + 1]) if "--pairs" in argv else 3
+    names = [a for a in argv if a in CASES] or list(CASES)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT, check=False).stdout.strip()  # fmt: skip
+    folder = Path(tempfile.mkdtemp(prefix="advisor-bench-"))
+    run_worker("models", str(folder), {})
+    rows: dict[str, list[dict]] = json.loads(out_file.read_text()) if out_file.exists() else {}
+    for _ in range(pairs):
+        for name in names:  # interleaved: every case once, then again
+            model, sizes = CASES[name]
+            if model.endswith(".keras"):
+                model = str(folder / model)
+            load = os.getloadavg()[0]
+            probed = run_worker("probe", model, sizes)
+            real = run_worker("real", model, sizes)
+            pair = {"sizes": sizes, "probe": probed, "real": real, "load": round(load, 2),
+                    "commit": commit, "at": time.strftime("%H:%M", time.gmtime())}  # fmt: skip
+            rows.setdefault(name, []).append(pair)
+            print(f"{name:15s} predicted {probed['fit']:6.1f} s  real {real['fit']:6.1f} s  "
+                  f"error {pair_error(pair):+6.1%}  drift {drift(pair):+5.1%}  "
+                  f"80% [{probed['low80']:.1f}, {probed['high80']:.1f}]  load {load:.2f}",
+                  flush=True)  # fmt: skip
+            out_file.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

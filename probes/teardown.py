@@ -1,0 +1,117 @@
+"""The wait a real ``model.fit`` pays when it lets go of a tf.data iterator.
+
+Keras (TensorFlow backend, NumPy inputs) makes a new ``tf.data`` iterator for every epoch and for
+every validation pass, and drops the old one at the next epoch's first step, at the end of the
+validation pass and when ``fit`` returns. Dropping an iterator of a distributed dataset sometimes
+waits, with no CPU in use, until tf.data's autotuning thread of that iterator wakes up: that thread
+sleeps 10 ms, then 20, 40, ... (doubling, at most 60 s: ``kOptimizationPeriodMinMs`` and
+``kOptimizationPeriodMaxMs`` in TensorFlow's ``tensorflow/core/framework/model.h``), so the wait
+runs to the next wake-up after the iterator's age: up to the age itself. A 6 s epoch can end in a
+4 s wait; an 11 s one in a 9.5 s wait. Profiled with ``py-spy dump --native`` on a stalled fit:
+the main thread sits in ``RootDataset::Iterator::~Iterator`` waiting for the model thread.
+
+A probe's short epochs never see this (their iterators live a fraction of a second); the real run
+pays it at the real epoch's age. So the probe models it: for each iterator the real run drops, the
+expected wait is the chance that dropping it waits (``TeardownRates``, fitted on timed real fits
+by ``benchmarks/fit_anatomy.py``, ``data/fit-teardown.json``) times the mean wait to the next
+wake-up, averaged over how much the age varies from run to run on this machine. Pure functions;
+no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from advisor.locations import shipped
+
+FIRST_PERIOD = 0.010
+"""Seconds of the autotuning thread's first sleep (TensorFlow's kOptimizationPeriodMinMs)."""
+LONGEST_PERIOD = 60.0
+"""Seconds of its longest sleep, once doubling reaches it (kOptimizationPeriodMaxMs)."""
+AGE_LOG_SIGMA = 0.15
+"""How much an epoch's length varies between runs on a shared machine, in log units (identical
+runs here differ by 20-50%; a probe cannot know the real run's age closer than that)."""
+_QUADRATURE = 41
+
+
+def next_wake(age: float) -> float:
+    """Seconds from an iterator's start to its autotuning thread's first wake-up at or after
+    ``age``: wake-ups come at 10 ms x (2^n - 1) until the sleep reaches 60 s, then every 60 s."""
+    wake, period = 0.0, FIRST_PERIOD
+    while wake < age and period < LONGEST_PERIOD:
+        wake += period
+        period *= 2
+    if wake < age:
+        wake += math.ceil((age - wake) / LONGEST_PERIOD) * LONGEST_PERIOD
+    return wake
+
+
+def wait_if_stalled(age: float) -> float:
+    """The wait of dropping an iterator of ``age`` seconds when the drop does wait."""
+    return next_wake(age) - age if age > 0 else 0.0
+
+
+def mean_wait(age: float, log_sigma: float = AGE_LOG_SIGMA) -> float:
+    """``wait_if_stalled`` averaged over a log-normal age around ``age``: the sawtooth is too
+    sharp to evaluate at one predicted age (a 5.0 s epoch waits 0.1 s, a 5.2 s one 5 s)."""
+    if age <= 0:
+        return 0.0
+    if log_sigma <= 0:
+        return wait_if_stalled(age)
+    total = weights = 0.0
+    for i in range(_QUADRATURE):  # +-3 sigma on an even grid, normal weights
+        z = -3 + 6 * i / (_QUADRATURE - 1)
+        weight = math.exp(-z * z / 2)
+        total += weight * wait_if_stalled(age * math.exp(z * log_sigma))
+        weights += weight
+    return total / weights
+
+
+@dataclass(frozen=True)
+class TeardownRates:
+    """Chance that dropping an iterator waits, at each place a fit drops one."""
+
+    epoch_start: float
+    """The previous epoch's training iterator, dropped at the next epoch's first step."""
+    validation_end: float
+    """The validation pass's iterator, dropped when the pass returns."""
+    fit_end: float
+    """The last epoch's training iterator, dropped when ``fit`` returns."""
+    source: str = ""
+
+    def per_epoch(self, epoch_seconds: float, validation_seconds: float) -> float:
+        """Expected teardown seconds at one boundary between two epochs."""
+        wait = self.epoch_start * mean_wait(epoch_seconds)
+        if validation_seconds > 0:
+            wait += self.validation_end * mean_wait(validation_seconds)
+        return wait
+
+    def at_end(self, epoch_seconds: float, validation_seconds: float) -> float:
+        """Expected teardown seconds of the last epoch: its validation pass and ``fit``'s return."""
+        wait = self.fit_end * mean_wait(epoch_seconds)
+        if validation_seconds > 0:
+            wait += self.validation_end * mean_wait(validation_seconds)
+        return wait
+
+
+def wait_if_stalled_upper(age: float, log_sigma: float = AGE_LOG_SIGMA) -> float:
+    """A high (about the 90th percentile) wait of one stall, over the age's run-to-run spread."""
+    waits = sorted(wait_if_stalled(age * math.exp(z / 10 * log_sigma)) for z in range(-30, 31))
+    return waits[int(0.9 * (len(waits) - 1))]
+
+
+NO_TEARDOWN = TeardownRates(0.0, 0.0, 0.0, "not modelled")
+
+
+def shipped_rates() -> TeardownRates:
+    """The rates fitted on timed real fits (``data/fit-teardown.json``)."""
+    data = json.loads(shipped("fit-teardown.json").read_text(encoding="utf-8"))
+    rates = data["rates"]
+    return TeardownRates(
+        float(rates["epoch_start"]),
+        float(rates["validation_end"]),
+        float(rates["fit_end"]),
+        str(data.get("source", "")),
+    )
