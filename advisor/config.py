@@ -7,6 +7,9 @@ Every setting has a default, so a missing file is a normal state. Example::
 
     [refresh]
     deadline_seconds = 300  # time for one source, retries and pages included
+    command_deadline_seconds = 900  # time for the whole refresh, every source included
+    stall_seconds = 30      # longest wait for the next byte of a response
+    max_wait_seconds = 10   # longest wait between tries (caps a server's Retry-After)
     max_download_mib = 100  # cap on one response as sent (compressed)
     max_body_mib = 200      # cap on one response once decompressed
 
@@ -37,6 +40,12 @@ class Config:
     """Overrides of price-source URLs, by source name (``[sources]`` table, ``<name>_url``)."""
     refresh_deadline_seconds: float = 300.0
     """Time allowed for one price source, retries and pages included (``pricing.fetch``)."""
+    refresh_command_deadline_seconds: float = 900.0
+    """Time allowed for a whole refresh, every source included: stalls do not add up."""
+    refresh_stall_seconds: float = 30.0
+    """Longest a download may go without a byte (a stall after the headers)."""
+    refresh_max_wait_seconds: float = 10.0
+    """Longest wait between two tries of a source, a server's ``Retry-After`` included."""
     max_download_mib: float = 100.0
     """Cap on one downloaded response as sent over the network."""
     max_body_mib: float = 200.0
@@ -46,6 +55,9 @@ class Config:
 _LIMITS = {
     # setting: (Config field, largest value accepted)
     "deadline_seconds": ("refresh_deadline_seconds", 24 * 3600.0),
+    "command_deadline_seconds": ("refresh_command_deadline_seconds", 7 * 24 * 3600.0),
+    "stall_seconds": ("refresh_stall_seconds", 3600.0),
+    "max_wait_seconds": ("refresh_max_wait_seconds", 3600.0),
     "max_download_mib": ("max_download_mib", 64 * 1024.0),
     "max_body_mib": ("max_body_mib", 64 * 1024.0),
 }
