@@ -139,6 +139,8 @@ def read_csv(
     leave it out) takes the workload's batch size from the zoo, named in the row's ``assumed``.
     A file that cannot be read or has the wrong header still raises."""
     if str(path) == "-":
+        if sys.stdin is None:  # started with stdin closed (<&-)
+            raise UsageError("standard input is closed; nothing to read from '-'")
         return _read(sys.stdin, "<stdin>", strict)
     path = Path(path)
     if path.is_dir():

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pricing import fetch
-from pricing.observations import Observation, price_problem
+from pricing.observations import Observation, parse_number, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
 
 if TYPE_CHECKING:
@@ -113,11 +113,13 @@ def _observation(item: dict[str, Any], pricing: str) -> Observation | None:
     if item.get("type", "Consumption") != "Consumption":
         return None
     region, size = item.get("armRegionName"), item.get("armSkuName")
-    try:
-        price = float(item.get("retailPrice", item.get("unitPrice", "")))
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if not region or not size or math.isnan(price) or price_problem(price):
+    raw = item.get("retailPrice", item.get("unitPrice", ""))
+    price = (
+        float(raw)
+        if isinstance(raw, int | float) and not isinstance(raw, bool)
+        else parse_number(raw if isinstance(raw, str) else None)
+    )
+    if price is None or not region or not size or math.isnan(price) or price_problem(price):
         return None
     return Observation(
         "azure", str(region), "", str(size), None, None, "", 0, None, False, pricing, price

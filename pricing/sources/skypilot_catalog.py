@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING
 
 from advisor import locations
 from pricing import fetch
-from pricing.observations import Observation, parse_price, price_problem
+from pricing.observations import Observation, parse_number, parse_price, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _offering(
 ) -> tuple[tuple, tuple]:
     """The identity and facts of the offering a row describes; ValueError when malformed."""
     instance_type, accelerator, count_text, region = (row[i].strip() for i in at[:4])
-    count = float(count_text) if count_text else 0.0
+    count = _number(count_text) or 0.0
     if not region or (not instance_type and not accelerator):
         raise ValueError("no region or no machine")
     if not 0 <= count <= 1024:
@@ -255,7 +255,7 @@ def _number(text: str | None) -> float | None:
     """A size (vCPUs, GiB): None when empty, a ValueError when not finite and >= 0."""
     if text is None or not text.strip():
         return None
-    number = float(text)
-    if not math.isfinite(number) or number < 0:
+    number = parse_number(text)
+    if number is None or not math.isfinite(number) or number < 0:
         raise ValueError(f"not a size: {text!r}")
     return number
