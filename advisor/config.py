@@ -69,7 +69,7 @@ def load() -> Config:
     if not path.exists():
         return Config()
     try:
-        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw: dict[str, Any] = tomllib.loads(_read_bounded(path).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise AdvisorError(f"cannot read {path}: not UTF-8 text (byte {exc.start})") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -91,6 +91,21 @@ def load() -> Config:
             raise AdvisorError(f"{path}: refresh.{key} must be at most {largest:g}, not {value:g}")
         limits[name] = value
     return Config(prices_ttl_days=ttl, source_urls=urls, **limits)
+
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A config file is a few lines; one pointing at an endless device (``/dev/zero``) is read this
+far and refused, not forever."""
+
+
+def _read_bounded(path: Path) -> bytes:
+    if not path.is_file():
+        raise AdvisorError(f"cannot read {path}: not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise AdvisorError(f"cannot read {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
+    return data
 
 
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
