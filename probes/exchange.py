@@ -161,7 +161,7 @@ def read_csv(
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-MAX_ROWS = 200_000
+MAX_ROWS = 50_000
 """Most rows one exchange file may hold: the shipped benchmarks have about a thousand, a probe
 export four. Reading stops past it, so a file of any size costs bounded memory."""
 MAX_LINE_CHARS = 64 * 1024
