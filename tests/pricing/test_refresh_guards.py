@@ -338,8 +338,9 @@ def test_a_header_of_200000_columns_is_refused_fast(db, server) -> None:
 
 
 def test_a_gzip_of_empty_lines_is_parsed_as_a_stream(db, server) -> None:
-    """64 MiB of newlines once inflated: parsed line by line from a spooled file, never whole."""
-    bomb = gzip.compress(catalog(*ROWS).replace(b"\n", b"\n" * 1, 1) + b"\n" * (64 * MIB), 9)
+    """16 MiB of newlines once inflated: parsed line by line from a spooled file, never whole
+    (``benchmarks/robustness.py`` runs the 64 MiB one and measures the process's peak)."""
+    bomb = gzip.compress(catalog(*ROWS) + b"\n" * (16 * MIB), 9)
     server.script(GCP, Reply(body=bomb, headers={"Content-Encoding": "gzip"}))
     tracemalloc.start()
     try:
@@ -349,4 +350,4 @@ def test_a_gzip_of_empty_lines_is_parsed_as_a_stream(db, server) -> None:
         tracemalloc.stop()
     assert report.status == "ok", report.error
     assert report.added + report.changed + report.unchanged == 6  # three rows, two prices each
-    assert peak < 32 * MIB
+    assert peak < 16 * MIB
