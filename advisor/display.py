@@ -21,9 +21,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 _MINUTE, _HOUR, _DAY = 60.0, 3_600.0, 86_400.0
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
-)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 """C0, DEL, C1; Arabic letter mark, zero-width and directional marks, line and paragraph
 separators, the bidirectional embeddings, overrides and isolates, word joiners, the BOM."""
 _FORMULA_START = tuple("=+-@\t\r")

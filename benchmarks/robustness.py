@@ -278,7 +278,7 @@ def _refresh(name: str, expect: int, replies: dict[str, list[dict]], *sources: s
     """A refresh against the loopback server: ``replies`` script it, ``[refresh]`` sets the
     deadlines; the command must end within ``limit`` (its deadline + 5 s)."""
     config = (
-        f"[refresh]\n{refresh}[sources]\nskypilot_url = \"{{server}}/skypilot\"\n"
+        f'[refresh]\n{refresh}[sources]\nskypilot_url = "{{server}}/skypilot"\n'
         'azure-retail_url = "{server}/azure-retail/loop.json"\n'
     )
     args = ["prices", "refresh", *(["--allow-shrink"] if expect == 0 else [])]
@@ -347,17 +347,32 @@ def round_two() -> list[Case]:
         Case("recommend --csv of hostile catalog rows", (*rec, "--top", "3", "--csv"), 0),
         Case("recommend --json of hostile catalog rows", (*rec, "--top", "3", "--json"), 0),
         Case("recommend --explain of a hostile row", (*rec, "--top", "1", "--explain"), 0),
-        Case("prices list --csv of hostile rows", ("prices", "list", "--csv", "--provider", "aws"), 0),
+        Case(
+            "prices list --csv of hostile rows", ("prices", "list", "--csv", "--provider", "aws"), 0
+        ),
         Case("prices list of hostile rows", ("prices", "list", "--provider", "aws"), 0),
         Case("prices show a hostile instance", ("prices", "show", CSV_HOSTILE[0], "--csv"), 0),
         Case("recommend --emit of a hostile row", (*rec, "--emit", "skypilot", "{dir}/t.yaml"), 0),
         # 2. probe --export follows --emit's rules (the stored mlp probe: no TensorFlow)
-        Case("probe --export over an existing file", (*probe_mlp, "--export", "{dir}/p.csv"), 2,
-             files={"p.csv": "keep"}),  # fmt: skip
-        Case("probe --export --force over a file", (*probe_mlp, "--export", "{dir}/p.csv", "--force"), 0,
-             files={"p.csv": "old"}),  # fmt: skip
-        Case("probe --export through a symlink", (*probe_mlp, "--export", "{dir}/link.csv"), 2,
-             files={"target": "keep"}, links={"link.csv": "target"}),  # fmt: skip
+        Case(
+            "probe --export over an existing file",
+            (*probe_mlp, "--export", "{dir}/p.csv"),
+            2,
+            files={"p.csv": "keep"},
+        ),
+        Case(
+            "probe --export --force over a file",
+            (*probe_mlp, "--export", "{dir}/p.csv", "--force"),
+            0,
+            files={"p.csv": "old"},
+        ),
+        Case(
+            "probe --export through a symlink",
+            (*probe_mlp, "--export", "{dir}/link.csv"),
+            2,
+            files={"target": "keep"},
+            links={"link.csv": "target"},
+        ),
         Case("probe --export into a missing folder", (*probe_mlp, "--export", "{dir}/no/p.csv"), 2),
         Case("probe --export to /dev/full", (*probe_mlp, "--export", "/dev/full", "--force"), 2),
         Case("probe --export a new file", (*probe_mlp, "--export", "{dir}/new.csv"), 0),
@@ -365,62 +380,151 @@ def round_two() -> list[Case]:
         _refresh("refresh: 1 byte every 5 s", 1, {GCP: [{"trickle": 5.0}]}),
         _refresh("refresh: stall after the headers", 1, {GCP: [{"stall": 60.0}]}),
         _refresh(
-            "refresh: four stalled sources", 1,
-            {f"/skypilot/{u}/vms.csv": [{"stall": 60.0}] for u in ("gcp", "aws", "azure", "lambda")},
-            "skypilot/gcp", "skypilot/aws", "skypilot/azure", "skypilot/lambda",
+            "refresh: four stalled sources",
+            1,
+            {
+                f"/skypilot/{u}/vms.csv": [{"stall": 60.0}]
+                for u in ("gcp", "aws", "azure", "lambda")
+            },
+            "skypilot/gcp",
+            "skypilot/aws",
+            "skypilot/azure",
+            "skypilot/lambda",
             refresh="deadline_seconds = 20\ncommand_deadline_seconds = 3\nstall_seconds = 30\n",
             limit=8.0,
-        ),  # fmt: skip
-        _refresh("refresh: HTTP 429 Retry-After 99999", 1,
-                 {GCP: [{"status": 429, "body": b"", "headers": {"Retry-After": "99999"}}]}),  # fmt: skip
+        ),
+        _refresh(
+            "refresh: HTTP 429 Retry-After 99999",
+            1,
+            {GCP: [{"status": 429, "body": b"", "headers": {"Retry-After": "99999"}}]},
+        ),
         _refresh("refresh: a header of 200,000 columns", 1, {GCP: [{"body": wide}]}),
-        _refresh("refresh: Azure NextPageLink to itself", 1,
-                 {"/azure-retail/loop.json": [{"body": loop}]}, "azure-retail"),  # fmt: skip
         _refresh(
-            "refresh: gzip of 64 MiB of empty lines", 0,
+            "refresh: Azure NextPageLink to itself",
+            1,
+            {"/azure-retail/loop.json": [{"body": loop}]},
+            "azure-retail",
+        ),
+        _refresh(
+            "refresh: gzip of 64 MiB of empty lines",
+            0,
             {GCP: [{"body": sixty_four_mib_of_lines, "headers": {"Content-Encoding": "gzip"}}]},
-            refresh="deadline_seconds = 120\n", limit=125.0, rss=300.0, slow=True,
-        ),  # fmt: skip
+            refresh="deadline_seconds = 120\n",
+            limit=125.0,
+            rss=300.0,
+            slow=True,
+        ),
         _refresh(
-            "refresh: vCPUs 1e308, $1e-320/h, '1_0'", 0,
-            {GCP: [{"body": _catalog("big-1,1e308,30.0,,,,us-central1,us-central1-a,0.38,0.09",
-                                     "tiny-1,8.0,30.0,,,,us-central1,us-central1-a,1e-320,",
-                                     "under-1,8.0,30.0,,,,us-central1,us-central1-a,1_0,")}]},
-            refresh="deadline_seconds = 20\n", limit=25.0,
+            "refresh: vCPUs 1e308, $1e-320/h, '1_0'",
+            0,
+            {
+                GCP: [
+                    {
+                        "body": _catalog(
+                            "big-1,1e308,30.0,,,,us-central1,us-central1-a,0.38,0.09",
+                            "tiny-1,8.0,30.0,,,,us-central1,us-central1-a,1e-320,",
+                            "under-1,8.0,30.0,,,,us-central1,us-central1-a,1_0,",
+                        )
+                    }
+                ]
+            },
+            refresh="deadline_seconds = 20\n",
+            limit=25.0,
             verify="SELECT count(*) FROM offerings WHERE vcpus > 4096 OR instance_type IN "
-                   "('tiny-1', 'under-1', 'big-1')",
-        ),  # fmt: skip
+            "('tiny-1', 'under-1', 'big-1')",
+        ),
         # 4. model files checked before loading; dates parsed as dates
-        Case("probe a .keras zip bomb (3.75 GiB declared)", ("probe", "--model", "{dir}/b.keras", *keras_args), 1,
-             files={"b.keras": _zip({"model.weights.h5": b"\0" * 1024}, lie=0xF0000000)}),  # fmt: skip
-        Case("probe a .keras of 1,000 entries", ("probe", "--model", "{dir}/m.keras", *keras_args), 1,
-             files={"m.keras": _zip({f"e{n}": b"" for n in range(1000)})}),  # fmt: skip
-        Case("probe a .keras with a ../ entry", ("probe", "--model", "{dir}/e.keras", *keras_args), 1,
-             files={"e.keras": _zip({"../../evil": b"x"})}),  # fmt: skip
-        Case("probe a folder named x.keras", ("probe", "--model", "{dir}/x.keras", *keras_args), 2,
-             files={"x.keras": None}),  # fmt: skip
-        Case("probe a 10,000-character path", ("probe", "--model", "/tmp/" + "m" * 10_000 + ".keras", *keras_args), 2),
-        Case("probe a model with a string input", ("probe", "--model", "{dir}/text.keras", *keras_args), 1,
-             slow=True, make=_string_input_model),  # fmt: skip
-        Case("import created_at=not-a-date", ("import", "{dir}/in.csv"), 2,
-             files={"in.csv": _result(created="not-a-date")}),  # fmt: skip
+        Case(
+            "probe a .keras zip bomb (3.75 GiB declared)",
+            ("probe", "--model", "{dir}/b.keras", *keras_args),
+            1,
+            files={"b.keras": _zip({"model.weights.h5": b"\0" * 1024}, lie=0xF0000000)},
+        ),
+        Case(
+            "probe a .keras of 1,000 entries",
+            ("probe", "--model", "{dir}/m.keras", *keras_args),
+            1,
+            files={"m.keras": _zip({f"e{n}": b"" for n in range(1000)})},
+        ),
+        Case(
+            "probe a .keras with a ../ entry",
+            ("probe", "--model", "{dir}/e.keras", *keras_args),
+            1,
+            files={"e.keras": _zip({"../../evil": b"x"})},
+        ),
+        Case(
+            "probe a folder named x.keras",
+            ("probe", "--model", "{dir}/x.keras", *keras_args),
+            2,
+            files={"x.keras": None},
+        ),
+        Case(
+            "probe a 10,000-character path",
+            ("probe", "--model", "/tmp/" + "m" * 10_000 + ".keras", *keras_args),
+            2,
+        ),
+        Case(
+            "probe a model with a string input",
+            ("probe", "--model", "{dir}/text.keras", *keras_args),
+            1,
+            slow=True,
+            make=_string_input_model,
+        ),
+        Case(
+            "import created_at=not-a-date",
+            ("import", "{dir}/in.csv"),
+            2,
+            files={"in.csv": _result(created="not-a-date")},
+        ),
         # 5. validate bounds its work
-        Case("validate: 5,000 distinct runs (25M pairs)", ("validate", "--reference", "{dir}/v.csv"), 0,
-             files={"v.csv": _validate_rows(5_000)}, max_seconds=60, max_rss_mb=600),  # fmt: skip
-        Case("validate: 60,000 rows (over the 50,000 cap)", ("validate", "--reference", "{dir}/v.csv"), 2,
-             files={"v.csv": _validate_rows(60_000, distinct=False)}, max_rss_mb=300),  # fmt: skip
-        Case("validate: a row with value 1e300", ("validate", "--reference", "{dir}/v.csv", "--json"), 0,
-             files={"v.csv": _validate_rows(3) + _validate_rows(1, value="1e300").split("\n", 1)[1]}),  # fmt: skip
+        Case(
+            "validate: 5,000 distinct runs (25M pairs)",
+            ("validate", "--reference", "{dir}/v.csv"),
+            0,
+            files={"v.csv": _validate_rows(5_000)},
+            max_seconds=60,
+            max_rss_mb=600,
+        ),
+        Case(
+            "validate: 60,000 rows (over the 50,000 cap)",
+            ("validate", "--reference", "{dir}/v.csv"),
+            2,
+            files={"v.csv": _validate_rows(60_000, distinct=False)},
+            max_rss_mb=300,
+        ),
+        Case(
+            "validate: a row with value 1e300",
+            ("validate", "--reference", "{dir}/v.csv", "--json"),
+            0,
+            files={"v.csv": _validate_rows(3) + _validate_rows(1, value="1e300").split("\n", 1)[1]},
+        ),
         # 6. closed and full streams, broken homes and databases
-        Case("prices list >&- (stdout closed)", ("prices", "list", "--limit", "3"), 1, stdout="closed"),
+        Case(
+            "prices list >&- (stdout closed)",
+            ("prices", "list", "--limit", "3"),
+            1,
+            stdout="closed",
+        ),
         Case("prices list > /dev/full", ("prices", "list", "--limit", "3"), 1, stdout="full"),
-        Case("prices list --json > /dev/full", ("prices", "list", "--limit", "3", "--json"), 1, stdout="full"),
+        Case(
+            "prices list --json > /dev/full",
+            ("prices", "list", "--limit", "3", "--json"),
+            1,
+            stdout="full",
+        ),
         Case("import - with stdin closed", ("import", "-"), 2, stdin_closed=True),
         Case("config.toml is /dev/zero", ("prices",), 1, config_link="/dev/zero"),
         Case("ADVISOR_HOME a symlink loop", ("prices", "list", "--limit", "1"), 1, home="loop"),
-        Case("ADVISOR_HOME of 5,000 characters", ("prices", "list", "--limit", "1"), 1, home="long"),
+        Case(
+            "ADVISOR_HOME of 5,000 characters", ("prices", "list", "--limit", "1"), 1, home="long"
+        ),
         Case("database: a garbage offer-group blob", (*rec, "--top", "2"), 0, damage="blob"),
-        Case("database: damaged in the middle", ("prices", "list", "--limit", "3"), 1, damage="middle"),
+        Case(
+            "database: damaged in the middle",
+            ("prices", "list", "--limit", "3"),
+            1,
+            damage="middle",
+        ),
         Case("prices history ''", ("prices", "history", ""), 2),
         Case("prices show ' '", ("prices", "show", " "), 2),
     ]
@@ -517,7 +621,9 @@ def _damage(home: Path, how: str) -> None:
     path = database(home)
     if how == "blob":
         with sqlite3.connect(path) as conn:
-            conn.execute("UPDATE rentable_groups SET groups = x'deadbeef00ff' WHERE provider = 'aws'")
+            conn.execute(
+                "UPDATE rentable_groups SET groups = x'deadbeef00ff' WHERE provider = 'aws'"
+            )
         return
     size = path.stat().st_size
     with path.open("r+b") as handle:  # a page in the middle, overwritten

@@ -198,7 +198,8 @@ def _read_rows(
             raise UsageError(
                 f"{name}: not in the reference format: the header must be {','.join(COLUMNS)}"
             )
-        rows, problems = [], []
+        rows: list[Row] = []
+        problems: list[Problem] = []
         for raw in reader:
             if len(rows) + len(problems) >= MAX_ROWS:
                 raise UsageError(

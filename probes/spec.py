@@ -120,7 +120,9 @@ def check_model_file(path: Path) -> None:
     except OSError as exc:
         raise UsageError(f"cannot read {shown}: {exc.strerror or exc}") from None
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:
-        raise AdvisorError(f"{shown} is not a .keras model file (not a zip archive: {exc})") from None
+        raise AdvisorError(
+            f"{shown} is not a .keras model file (not a zip archive: {exc})"
+        ) from None
     if len(entries) > MAX_MODEL_ENTRIES:
         raise AdvisorError(
             f"{shown} has {len(entries):,} entries (at most {MAX_MODEL_ENTRIES}); refused"

@@ -9,6 +9,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line o
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sqlite3
@@ -42,10 +43,8 @@ def fail(message: str, code: int = 1) -> None:
     from advisor import display
 
     text = display.plain(" ".join(str(message).split("\n")))
-    try:
+    with contextlib.suppress(OSError, ValueError):  # stderr closed or full: the code says it
         click.echo(f"advisor: error: {text}", err=True)
-    except (OSError, ValueError):
-        pass  # stderr closed or full: the exit code still says it
     sys.exit(code)
 
 
@@ -53,10 +52,8 @@ def _warning_line(message: Warning | str, category: type[Warning], *args: Any, *
     """A warning (a damaged stored row, skipped) as one ``advisor: warning:`` line."""
     from advisor import display
 
-    try:
+    with contextlib.suppress(OSError, ValueError):
         click.echo(f"advisor: warning: {display.plain(message)}", err=True)
-    except (OSError, ValueError):
-        pass
 
 
 def _os_error(exc: OSError) -> str:
@@ -82,10 +79,8 @@ def _finish_output() -> None:
 
 
 def _silence_stdout() -> None:
-    try:
+    with contextlib.suppress(OSError):
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process exits
-    except OSError:
-        pass
 
 
 class AdvisorGroup(click.Group):

@@ -153,9 +153,7 @@ def evaluate(
                     source_label=s_row.label,
                     target_label=t_row.label,
                     kinds=f"{s_machine.kind}->{t_machine.kind}",
-                    predicted=t_row.figure_from_seconds_per_sample(
-                        predicted_t, workload.samples
-                    ),
+                    predicted=t_row.figure_from_seconds_per_sample(predicted_t, workload.samples),
                     actual=t_row.value,
                     order_right=_same_order(measured_s, predicted_t, measured_t),
                     log_error=math.log(predicted_t / measured_t),

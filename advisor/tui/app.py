@@ -266,7 +266,9 @@ class ExportScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Label("Export the highlighted option: a SkyPilot task (name.yaml) or JSON (name.json)")
+            yield Label(
+                "Export the highlighted option: a SkyPilot task (name.yaml) or JSON (name.json)"
+            )
             yield Input("advisor-task.yaml", id="export-path")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -288,7 +290,9 @@ class ReplaceScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Label(display.safe_text(f"{self.target} exists. Replace it? (y: replace, n: keep)"))
+            yield Label(
+                display.safe_text(f"{self.target} exists. Replace it? (y: replace, n: keep)")
+            )
 
     def action_answer(self, replace: bool) -> None:
         self.dismiss(replace)
