@@ -787,11 +787,10 @@ def write_doc(text: str) -> None:
 
 _INTRO = (
     "Hostile inputs against the real command line (`benchmarks/robustness.py`, which regenerates "
-    "the table between the markers): each runs `python -m advisor ...` against a copy of one "
-    "prepared home (seed prices, a sane stored probe, one poisoned stored row), and the table "
-    "says the exit code, whether stderr held a traceback, whether the error was one line, and "
-    "how many price and probe rows were lost. Exit codes: 0 ok, 1 failure, 2 usage error. "
-    "`tests/base/test_robustness.py` runs every case that needs no TensorFlow."
+    "the table between the markers): exit code, traceback, one error line, raw control bytes on "
+    "stdout or stderr, live CSV formulas, seconds and peak memory against each case's bound, and "
+    "price and probe rows lost. Exit codes: 0 ok, 1 failure, 2 usage error. "
+    "`tests/base/test_robustness.py` runs every case that is not marked slow."
 )
 
 
