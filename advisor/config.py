@@ -7,6 +7,9 @@ Every setting has a default, so a missing file is a normal state. Example::
 
     [refresh]
     deadline_seconds = 300  # time for one source, retries and pages included
+    command_deadline_seconds = 900  # time for the whole refresh, every source included
+    stall_seconds = 30      # longest wait for the next byte of a response
+    max_wait_seconds = 10   # longest wait between tries (caps a server's Retry-After)
     max_download_mib = 100  # cap on one response as sent (compressed)
     max_body_mib = 200      # cap on one response once decompressed
 
@@ -37,6 +40,12 @@ class Config:
     """Overrides of price-source URLs, by source name (``[sources]`` table, ``<name>_url``)."""
     refresh_deadline_seconds: float = 300.0
     """Time allowed for one price source, retries and pages included (``pricing.fetch``)."""
+    refresh_command_deadline_seconds: float = 900.0
+    """Time allowed for a whole refresh, every source included: stalls do not add up."""
+    refresh_stall_seconds: float = 30.0
+    """Longest a download may go without a byte (a stall after the headers)."""
+    refresh_max_wait_seconds: float = 10.0
+    """Longest wait between two tries of a source, a server's ``Retry-After`` included."""
     max_download_mib: float = 100.0
     """Cap on one downloaded response as sent over the network."""
     max_body_mib: float = 200.0
@@ -46,6 +55,9 @@ class Config:
 _LIMITS = {
     # setting: (Config field, largest value accepted)
     "deadline_seconds": ("refresh_deadline_seconds", 24 * 3600.0),
+    "command_deadline_seconds": ("refresh_command_deadline_seconds", 7 * 24 * 3600.0),
+    "stall_seconds": ("refresh_stall_seconds", 3600.0),
+    "max_wait_seconds": ("refresh_max_wait_seconds", 3600.0),
     "max_download_mib": ("max_download_mib", 64 * 1024.0),
     "max_body_mib": ("max_body_mib", 64 * 1024.0),
 }
@@ -57,7 +69,7 @@ def load() -> Config:
     if not path.exists():
         return Config()
     try:
-        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw: dict[str, Any] = tomllib.loads(_read_bounded(path).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise AdvisorError(f"cannot read {path}: not UTF-8 text (byte {exc.start})") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -79,6 +91,21 @@ def load() -> Config:
             raise AdvisorError(f"{path}: refresh.{key} must be at most {largest:g}, not {value:g}")
         limits[name] = value
     return Config(prices_ttl_days=ttl, source_urls=urls, **limits)
+
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A config file is a few lines; one pointing at an endless device (``/dev/zero``) is read this
+far and refused, not forever."""
+
+
+def _read_bounded(path: Path) -> bytes:
+    if not path.is_file():
+        raise AdvisorError(f"cannot read {path}: not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise AdvisorError(f"cannot read {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
+    return data
 
 
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:

@@ -3,8 +3,12 @@
 Durations pick the unit that suits them (``42 s``, ``2.4 min``, ``4.1 h``, ``3.1 d``); money keeps
 significant digits below a dollar (a one-minute spot run costs ``$0.0012``, and ``$0.00`` would
 hide the differences) and says ``<$0.0001`` rather than rounding to nothing. Names that come from
-price catalogs (providers, regions, instance types, accelerators) are untrusted: ``plain`` strips
-control characters (terminal escapes) and ``safe_text`` makes rich show them literally.
+price catalogs (providers, regions, instance types, accelerators) are untrusted: ``plain`` is the
+one function every output path (tables, CSV, JSON, ``--explain``, the app, emitted files) passes
+them through. It shows control characters as visible escapes (``\\x1b``, ``\\u202e``): C0 and C1
+(ESC, OSC, BEL, CSI, backspace), DEL, and the Unicode bidirectional overrides and line
+separators that reorder or break what a terminal shows. ``safe_text`` makes rich show the result
+literally, and ``csv_cell`` also keeps a spreadsheet from running a cell as a formula.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 _MINUTE, _HOUR, _DAY = 60.0, 3_600.0, 86_400.0
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+"""C0, DEL, C1; Arabic letter mark, zero-width and directional marks, line and paragraph
+separators, the bidirectional embeddings, overrides and isolates, word joiners, the BOM."""
+_FORMULA_START = tuple("=+-@\t\r")
+"""What a spreadsheet runs as a formula at the start of a cell (OWASP, CSV injection)."""
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _significant(value: float, digits: int, *, strip: bool = True) -> str:
@@ -122,8 +131,37 @@ def machine(accelerator: str | None, count: int, vcpus: float | None) -> str:
 
 
 def plain(text: object) -> str:
-    """``text`` without control characters (C0, DEL, C1; terminal escapes lose their ESC)."""
-    return _CONTROL.sub("", str(text))
+    """``text`` with every control character shown as a visible escape (``\\x1b``), so a
+    terminal escape or a bidi override is read, never run."""
+    return _CONTROL.sub(_visible, str(text))
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain_tree(value: object) -> object:
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string ``plain``."""
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, dict):
+        return {plain(key): plain_tree(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_tree(item) for item in value]
+    return value
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell: numbers as they are, text ``plain`` and, when a spreadsheet would run it as
+    a formula (``=``, ``+``, ``-``, ``@`` first), prefixed with ``'`` as OWASP advises; a
+    signed number written as text stays a number."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = plain(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def plain_lines(text: object) -> str:

@@ -227,6 +227,9 @@ def refresh_prices(
     settings = config.load()
     policy = fetch.RetryPolicy(
         deadline_seconds=settings.refresh_deadline_seconds,
+        command_deadline_seconds=settings.refresh_command_deadline_seconds,
+        stall_seconds=settings.refresh_stall_seconds,
+        max_wait_seconds=settings.refresh_max_wait_seconds,
         max_download_bytes=int(settings.max_download_mib * fetch.MIB),
         max_body_bytes=int(settings.max_body_mib * fetch.MIB),
     )

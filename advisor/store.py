@@ -47,7 +47,12 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     the user cannot write it."""
     users = path is None
     path = Path(path) if path is not None else locations.database_path()
-    writable = _writable(path)
+    try:
+        writable = _writable(path)
+    except RuntimeError as exc:  # pathlib's "Symlink loop from ..."
+        raise StorageError(f"cannot open {_short(path)}: {exc}") from None
+    except OSError as exc:  # a path too long, a loop the OS found first
+        raise StorageError(f"cannot open {_short(path)}: {exc.strerror or exc}") from None
     try:
         if writable:
             if users:
@@ -69,10 +74,16 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # is it a database?
     except OSError as exc:
-        raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
+        raise StorageError(f"cannot create {_short(path)}: {exc.strerror or exc}") from exc
     except sqlite3.Error as exc:
-        raise StorageError(explain(exc, path)) from exc
+        raise StorageError(explain(exc, _short(path))) from exc
     return cast("sqlite_utils.Database", _LazyDatabase(conn))
+
+
+def _short(path: Path) -> str:
+    """``path`` for one error line: a 5,000-character path shows its two ends."""
+    text = str(path)
+    return text if len(text) <= 200 else f"{text[:120]}...{text[-60:]}"
 
 
 def read_only(db: sqlite_utils.Database) -> bool:

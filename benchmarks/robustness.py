@@ -4,30 +4,40 @@
     .venv/bin/python benchmarks/robustness.py --write   # and regenerate docs/BENCHMARKS.md's table
 
 Every case runs ``python -m advisor ...`` in a subprocess against a copy of one prepared
-``ADVISOR_HOME`` (the seed prices, a sane stored probe of ``mlp`` on this machine and one
-poisoned stored row of another device), and records the exit code, whether stderr held a
-traceback, and whether price or probe rows were lost (counted before and after). Cases marked
-``slow`` import TensorFlow; ``tests/base/test_robustness.py`` runs the others.
+``ADVISOR_HOME`` (the seed prices, two hostile catalog rows written through the real ingest
+path, a sane stored probe of ``mlp`` on this machine and one poisoned stored row of another
+device), and records the exit code, whether stderr held a traceback, whether stdout or stderr
+held a raw control character (a terminal escape, a bidi override), whether a CSV cell would run
+as a spreadsheet formula, the process's peak memory and time, and whether price or probe rows
+were lost (counted before and after). Refresh cases talk to a real HTTP server on 127.0.0.1
+that misbehaves on cue (stalls, trickles, loops, bombs). Cases marked ``slow`` import
+TensorFlow or take more than ten seconds; ``tests/base/test_robustness.py`` runs the others.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tests.fixtures.pricing.server import FixtureServer, Reply  # noqa: E402
 
 DOC = ROOT / "docs" / "BENCHMARKS.md"
 START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
@@ -47,8 +57,28 @@ class Case:
     files: dict[str, str | bytes | None] = field(default_factory=dict)
     config: str | bytes | None = None
     slow: bool = False
+    """Imports TensorFlow or takes more than ten seconds: the unit test leaves it out."""
     links: dict[str, str] = field(default_factory=dict)
     """Symbolic links to create: name -> target (inside the scratch folder)."""
+    stdout: str = "pipe"
+    """``pipe``, ``closed`` (``>&-``) or ``full`` (``> /dev/full``)."""
+    stdin_closed: bool = False
+    home: str = "copy"
+    """``copy`` of the prepared home, ``loop`` (a symlink to itself) or ``long`` (5,000
+    characters)."""
+    damage: str | None = None
+    """``blob``: a garbage offer-group row; ``middle``: bytes overwritten mid-file."""
+    script: dict[str, list[dict]] = field(default_factory=dict)
+    """Loopback server replies (path -> ``Reply`` fields); ``{server}`` in args and config."""
+    max_seconds: float | None = None
+    """The command must end within this (a deadline plus 5 s)."""
+    max_rss_mb: float | None = None
+    verify: str | None = None
+    """SQL on the home's database after the command whose answer must be 0."""
+    config_link: str | None = None
+    """Make config.toml a symbolic link to this (an endless device)."""
+    make: Callable[[Path], None] | None = None
+    """Builds a file in the scratch folder first (a model that needs Keras to write)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +90,20 @@ class Outcome:
     lost_prices: int
     lost_probes: int
     seconds: float
+    control: bool = False
+    """A raw control character (C0 but tab and newline, DEL, C1, bidi) on stdout or stderr."""
+    formulas: int = 0
+    """CSV cells on stdout a spreadsheet would run as a formula."""
+    rss_mb: float = 0.0
+    verified: bool = True
+
+    @property
+    def in_time(self) -> bool:
+        return self.case.max_seconds is None or self.seconds <= self.case.max_seconds
+
+    @property
+    def in_memory(self) -> bool:
+        return self.case.max_rss_mb is None or self.rss_mb <= self.case.max_rss_mb
 
     @property
     def ok(self) -> bool:
@@ -68,6 +112,11 @@ class Outcome:
             and not self.traceback
             and self.lost_prices == 0
             and self.lost_probes == 0
+            and not self.control
+            and self.formulas == 0
+            and self.in_time
+            and self.in_memory
+            and self.verified
         )
 
 
@@ -211,8 +260,273 @@ def cases() -> list[Case]:
             ("probe", "--model", "{dir}/bad.keras", "--samples", "8", "--epochs", "1"),
             1,
             files={"bad.keras": b"PK\x03\x04 not a zip"},
+        ),
+        *round_two(),
+    ]
+
+
+CSV_HOSTILE = ("=cmd|' /C calc'!A0", "@SUM(1+1)\x08\x9b31m")
+"""Instance types of the two hostile catalog rows ``prepare`` stores (formula, backspace, CSI)."""
+REGION_HOSTILE = "us-east-1\x1b]0;owned\x07\x1b[2J\u202e"
+"""Region of the first: an OSC that sets the window title, a clear screen, a bidi override."""
+GCP = "/skypilot/gcp/vms.csv"
+
+
+def _refresh(name: str, expect: int, replies: dict[str, list[dict]], *sources: str,
+             refresh: str = "deadline_seconds = 2\nstall_seconds = 1\n", limit: float = 7.0,
+             rss: float | None = None, verify: str | None = None, slow: bool = False) -> Case:  # fmt: skip
+    """A refresh against the loopback server: ``replies`` script it, ``[refresh]`` sets the
+    deadlines; the command must end within ``limit`` (its deadline + 5 s)."""
+    config = (
+        f'[refresh]\n{refresh}[sources]\nskypilot_url = "{{server}}/skypilot"\n'
+        'azure-retail_url = "{server}/azure-retail/loop.json"\n'
+    )
+    args = ["prices", "refresh", *(["--allow-shrink"] if expect == 0 else [])]
+    for source in sources or ("skypilot/gcp",):
+        args += ["--source", source]
+    return Case(name, tuple(args), expect, config=config, script=replies, max_seconds=limit,
+                max_rss_mb=rss, verify=verify, slow=slow)  # fmt: skip
+
+
+def _catalog(*rows: str) -> bytes:
+    fixture = ROOT / "tests" / "fixtures" / "pricing" / GCP.lstrip("/")
+    return (fixture.read_text() + "".join(f"{row}\n" for row in rows)).encode()
+
+
+def _zip(entries: dict[str, bytes], lie: int | None = None) -> bytes:
+    """A zip archive; ``lie`` overwrites the unpacked size its central directory states (a bomb
+    that declares what it would inflate to, as zip tools do)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    data = bytearray(buffer.getvalue())
+    if lie is not None:
+        at = data.index(b"PK\x01\x02")
+        data[at + 24 : at + 28] = lie.to_bytes(4, "little")
+    return bytes(data)
+
+
+def _string_input_model(work: Path) -> None:
+    """A .keras model whose input is a string tensor (imports Keras: a slow case)."""
+    code = (
+        "import keras; i = keras.Input(shape=(1,), dtype='string'); "
+        "o = keras.layers.StringLookup(vocabulary=['a','b'])(i); "
+        "o = keras.layers.Dense(1)(keras.ops.cast(o, 'float32')); "
+        f"keras.Model(i, o).save({str(work / 'text.keras')!r})"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+
+
+def _validate_rows(count: int, distinct: bool = True, value: str = "1000") -> str:
+    """A reference file of ``count`` CPU rows of mlp in one source (distinct runs by batch)."""
+    from probes import exchange
+
+    lines = [",".join(exchange.COLUMNS)]
+    row = dict.fromkeys(exchange.COLUMNS, "")
+    row.update(source="s", workload="mlp", device="CPU", vcpus="8", software="tensorflow-2.16",
+               precision="fp32", metric="samples_per_second", value=value)  # fmt: skip
+    for n in range(count):
+        row["batch_size"] = str(n + 1 if distinct else 32)
+        lines.append(",".join(row[c] for c in exchange.COLUMNS))
+    return "\n".join(lines) + "\n"
+
+
+def round_two() -> list[Case]:
+    """Issue 22: escapes, formulas, stalls, overwrites, bombs, closed streams, damaged files."""
+    rec = ("recommend", "--model", "mlp")
+    probe_mlp = ("probe", "--model", "mlp", "--budget", "5")
+    keras_args = ("--samples", "8", "--epochs", "1")
+    sixty_four_mib_of_lines = gzip.compress(_catalog() + b"\n" * (64 * 1024 * 1024), 9)
+    wide = (",".join(f"c{n}" for n in range(200_000)) + "\n").encode()
+    loop = b'{"Items": [], "NextPageLink": "{BASE}/azure-retail/loop.json"}'
+    return [
+        # 1. catalog strings on every output path: no raw control byte, no live formula
+        Case("recommend (table) of hostile catalog rows", (*rec, "--top", "3"), 0),
+        Case("recommend --csv of hostile catalog rows", (*rec, "--top", "3", "--csv"), 0),
+        Case("recommend --json of hostile catalog rows", (*rec, "--top", "3", "--json"), 0),
+        Case("recommend --explain of a hostile row", (*rec, "--top", "1", "--explain"), 0),
+        Case(
+            "prices list --csv of hostile rows", ("prices", "list", "--csv", "--provider", "aws"), 0
+        ),
+        Case("prices list of hostile rows", ("prices", "list", "--provider", "aws"), 0),
+        Case("prices show a hostile instance", ("prices", "show", CSV_HOSTILE[0], "--csv"), 0),
+        Case("recommend --emit of a hostile row", (*rec, "--emit", "skypilot", "{dir}/t.yaml"), 0),
+        # 2. probe --export follows --emit's rules (the stored mlp probe: no TensorFlow)
+        Case(
+            "probe --export over an existing file",
+            (*probe_mlp, "--export", "{dir}/p.csv"),
+            2,
+            files={"p.csv": "keep"},
+        ),
+        Case(
+            "probe --export --force over a file",
+            (*probe_mlp, "--export", "{dir}/p.csv", "--force"),
+            0,
+            files={"p.csv": "old"},
+        ),
+        Case(
+            "probe --export through a symlink",
+            (*probe_mlp, "--export", "{dir}/link.csv"),
+            2,
+            files={"target": "keep"},
+            links={"link.csv": "target"},
+        ),
+        Case("probe --export into a missing folder", (*probe_mlp, "--export", "{dir}/no/p.csv"), 2),
+        Case("probe --export to /dev/full", (*probe_mlp, "--export", "/dev/full", "--force"), 2),
+        Case("probe --export a new file", (*probe_mlp, "--export", "{dir}/new.csv"), 0),
+        # 3. refresh: deadlines hold while streaming, loops end, bombs stay small
+        _refresh("refresh: 1 byte every 5 s", 1, {GCP: [{"trickle": 5.0}]}),
+        _refresh("refresh: stall after the headers", 1, {GCP: [{"stall": 60.0}]}),
+        _refresh(
+            "refresh: four stalled sources",
+            1,
+            {
+                f"/skypilot/{u}/vms.csv": [{"stall": 60.0}]
+                for u in ("gcp", "aws", "azure", "lambda")
+            },
+            "skypilot/gcp",
+            "skypilot/aws",
+            "skypilot/azure",
+            "skypilot/lambda",
+            refresh="deadline_seconds = 20\ncommand_deadline_seconds = 3\nstall_seconds = 30\n",
+            limit=8.0,
+        ),
+        _refresh(
+            "refresh: HTTP 429 Retry-After 99999",
+            1,
+            {GCP: [{"status": 429, "body": b"", "headers": {"Retry-After": "99999"}}]},
+        ),
+        _refresh("refresh: a header of 200,000 columns", 1, {GCP: [{"body": wide}]}),
+        _refresh(
+            "refresh: Azure NextPageLink to itself",
+            1,
+            {"/azure-retail/loop.json": [{"body": loop}]},
+            "azure-retail",
+        ),
+        _refresh(
+            "refresh: gzip of 64 MiB of empty lines",
+            0,
+            {GCP: [{"body": sixty_four_mib_of_lines, "headers": {"Content-Encoding": "gzip"}}]},
+            refresh="deadline_seconds = 120\n",
+            limit=125.0,
+            rss=300.0,
             slow=True,
         ),
+        _refresh(
+            "refresh: vCPUs 1e308, $1e-320/h, '1_0'",
+            0,
+            {
+                GCP: [
+                    {
+                        "body": _catalog(
+                            "big-1,1e308,30.0,,,,us-central1,us-central1-a,0.38,0.09",
+                            "tiny-1,8.0,30.0,,,,us-central1,us-central1-a,1e-320,",
+                            "under-1,8.0,30.0,,,,us-central1,us-central1-a,1_0,",
+                        )
+                    }
+                ]
+            },
+            refresh="deadline_seconds = 20\n",
+            limit=25.0,
+            verify="SELECT count(*) FROM offerings WHERE vcpus > 4096 OR instance_type IN "
+            "('tiny-1', 'under-1', 'big-1')",
+        ),
+        # 4. model files checked before loading; dates parsed as dates
+        Case(
+            "probe a .keras zip bomb (3.75 GiB declared)",
+            ("probe", "--model", "{dir}/b.keras", *keras_args),
+            1,
+            files={"b.keras": _zip({"model.weights.h5": b"\0" * 1024}, lie=0xF0000000)},
+        ),
+        Case(
+            "probe a .keras of 1,000 entries",
+            ("probe", "--model", "{dir}/m.keras", *keras_args),
+            1,
+            files={"m.keras": _zip({f"e{n}": b"" for n in range(1000)})},
+        ),
+        Case(
+            "probe a .keras with a ../ entry",
+            ("probe", "--model", "{dir}/e.keras", *keras_args),
+            1,
+            files={"e.keras": _zip({"../../evil": b"x"})},
+        ),
+        Case(
+            "probe a folder named x.keras",
+            ("probe", "--model", "{dir}/x.keras", *keras_args),
+            2,
+            files={"x.keras": None},
+        ),
+        Case(
+            "probe a 10,000-character path",
+            ("probe", "--model", "/tmp/" + "m" * 10_000 + ".keras", *keras_args),
+            2,
+        ),
+        Case(
+            "probe a model with a string input",
+            ("probe", "--model", "{dir}/text.keras", *keras_args),
+            1,
+            slow=True,
+            make=_string_input_model,
+        ),
+        Case(
+            "import created_at=not-a-date",
+            ("import", "{dir}/in.csv"),
+            2,
+            files={"in.csv": _result(created="not-a-date")},
+        ),
+        # 5. validate bounds its work
+        Case(
+            "validate: 5,000 distinct runs (25M pairs)",
+            ("validate", "--reference", "{dir}/v.csv"),
+            0,
+            files={"v.csv": _validate_rows(5_000)},
+            max_seconds=60,
+            max_rss_mb=600,
+        ),
+        Case(
+            "validate: 60,000 rows (over the 50,000 cap)",
+            ("validate", "--reference", "{dir}/v.csv"),
+            2,
+            files={"v.csv": _validate_rows(60_000, distinct=False)},
+            max_rss_mb=300,
+        ),
+        Case(
+            "validate: a row with value 1e300",
+            ("validate", "--reference", "{dir}/v.csv", "--json"),
+            0,
+            files={"v.csv": _validate_rows(3) + _validate_rows(1, value="1e300").split("\n", 1)[1]},
+        ),
+        # 6. closed and full streams, broken homes and databases
+        Case(
+            "prices list >&- (stdout closed)",
+            ("prices", "list", "--limit", "3"),
+            1,
+            stdout="closed",
+        ),
+        Case("prices list > /dev/full", ("prices", "list", "--limit", "3"), 1, stdout="full"),
+        Case(
+            "prices list --json > /dev/full",
+            ("prices", "list", "--limit", "3", "--json"),
+            1,
+            stdout="full",
+        ),
+        Case("import - with stdin closed", ("import", "-"), 2, stdin_closed=True),
+        Case("config.toml is /dev/zero", ("prices",), 1, config_link="/dev/zero"),
+        Case("ADVISOR_HOME a symlink loop", ("prices", "list", "--limit", "1"), 1, home="loop"),
+        Case(
+            "ADVISOR_HOME of 5,000 characters", ("prices", "list", "--limit", "1"), 1, home="long"
+        ),
+        Case("database: a garbage offer-group blob", (*rec, "--top", "2"), 0, damage="blob"),
+        Case(
+            "database: damaged in the middle",
+            ("prices", "list", "--limit", "3"),
+            1,
+            damage="middle",
+        ),
+        Case("prices history ''", ("prices", "history", ""), 2),
+        Case("prices show ' '", ("prices", "show", " "), 2),
     ]
 
 
@@ -224,6 +538,8 @@ def prepare(home: Path) -> None:
                    capture_output=True)  # fmt: skip
     subprocess.run([*run, "import", "-"], env=env, input=_result(), text=True, check=True,
                    capture_output=True)  # fmt: skip
+    subprocess.run([sys.executable, "-c", _HOSTILE_ROWS], env=env, check=True,
+                   capture_output=True, cwd=ROOT)  # fmt: skip
     with sqlite3.connect(database(home)) as conn:
         row = conn.execute("SELECT * FROM probe_results").fetchone()
         blob = json.loads(row[-1])
@@ -232,6 +548,26 @@ def prepare(home: Path) -> None:
             "INSERT INTO probe_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [*row[:5], "poisoned-device", "import:old", "2027-01-01", json.dumps(blob)],
         )
+
+
+_HOSTILE_ROWS = f"""
+from advisor import locations
+from pricing import database, ingest, materialise
+from pricing.observations import Observation
+db = database.connect(locations.database_path())
+rows = [
+    Observation("aws", {REGION_HOSTILE!r}, "", {CSV_HOSTILE[0]!r}, 8.0, 32.0, "T4", 1, 16.0,
+                False, "spot", 0.01),
+    Observation("aws", "us-east-1", "", {CSV_HOSTILE[1]!r}, 8.0, 32.0, "T4", 1, 16.0, False,
+                "on_demand", 0.02),
+]
+with db.conn:
+    db.conn.execute("BEGIN IMMEDIATE")
+    database.load_billing_rules(db)
+    materialise.load_hosts(db)
+    ingest.write(db, "aws", rows, source="hostile", fetched_at=database.now(), run_id=None)
+"""
+"""Two catalog rows written through the real ingest path, as a hostile catalog would send."""
 
 
 def database(home: Path) -> Path:
@@ -246,9 +582,59 @@ def counts(home: Path) -> tuple[int, int]:
     return int(prices), int(probes)
 
 
-def run_case(case: Case, base: Path, scratch: Path) -> Outcome:
-    home, work = scratch / "home", scratch / "work"
+_CONTROL = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa0-\xa9]"
+)
+"""Raw control characters as UTF-8 bytes: C0 but tab and newline, DEL, C1, zero-width and
+bidirectional marks, embeddings, overrides and isolates."""
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def formula_cells(out: bytes) -> int:
+    """CSV cells on ``out`` that a spreadsheet would run as a formula (0 when not CSV)."""
+    text = out.decode("utf-8", errors="replace")
+    if "," not in text.split("\n", 1)[0]:
+        return 0
+    try:
+        cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+    except csv.Error:
+        return 0
+    return sum(1 for c in cells if c.startswith(_FORMULA) and not _NUMBER.fullmatch(c))
+
+
+def _home(case: Case, base: Path, scratch: Path) -> Path:
+    """The case's ADVISOR_HOME: a copy of the prepared one, a link loop, or a 5,000-char path."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    if case.home == "loop":
+        loop = scratch / "loop"
+        loop.symlink_to(loop)
+        return loop
+    if case.home == "long":
+        return scratch / ("h" * 5_000)
+    home = scratch / "home"
     shutil.copytree(base, home)
+    return home
+
+
+def _damage(home: Path, how: str) -> None:
+    path = database(home)
+    if how == "blob":
+        with sqlite3.connect(path) as conn:
+            conn.execute(
+                "UPDATE rentable_groups SET groups = x'deadbeef00ff' WHERE provider = 'aws'"
+            )
+        return
+    size = path.stat().st_size
+    with path.open("r+b") as handle:  # a page in the middle, overwritten
+        for at in range(size // 4, size * 3 // 4, 4096 * 7):
+            handle.seek(at)
+            handle.write(b"\xa5" * 2048)
+
+
+def run_case(case: Case, base: Path, scratch: Path, server_url: str = "") -> Outcome:
+    home, work = _home(case, base, scratch), scratch / "work"
+    real = home if case.home == "copy" else None
     work.mkdir()
     for name, content in case.files.items():
         if content is None:
@@ -259,60 +645,132 @@ def run_case(case: Case, base: Path, scratch: Path) -> Outcome:
             (work / name).write_text(content, encoding="utf-8")
     for name, target in case.links.items():
         (work / name).symlink_to(work / target)
-    if case.config is not None:
-        config = home / "config" / "config.toml"
+    if case.make is not None:
+        case.make(work)
+    if real is not None and (case.config is not None or case.config_link):
+        config = real / "config" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
-        data = case.config if isinstance(case.config, bytes) else case.config.encode()
-        config.write_bytes(data)
-    before = counts(home)
-    args = [arg.replace("{dir}", str(work)) for arg in case.args]
-    stdin = case.stdin.encode() if isinstance(case.stdin, str) else case.stdin
+        if case.config_link:
+            config.symlink_to(case.config_link)
+        else:
+            text = case.config if isinstance(case.config, bytes) else str(case.config).encode()
+            config.write_bytes(text.replace(b"{server}", server_url.encode()))
+    before = counts(real) if real is not None else (0, 0)
+    if real is not None and case.damage:
+        _damage(real, case.damage)
+    args = [arg.replace("{dir}", str(work)).replace("{server}", server_url) for arg in case.args]
     env = {**os.environ, "ADVISOR_HOME": str(home), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "advisor", *args], env=env, cwd=work, input=stdin or b"",
-        capture_output=True, timeout=300,
-    )  # fmt: skip
-    seconds = time.perf_counter() - started
-    after = counts(home)
-    err = done.stderr.decode("utf-8", errors="replace")
-    errors = [line for line in err.splitlines() if line.startswith("advisor: error")]
+    peak = scratch / "peak"
+    command = [sys.executable, "-c", _MEASURED, str(peak), *args]
+    code, out, err, seconds = _run(command, case, env, work)
+    rss = float(peak.read_text()) / 1024 if peak.exists() else 0.0
+    after = counts(real) if real is not None and not case.damage else before
+    errors = [line for line in err.decode("utf-8", "replace").splitlines()
+              if line.startswith("advisor: error")]  # fmt: skip
     return Outcome(
-        case, done.returncode, "Traceback (most recent call last)" in err,
+        case, code, b"Traceback (most recent call last)" in err,
         one_line=len(errors) <= 1, lost_prices=max(0, before[0] - after[0]),
         lost_probes=max(0, before[1] - after[1]), seconds=seconds,
+        control=bool(_CONTROL.search(out) or _CONTROL.search(err)),
+        formulas=formula_cells(out), rss_mb=rss, verified=_verify(real, case.verify),
     )  # fmt: skip
+
+
+def _verify(home: Path | None, sql: str | None) -> bool:
+    if sql is None or home is None:
+        return True
+    with sqlite3.connect(database(home)) as conn:
+        return bool(conn.execute(sql).fetchone()[0] == 0)
+
+
+_MEASURED = """
+import atexit, runpy, sys
+def peak(path=sys.argv[1]):
+    with open('/proc/self/status') as status:
+        kib = next(line.split()[1] for line in status if line.startswith('VmHWM:'))
+    with open(path, 'w') as out:
+        out.write(kib)
+atexit.register(peak)
+sys.argv = ['advisor', *sys.argv[2:]]
+runpy.run_module('advisor', run_name='__main__')
+"""
+"""``python -m advisor`` that writes its peak resident memory (``VmHWM``, KiB) on exit: the
+process's own peak, not its parent's, which ``wait4``'s maxrss would carry across ``exec``."""
+
+
+def _run(
+    command: list[str], case: Case, env: dict[str, str], cwd: Path
+) -> tuple[int, bytes, bytes, float]:
+    """Run ``command`` with the case's stdin and stdout (closed, full or a file); its exit code,
+    stdout, stderr and seconds. A shell closes the streams a case wants closed."""
+    stdin = case.stdin.encode() if isinstance(case.stdin, str) else (case.stdin or b"")
+    closing = (" <&-" if case.stdin_closed else "") + (" >&-" if case.stdout == "closed" else "")
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryFile() as err, open("/dev/full", "wb") as full:  # fmt: skip
+        given.write(stdin)
+        given.seek(0)
+        started = time.perf_counter()
+        done = subprocess.run(
+            ["sh", "-c", f'exec "$@"{closing}', "sh", *command], stdin=given,
+            stdout=full if case.stdout == "full" else out, stderr=err, env=env, cwd=cwd,
+            timeout=300, check=False,
+        )  # fmt: skip
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        return done.returncode, out.read(), err.read(), seconds
 
 
 def run_all(
     selected: list[Case], on_done: Callable[[Outcome], None] | None = None
 ) -> list[Outcome]:
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, loopback() as server:
         base = Path(folder) / "base"
         prepare(base)
         outcomes = []
         for number, case in enumerate(selected):
-            outcome = run_case(case, base, Path(folder) / f"case{number}")
+            server.scripts.clear()
+            for path, replies in case.script.items():
+                server.script(path, *(Reply(**reply) for reply in replies))
+            outcome = run_case(case, base, Path(folder) / f"case{number}", server.url)
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
         return outcomes
 
 
+@contextmanager
+def loopback() -> Iterator[FixtureServer]:
+    """The price fixtures' HTTP server on 127.0.0.1, scripted per case."""
+    with FixtureServer().running() as server:
+        yield server
+
+
 def table(outcomes: list[Outcome]) -> str:
     lines = [
-        "| input | expected exit | exit | traceback | error lines | prices lost | probes lost | ok |",
-        "|---|---|---|---|---|---|---|---|",
+        "| input | expected exit | exit | traceback | error lines | raw control bytes | "
+        "live formulas | seconds (bound) | peak MB (bound) | prices lost | probes lost | ok |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
+        bound = f" (<= {o.case.max_seconds:g})" if o.case.max_seconds else ""
+        memory = f" (<= {o.case.max_rss_mb:g})" if o.case.max_rss_mb else ""
+        name = o.case.name.replace("|", "\\|")
         lines.append(
-            f"| {o.case.name} | {o.case.expect} | {o.code} | {'yes' if o.traceback else 'no'} | "
-            f"{'one' if o.one_line else 'several'} | {o.lost_prices} | {o.lost_probes} | "
-            f"{'yes' if o.ok else 'NO'} |"
+            f"| {name} | {o.case.expect} | {o.code} | {'yes' if o.traceback else 'no'} | "
+            f"{'one' if o.one_line else 'several'} | {'YES' if o.control else 'no'} | "
+            f"{o.formulas} | {o.seconds:.1f}{bound} | {o.rss_mb:.0f}{memory} | "
+            f"{o.lost_prices} | {o.lost_probes} | {'yes' if o.ok else 'NO'} |"
         )
     passed = sum(o.ok for o in outcomes)
     lines.append("")
-    lines.append(f"{passed} of {len(outcomes)} cases as expected.")
+    lines.append(
+        f"{passed} of {len(outcomes)} cases as expected; "
+        f"{sum(o.traceback for o in outcomes)} tracebacks, "
+        f"{sum(o.lost_prices + o.lost_probes for o in outcomes)} rows lost, "
+        f"{sum(o.control for o in outcomes)} outputs with raw control bytes, "
+        f"{sum(o.formulas for o in outcomes)} live formula cells."
+    )
     return "\n".join(lines)
 
 
@@ -329,11 +787,10 @@ def write_doc(text: str) -> None:
 
 _INTRO = (
     "Hostile inputs against the real command line (`benchmarks/robustness.py`, which regenerates "
-    "the table between the markers): each runs `python -m advisor ...` against a copy of one "
-    "prepared home (seed prices, a sane stored probe, one poisoned stored row), and the table "
-    "says the exit code, whether stderr held a traceback, whether the error was one line, and "
-    "how many price and probe rows were lost. Exit codes: 0 ok, 1 failure, 2 usage error. "
-    "`tests/base/test_robustness.py` runs every case that needs no TensorFlow."
+    "the table between the markers): exit code, traceback, one error line, raw control bytes on "
+    "stdout or stderr, live CSV formulas, seconds and peak memory against each case's bound, and "
+    "price and probe rows lost. Exit codes: 0 ok, 1 failure, 2 usage error. "
+    "`tests/base/test_robustness.py` runs every case that is not marked slow."
 )
 
 

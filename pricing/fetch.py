@@ -10,7 +10,10 @@ A price source is a stranger on the network, so every download is bounded (``Ret
   decompressed (``pricing.inflate``), and dropped the moment either passes its cap, so a small
   gzip that expands to gigabytes costs one chunk of memory, not gigabytes;
 - time: one deadline covers a whole source, retries and pages included (``policy.started()``),
-  so a server that stalls after its headers, or trickles a byte every few seconds, is cut off;
+  and never reaches past the deadline of the whole command (``policy.for_command()``). Reads
+  wait at most ``stall_seconds`` for a byte, and a watchdog shuts the socket at the deadline, so
+  a server that stalls after its headers, or trickles a byte every few seconds, is cut off on
+  time (not one read timeout later); ``Retry-After`` is capped by ``max_wait_seconds``;
 - place: redirects are followed by hand and only within the origin (scheme, host, port) the
   source was configured with; the same holds for every page URL a source is told to follow.
 
@@ -20,10 +23,14 @@ httpx is imported when a refresh runs, not with this module: httpx loads its own
 
 from __future__ import annotations
 
+import socket
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 if TYPE_CHECKING:
@@ -51,10 +58,12 @@ class RetryPolicy:
     """Tries in all, the first included."""
     backoff_seconds: float = 0.5
     """Wait before the second try; doubled for each later one."""
-    max_wait_seconds: float = 30.0
-    """Cap on one wait, also on a server's Retry-After."""
+    max_wait_seconds: float = 10.0
+    """Cap on one wait, also on a server's Retry-After (``Retry-After: 99999`` waits this)."""
     timeout_seconds: float = 60.0
     """Longest wait for one connection or one read."""
+    stall_seconds: float = 30.0
+    """Longest a body may go without a byte once a read started (a stall after the headers)."""
     deadline_seconds: float = 300.0
     """Time for a whole source, retries and pages included. Azure Retail answers in a few
     hundred pages of about a second each, so two minutes would cut off a healthy refresh.
@@ -66,16 +75,43 @@ class RetryPolicy:
     few tens of MB uncompressed."""
     max_body_bytes: int = 200 * MIB
     """Cap on one response once decompressed: what is parsed and held in memory."""
+    max_page_bytes: int = 32 * MIB
+    """Cap on one page read whole into memory and parsed as JSON (an Azure or GCP page is well
+    under a megabyte, AWS's spot advisor file a few): JSON costs several times its size once
+    parsed, so this, not ``max_body_bytes``, bounds a JSON source's memory."""
+    command_deadline_seconds: float = 900.0
+    """Time for a whole refresh, every source included (``[refresh] command_deadline_seconds``):
+    four stalled sources do not add their deadlines up."""
+    command_deadline_at: float | None = None
+    """``time.monotonic()`` at which the whole command must stop; set by ``for_command``."""
     deadline_at: float | None = None
     """``time.monotonic()`` at which the current source must stop; set by ``started``."""
     origin: str | None = None
     """``scheme://host:port`` every request and redirect of the current source must stay on."""
 
+    def for_command(self) -> RetryPolicy:
+        """This policy for one whole refresh: the command's deadline runs from now."""
+        return replace(self, command_deadline_at=time.monotonic() + self.command_deadline_seconds)
+
     def started(self, url: str) -> RetryPolicy:
-        """This policy for one source at ``url``: its deadline runs from now, on its origin."""
-        return replace(
-            self, deadline_at=time.monotonic() + self.deadline_seconds, origin=origin_of(url)
-        )
+        """This policy for one source at ``url``: its deadline runs from now (and ends with the
+        command's, if that comes first), on its origin."""
+        deadline = time.monotonic() + self.deadline_seconds
+        if self.command_deadline_at is not None:
+            deadline = min(deadline, self.command_deadline_at)
+        return replace(self, deadline_at=deadline, origin=origin_of(url))
+
+    def command_left(self) -> float:
+        """Seconds left to the whole command (infinite when no command deadline was started)."""
+        if self.command_deadline_at is None:
+            return float("inf")
+        return self.command_deadline_at - time.monotonic()
+
+    def deadline_text(self) -> str:
+        """Which deadline stops the current source: its own, or the command's."""
+        if self.command_deadline_at is not None and self.deadline_at == self.command_deadline_at:
+            return f"{self.command_deadline_seconds:g} s deadline of the whole refresh"
+        return f"{self.deadline_seconds:g} s deadline of this source"
 
     def remaining(self) -> float:
         """Seconds left before the deadline (the full deadline when none was started)."""
@@ -118,7 +154,29 @@ def get(
     policy: RetryPolicy = RetryPolicy(),
     on_bytes: Callable[[int, int | None], None] | None = None,
 ) -> bytes:
-    """The body at ``url``; ``on_bytes(received, total)`` reports download progress."""
+    """The body at ``url``, held in memory: for a JSON page, so at most ``max_page_bytes``;
+    ``on_bytes(received, total)`` reports download progress."""
+    paged = replace(policy, max_body_bytes=min(policy.max_body_bytes, policy.max_page_bytes))
+    with get_file(http, url, params=params, policy=paged, on_bytes=on_bytes) as body:
+        return body.read()
+
+
+SPOOL_BYTES = 4 * MIB
+"""A body larger than this waits on disk, not in memory, until it is parsed."""
+
+
+@contextmanager
+def get_file(
+    http: httpx.Client,
+    url: str,
+    *,
+    params: dict[str, str] | None = None,
+    policy: RetryPolicy = RetryPolicy(),
+    on_bytes: Callable[[int, int | None], None] | None = None,
+) -> Iterator[IO[bytes]]:
+    """The decoded body at ``url`` as a file read from its start, spooled to a temporary file
+    past ``SPOOL_BYTES``: a catalog of any size is parsed as a stream in bounded memory, and a
+    retry starts a fresh file rather than appending to half a body."""
     import httpx
 
     check_origin(url, policy)
@@ -129,18 +187,28 @@ def get(
         left = policy.remaining()
         if left <= 0:
             raise FetchError(
-                f"{url}: stopped at the {policy.deadline_seconds:g} s deadline of this source"
+                f"{url}: stopped at the {policy.deadline_text()}"
                 + (f" ({problem})" if problem else "")
             )
-        timeout = httpx.Timeout(min(policy.timeout_seconds, left), connect=min(10.0, left))
-        try:
-            return _get_once(http, url, params, policy, timeout, on_bytes)
-        except _Retry as retry:
-            problem = str(retry)
-        except httpx.TimeoutException:
-            problem = "timed out"
-        except httpx.TransportError as exc:  # refused, reset, body cut short
-            problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        read = min(policy.timeout_seconds, policy.stall_seconds, left)
+        timeout = httpx.Timeout(read, connect=min(10.0, left))
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as body:
+            try:
+                _get_once(http, url, params, policy, timeout, on_bytes, body)
+            except _Retry as retry:
+                problem = str(retry)
+                continue
+            except httpx.TimeoutException:
+                problem = "timed out"
+                continue
+            except httpx.TransportError as exc:  # refused, reset, body cut short
+                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                continue
+            body.seek(0)
+            yield body
+            return
+    if policy.remaining() <= 0:  # the watchdog cut the last try short
+        raise FetchError(f"{url}: stopped at the {policy.deadline_text()} ({problem})")
     raise FetchError(f"{url}: {problem} (after {policy.attempts} tries)")
 
 
@@ -155,7 +223,8 @@ def _get_once(
     policy: RetryPolicy,
     timeout: httpx.Timeout,
     on_bytes: Callable[[int, int | None], None] | None,
-) -> bytes:
+    sink: IO[bytes],
+) -> None:
     target = url
     for _ in range(MAX_REDIRECTS + 1):
         with http.stream("GET", target, params=params, timeout=timeout) as response:
@@ -166,12 +235,14 @@ def _get_once(
                 params = None  # the Location carries its own query
                 continue
             if status in RETRY_STATUS:
-                retry_after = response.headers.get("Retry-After", "")
+                retry_after = response.headers.get("Retry-After", "")[:12]
                 after = f" retry-after={retry_after}" if retry_after.isdigit() else ""
                 raise _Retry(f"HTTP {status}{after}")
             if status >= 400 or status in REDIRECT_STATUS:
                 raise FetchError(f"{url}: HTTP {status}")
-            return _read(response, url, policy, on_bytes)
+            with _watchdog(response, policy.remaining()):
+                _read(response, url, policy, on_bytes, sink)
+            return
     raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
 
 
@@ -180,14 +251,15 @@ def _read(
     url: str,
     policy: RetryPolicy,
     on_bytes: Callable[[int, int | None], None] | None,
-) -> bytes:
-    """The decoded body, stopped as soon as it breaks a size cap or the deadline."""
+    sink: IO[bytes],
+) -> None:
+    """The decoded body into ``sink``, stopped as soon as it breaks a size cap or the
+    deadline."""
     total = response.headers.get("Content-Length")
     expected = int(total) if total and total.isdigit() else None
     if expected is not None and expected > policy.max_download_bytes:
         raise FetchError(f"{url}: {_too_big(expected, policy.max_download_bytes, 'download')}")
     encoding = response.headers.get("Content-Encoding", "identity")
-    chunks: list[bytes] = []
     size = 0
 
     def raw() -> inflate.Chunks:
@@ -199,8 +271,8 @@ def _read(
                 )
             if policy.remaining() <= 0:
                 raise FetchError(
-                    f"{url}: stopped at the {policy.deadline_seconds:g} s deadline of this "
-                    f"source, {response.num_bytes_downloaded:,} bytes in"
+                    f"{url}: stopped at the {policy.deadline_text()}, "
+                    f"{response.num_bytes_downloaded:,} bytes in"
                 )
             if on_bytes:
                 on_bytes(response.num_bytes_downloaded, expected)
@@ -211,10 +283,35 @@ def _read(
             size += len(piece)
             if size > policy.max_body_bytes:
                 raise FetchError(f"{url}: {_too_big(size, policy.max_body_bytes, 'body')}")
-            chunks.append(piece)
+            sink.write(piece)
     except inflate.DecodeError as exc:
         raise FetchError(f"{url}: {exc}") from exc
-    return b"".join(chunks)
+
+
+@contextmanager
+def _watchdog(response: httpx.Response, seconds: float) -> Iterator[None]:
+    """Shut the response's socket after ``seconds``: a read blocked on a trickling server
+    returns at once (as a broken body), so the deadline holds to the second, not to the end
+    of one more read timeout."""
+
+    def cut() -> None:
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        try:
+            if isinstance(sock, socket.socket):
+                sock.shutdown(socket.SHUT_RDWR)
+            else:
+                response.close()
+        except (OSError, RuntimeError):
+            pass  # already closed: the read has ended anyway
+
+    timer = threading.Timer(max(0.0, seconds), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _too_big(size: int, cap: int, what: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pricing import families, materialise
-from pricing.observations import Observation, implausible, price_problem
+from pricing.observations import Observation, implausible, price_problem, shape_problem
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -65,7 +65,9 @@ def write(
     it no longer lists are retired (the history keeps them).
     """
     conn = db.conn
-    rows = list(observations)
+    given = list(observations)
+    rows = [row for row in given if shape_problem(row) is None]  # numbers bounded where stored
+    skipped += len(given) - len(rows)
     offering_ids = _ensure_offerings(db, provider, rows)
     current = {
         (offering_id, pricing): (price, previous_source)

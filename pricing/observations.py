@@ -26,7 +26,28 @@ MAX_USD_PER_MACHINE_HOUR = 10_000.0
 """Bound when a row says neither its vCPUs nor its accelerators (an Azure size the SkyPilot
 catalog does not know): above the largest TPU pod slice any catalog prices as one row."""
 
+MIN_USD_PER_HOUR = 1e-5
+"""The lowest price stored: the cheapest machines any catalog lists (nano and micro spot
+instances) cost about a tenth of a cent an hour, a hundred times more. A price of $1e-320/h
+is not a price: it would rank first and print as $0.00."""
+
+MAX_VCPUS = 4_096.0
+"""The largest machines sold (AWS u7in-32tb, GCP x4 instances) have 1,920 vCPUs (AWS and GCP
+instance type pages); ``vCPUs = 1e308`` would turn every later division by it into nothing."""
+MAX_MEMORY_GIB = 65_536.0
+"""Twice the largest memory sold in one machine (32 TiB, AWS u7in-32tb)."""
+MAX_ACCELERATORS = 1_024
+"""Most accelerators one row may count (the largest TPU slice rows are priced per chip)."""
+MAX_DEVICE_MEMORY_GIB = 1_024.0
+"""Per-device memory: the largest device sold has 192 GiB (B200), a factor of five spare."""
+MAX_NAME_CHARS = 200
+"""Longest provider, region, zone, instance type or accelerator name stored; real ones are
+under 60 characters."""
+
 _TPU_SIZE = re.compile(r"^tpu-.*?-(\d+)$")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+"""A decimal number as catalogs write it: no ``1_0`` (Python reads it as 10), no ``0x10``, no
+``nan`` or ``infinity`` spelled out."""
 
 
 class Observation(NamedTuple):
@@ -68,6 +89,8 @@ def price_problem(value: float, previous: float | None = None) -> str | None:
         return "not a number"
     if value <= 0:
         return "not positive"
+    if value < MIN_USD_PER_HOUR:
+        return f"below ${MIN_USD_PER_HOUR:g}/h"
     if value in PLACEHOLDER_PRICES:
         return "placeholder"
     if previous is not None and not (previous / OUTLIER_RATIO <= value <= previous * OUTLIER_RATIO):
@@ -79,13 +102,36 @@ def parse_price(text: str | None) -> float | None:
     """A price cell as a float, or None when empty or not a number (the caller counts a skip)."""
     if text is None:
         return None
-    text = text.strip()
-    if not text:
+    return parse_number(text)
+
+
+def parse_number(text: str | None) -> float | None:
+    """A decimal number cell (``0.38``, ``1e-3``), or None when empty or anything else: ``1_0``,
+    ``0x1``, ``nan``, ``inf`` and words are not numbers in a catalog."""
+    text = (text or "").strip()
+    if not _NUMBER.fullmatch(text):
         return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    return float(text)
+
+
+def shape_problem(row: Observation) -> str | None:
+    """Why the facts of ``row`` (sizes, counts, names) must not be stored, or None: every number
+    stored is one a later command can divide by, sum and print."""
+    checks = (
+        ("vCPUs", row.vcpus, MAX_VCPUS),
+        ("memory GiB", row.memory_gib, MAX_MEMORY_GIB),
+        ("accelerator memory GiB", row.accelerator_memory_gib, MAX_DEVICE_MEMORY_GIB),
+    )
+    for what, value, largest in checks:
+        if value is not None and not (isinstance(value, int | float) and 0 <= value <= largest):
+            return f"{what} {value!r} outside 0-{largest:g}"
+    count = row.accelerator_count
+    if not isinstance(count, int) or not 0 <= count <= MAX_ACCELERATORS:
+        return f"accelerator count {count!r} outside 0-{MAX_ACCELERATORS}"
+    names = (row.provider, row.region, row.zone, row.instance_type, row.accelerator)
+    if any(not isinstance(name, str) or len(name) > MAX_NAME_CHARS for name in names):
+        return f"a name longer than {MAX_NAME_CHARS} characters"
+    return None
 
 
 def implausible(row: Observation) -> str | None:

@@ -89,14 +89,63 @@ def _all_groups(db: sqlite_utils.Database) -> dict[str, list[OfferGroup]]:
     if cached is not None and cached[0] == version:
         return cached[1]
     by_provider = {
-        provider: [
-            OfferGroup(head, array("d", prices), partial(marshal.loads, rest) if rest else None)
-            for head, prices, rest in marshal.loads(blob)
-        ]
+        str(provider): _decode_groups(provider, blob)
         for provider, blob in db.conn.execute("SELECT provider, groups FROM rentable_groups")
     }
     _LOADED[db] = (version, by_provider)
     return by_provider
+
+
+class DamagedRow(UserWarning):
+    """A stored row that cannot be decoded: skipped, the rest of the database still serves."""
+
+
+def _decode_groups(provider: object, blob: object) -> list[OfferGroup]:
+    """A provider's offer groups, or none (with a ``DamagedRow`` warning naming the row) when
+    its blob is not what ``pricing.materialise`` writes: a damaged file must not stop every
+    later command. ``marshal`` only builds values; it runs nothing."""
+    try:
+        groups = [
+            OfferGroup(
+                _rows(head), array("d", prices), partial(_rest, provider, rest) if rest else None
+            )
+            for head, prices, rest in marshal.loads(blob)  # type: ignore[arg-type]
+        ]
+    except (ValueError, EOFError, TypeError, IndexError, OverflowError) as exc:
+        _warn_damaged(provider, exc)
+        return []
+    return groups
+
+
+def _rows(rows: object) -> list[tuple]:
+    """Rentable rows as stored, checked for their shape (a ValueError when not)."""
+    if not isinstance(rows, list | tuple):
+        raise ValueError("rows are not a list")
+    width = len(Rentable._fields)
+    for row in rows:
+        if not isinstance(row, tuple) or len(row) != width:
+            raise ValueError(f"a row of {len(row) if isinstance(row, tuple) else '?'} fields")
+    return list(rows)
+
+
+def _rest(provider: object, blob: bytes) -> list[tuple]:
+    try:
+        return _rows(marshal.loads(blob))
+    except (ValueError, EOFError, TypeError) as exc:
+        _warn_damaged(provider, exc)
+        return []
+
+
+def _warn_damaged(provider: object, exc: BaseException) -> None:
+    import warnings
+
+    warnings.warn(
+        f"rentable_groups row {str(provider)[:40]!r} of the price database is damaged "
+        f"({type(exc).__name__}: {str(exc)[:80]}); its offers are skipped "
+        "('advisor prices refresh' rewrites it)",
+        DamagedRow,
+        stacklevel=2,
+    )
 
 
 def rentable_rows(

@@ -9,7 +9,8 @@ reader (WAL) sees the old prices or the new ones, never a mix.
 A batch that would retire most of a source's prices, or whose rows are mostly invalid, is
 refused inside that transaction (``pricing.shrink``): it rolls back, the run is recorded as
 failed with the reason, and the report says ``refused``; ``allow_shrink`` accepts it. Each
-source's downloads share one deadline and stay on its configured origin (``pricing.fetch``).
+source's downloads share one deadline and stay on its configured origin (``pricing.fetch``);
+the whole command has one deadline too, so stalled sources do not add their deadlines up.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def refresh(
     ``allow_shrink`` stores a catalog even when it would retire most of a source's prices.
     """
     pairs = plan(sources)
-    policy = policy or fetch.RetryPolicy()
+    policy = (policy or fetch.RetryPolicy()).for_command()
     report = progress or (lambda event: None)
     reports = []
     # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
@@ -154,6 +155,16 @@ def _refresh_one(
     )
     started = database.now()
     run_id = _start(db, name, unit, url, started)
+    if policy.command_left() <= 0:  # an earlier source used the whole command's time
+        message = (
+            f"not tried: the {policy.command_deadline_seconds:g} s deadline of the whole "
+            "refresh passed ([refresh] command_deadline_seconds in config.toml); prices unchanged"
+        )
+        finished = _fail(db, run_id, message)
+        report(RefreshProgress(name, unit, "failed", 0, None))
+        return RunReport(
+            name, unit, url, "failed", error=message, started_at=started, finished_at=finished
+        )
 
     paged = name in (azure_retail.NAME, gcp_billing.NAME)
 

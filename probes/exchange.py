@@ -71,13 +71,22 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
 
 
 def write_csv(path: Path | str, results: Iterable[ProbeResult]) -> int:
-    """Write ``results`` to ``path``; returns the number of rows written."""
-    rows = [row for result in results for row in to_rows(result)]
+    """Write ``results`` to ``path``; returns the number of rows written. (``advisor probe
+    --export`` writes ``csv_text`` through ``advisor.recommend.files.write_atomic`` instead.)"""
+    text = csv_text(results)
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)
+        handle.write(text)
+    return text.count("\n") - 1
+
+
+def csv_text(results: Iterable[ProbeResult]) -> str:
+    """``results`` as the text of an exchange file."""
+    rows = [row for result in results for row in to_rows(result)]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,8 @@ def read_csv(
     leave it out) takes the workload's batch size from the zoo, named in the row's ``assumed``.
     A file that cannot be read or has the wrong header still raises."""
     if str(path) == "-":
+        if sys.stdin is None:  # started with stdin closed (<&-)
+            raise UsageError("standard input is closed; nothing to read from '-'")
         return _read(sys.stdin, "<stdin>", strict)
     path = Path(path)
     if path.is_dir():
@@ -150,22 +161,51 @@ def read_csv(
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+MAX_ROWS = 50_000
+"""Most rows one exchange file may hold: the shipped benchmarks have about a thousand, a probe
+export four. Reading stops past it, so a file of any size costs bounded memory."""
+MAX_LINE_CHARS = 64 * 1024
+"""Longest line read: a real row is a few hundred characters."""
+
+
+def _lines(handle: TextIO, name: str) -> Iterable[str]:
+    """The lines of ``handle`` read one at a time (never the whole file), the first without a
+    UTF-8 byte-order mark; each bounded by ``MAX_LINE_CHARS``."""
+    first = True
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise UsageError(f"{name}: a line over {MAX_LINE_CHARS:,} characters; not this format")
+        if first:
+            line, first = line.removeprefix("\ufeff"), False
+        yield line
+
+
 def _read(handle: TextIO, name: str, strict: bool) -> list[Row] | tuple[list[Row], list[Problem]]:
     try:
-        text = handle.read()
+        return _read_rows(handle, name, strict)
     except UnicodeDecodeError:
         raise UsageError(f"{name}: not a UTF-8 text file") from None
     except OSError as exc:
         raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-    text = text.removeprefix("\ufeff")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+
+
+def _read_rows(
+    handle: TextIO, name: str, strict: bool
+) -> list[Row] | tuple[list[Row], list[Problem]]:
+    reader = csv.DictReader(_lines(handle, name))
     try:
         if tuple(reader.fieldnames or ()) != COLUMNS:
             raise UsageError(
                 f"{name}: not in the reference format: the header must be {','.join(COLUMNS)}"
             )
-        rows, problems = [], []
+        rows: list[Row] = []
+        problems: list[Problem] = []
         for raw in reader:
+            if len(rows) + len(problems) >= MAX_ROWS:
+                raise UsageError(
+                    f"{name}: more than {MAX_ROWS:,} rows; split the file (at most {MAX_ROWS:,} "
+                    "rows are read at once, so memory stays bounded)"
+                )
             try:
                 rows.append(_row(raw, reader.line_num, lenient=not strict))
             except ValueError as exc:
@@ -238,7 +278,29 @@ def _figure(text: str) -> float:
         raise ValueError(f"value {text!r} is not a number") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"value must be positive and finite, got {text}")
+    if not MIN_FIGURE <= value <= MAX_FIGURE:
+        raise ValueError(f"value {text} is outside {MIN_FIGURE:g} to {MAX_FIGURE:g}")
     return value
+
+
+MIN_FIGURE, MAX_FIGURE = 1e-9, 1e12
+"""Every metric's figure lies between these: a step of a nanosecond, a run of 30,000 years or
+a trillion samples a second are not measurements, and their ratios would overflow."""
+
+
+def _created_at(text: str) -> str:
+    """An ISO-8601 date and time, as UTC in one spelling (stored dates compare as strings)."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"created_at {text[:40]!r} is not an ISO-8601 date and time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if not 2000 <= moment.year <= 2200:
+        raise ValueError(f"created_at {text[:40]!r} is not a plausible date")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def from_rows(rows: Iterable[Row], name: str = "export") -> list[ProbeResult]:
@@ -298,7 +360,7 @@ def _result(row: Row) -> ProbeResult:
         flops_per_sample=float(facts["flops_per_sample"]),
         parameters=int(facts["parameters"]), peak_host_bytes=int(facts["peak_host_bytes"]),
         batch_scaling={config.batch_size: step}, extrapolated=facts["extrapolated"] == "1",
-        created_at=facts["created_at"],
+        created_at=_created_at(facts["created_at"]),
     )  # fmt: skip
 
 

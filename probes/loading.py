@@ -60,7 +60,11 @@ def prepare(spec: ProbeSpec) -> Prepared:
 
 
 def load_safely(path: str) -> Any:
-    """Load a ``.keras`` file without running any code it carries."""
+    """Load a ``.keras`` file without running any code it carries, after checking the archive
+    against its limits (``probes.spec.check_model_file``)."""
+    from probes.spec import check_model_file
+
+    check_model_file(Path(path))
     quiet.prepare_tensorflow()
     import keras
 
@@ -100,6 +104,12 @@ def _input_specs(model: Any) -> list[InputSpec]:
     for tensor in model.inputs:
         shape = tuple(UNKNOWN_LENGTH if d is None else int(d) for d in tensor.shape[1:])
         dtype = str(tensor.dtype)
+        if "string" in dtype or "bool" in dtype:
+            raise AdvisorError(
+                f"the model's input {getattr(tensor, 'name', '')!r} takes {dtype} values; advisor "
+                "feeds synthetic numbers, so give a model whose inputs are numbers (put text "
+                "vectorisation before the model)"
+            )
         if "int" in dtype:
             high = int(embedding.input_dim) if embedding is not None else 2
             specs.append(InputSpec(shape, "int32", high=high))

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from advisor.errors import UsageError
+from advisor.errors import AdvisorError, UsageError
 from probes import zoo
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
@@ -88,15 +88,63 @@ def config_for(
     ).config  # fmt: skip
 
 
+MAX_PATH_CHARS = 4_096
+"""Longest model path taken (Linux's PATH_MAX)."""
+MAX_MODEL_BYTES = 2 * 1024**3
+"""Most a .keras archive may hold once unpacked. Keras refuses 4 GiB and unpacks the weights
+into memory; a model whose weights fill 2 GiB has 500 million float32 parameters, more than a
+20-second CPU probe can step."""
+MAX_MODEL_ENTRIES = 256
+"""Most entries a .keras archive may have: Keras writes three (``metadata.json``,
+``config.json``, ``model.weights.h5``) plus any assets."""
+
+
+def check_model_file(path: Path) -> None:
+    """Refuse, in one line and before TensorFlow loads anything, a model path that is not a
+    readable .keras archive within ``MAX_MODEL_BYTES`` unpacked and ``MAX_MODEL_ENTRIES``
+    entries, or whose entry names leave the archive: a 4 MB zip bomb must not cost 8 GB."""
+    import zipfile
+
+    shown = str(path) if len(str(path)) <= 200 else f"{str(path)[:100]}...{str(path)[-60:]}"
+    if len(str(path)) > MAX_PATH_CHARS:
+        raise UsageError(f"model path of {len(str(path)):,} characters is too long: {shown}")
+    try:
+        if path.is_dir():
+            raise UsageError(f"{shown} is a folder, not a .keras model file")
+        if not path.exists():
+            raise UsageError(f"no such model file: {shown}")
+        if path.suffix != ".keras":
+            raise UsageError(f"{shown} is not a Keras model (expected a .keras file)")
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except OSError as exc:
+        raise UsageError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise AdvisorError(
+            f"{shown} is not a .keras model file (not a zip archive: {exc})"
+        ) from None
+    if len(entries) > MAX_MODEL_ENTRIES:
+        raise AdvisorError(
+            f"{shown} has {len(entries):,} entries (at most {MAX_MODEL_ENTRIES}); refused"
+        )
+    unpacked = sum(entry.file_size for entry in entries)
+    if unpacked > MAX_MODEL_BYTES:
+        raise AdvisorError(
+            f"{shown} would unpack to {unpacked / 1024**3:.1f} GiB (at most "
+            f"{MAX_MODEL_BYTES / 1024**3:g} GiB); refused before loading"
+        )
+    for entry in entries:
+        name = entry.filename
+        if name.startswith(("/", "\\")) or ".." in name.split("/") or "\0" in name:
+            raise AdvisorError(f"{shown} has an entry named {name[:80]!r}; refused")
+
+
 def _file_spec(path: Path, given: dict[str, int]) -> ProbeSpec:
-    if not path.exists():
-        raise UsageError(f"no such model file: {path}")
-    if path.suffix != ".keras":
-        raise UsageError(f"{path} is not a Keras model (expected a .keras file)")
+    check_model_file(path)
     for needed in ("samples", "epochs"):
         if needed not in given:
             raise UsageError(f"a model file needs --{needed} (the size of its full training)")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = _digest(path)
     config = WorkloadConfig(
         workload=f"file:{digest}",
         samples=given["samples"],
@@ -105,3 +153,12 @@ def _file_spec(path: Path, given: dict[str, int]) -> ProbeSpec:
         batch_size=given.get("batch_size", USER_BATCH_SIZE),
     )
     return ProbeSpec(config, path=path)
+
+
+def _digest(path: Path) -> str:
+    """The file's SHA-256 (16 hex digits), read in pieces rather than whole."""
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while piece := handle.read(1024 * 1024):
+            hasher.update(piece)
+    return hasher.hexdigest()[:16]

@@ -9,6 +9,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line o
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sqlite3
@@ -37,9 +38,49 @@ SUBCOMMANDS = {
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print one error line and exit (the only way the CLI reports a failure)."""
-    click.echo(f"advisor: error: {message}", err=True)
+    """Print one error line and exit (the only way the CLI reports a failure). The message may
+    quote a file name or a catalog's words: ``display.plain`` shows their control characters."""
+    from advisor import display
+
+    text = display.plain(" ".join(str(message).split("\n")))
+    with contextlib.suppress(OSError, ValueError):  # stderr closed or full: the code says it
+        click.echo(f"advisor: error: {text}", err=True)
     sys.exit(code)
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+    """A warning (a damaged stored row, skipped) as one ``advisor: warning:`` line."""
+    from advisor import display
+
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(f"advisor: warning: {display.plain(message)}", err=True)
+
+
+def _os_error(exc: OSError) -> str:
+    """An operating-system failure as one line: what broke, on which file when known."""
+    if not exc.filename:  # a write to stdout or stderr
+        return f"cannot write the output: {exc.strerror or exc}"
+    where = str(exc.filename)
+    if len(where) > 200:
+        where = where[:120] + "..." + where[-40:]
+    return f"cannot use {where}: {exc.strerror or exc}"
+
+
+def _finish_output() -> None:
+    """Flush stdout now, so that a closed or full stdout is one error line, not a traceback
+    from the interpreter's shutdown."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        fail(f"cannot write the output: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _silence_stdout() -> None:
+    with contextlib.suppress(OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process exits
 
 
 class AdvisorGroup(click.Group):
@@ -67,6 +108,11 @@ class AdvisorGroup(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        import warnings
+
+        warnings.showwarning = _warning_line
+        if sys.stdout is None:  # started with stdout closed (>&-): say so, print nothing
+            fail("standard output is closed; nothing can be printed (redirect it to a file)")
         try:
             result = super().main(*args, **kwargs)
         except click.exceptions.Abort:
@@ -85,7 +131,14 @@ class AdvisorGroup(click.Group):
         except KeyboardInterrupt:
             fail("cancelled", 130)
         except BrokenPipeError:
+            _silence_stdout()
             sys.exit(1)
+        except OSError as exc:  # stdout full or closed, a path too long or a link loop
+            _silence_stdout()
+            fail(_os_error(exc))
+        except RecursionError:
+            fail("input nested too deeply to read")
+        _finish_output()
         sys.exit(result if isinstance(result, int) else 0)
 
 

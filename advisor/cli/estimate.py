@@ -127,12 +127,15 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
 
     path = reference or shipped("benchmarks.csv")
     rows, problems = read_reference_checked(path, strict=strict)
-    pairs, skipped = engine.evaluate(rows, shipped_calibration())
+    counted: dict[str, int] = {}
+    pairs, skipped = engine.evaluate(rows, shipped_calibration(), stats=counted)
     if loso:
         pairs, _ = leave_one_source_out(rows)
     result = engine.report(pairs, skipped)
     result["reference"] = str(reference or "shipped benchmarks.csv")
     result["leave_one_source_out"] = loso
+    result["pairs_possible"] = counted.get("pairs_possible", len(pairs))
+    result["pairs_cap"] = counted.get("pairs_cap", engine.MAX_PAIRS)
     result.update(read_report(path, rows, problems))
     if fmt == "json":
         emit([], fmt, payload=result)
@@ -157,6 +160,11 @@ def _print_report(result: dict[str, Any]) -> None:
             "extra figure (not the target): order accuracy over the "
             f"{result['n_pairs_beyond_near_ties']} pairs whose measured figures differ by more "
             f"than 5%: {result['order_accuracy_beyond_near_ties']}"
+        )
+    if result["pairs_possible"] > result["n_pairs"]:
+        click.echo(
+            f"pairs: a seeded sample of {result['n_pairs']:,} of the {result['pairs_possible']:,} "
+            f"possible (at most {result['pairs_cap']:,} are evaluated)"
         )
     reasons = ", ".join(f"{n} {why}" for why, n in result["skipped_by_reason"].items())
     click.echo(

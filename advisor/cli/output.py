@@ -47,16 +47,18 @@ def emit(
     title: str | None = None,
     payload: Any = None,
 ) -> None:
-    """Print ``rows`` in ``fmt``. ``payload`` replaces the rows in JSON output when given."""
+    """Print ``rows`` in ``fmt``. ``payload`` replaces the rows in JSON output when given.
+
+    Every string passes ``display.plain`` on every format (catalog names are untrusted), and a
+    CSV cell a spreadsheet would run as a formula is neutralised (``display.csv_cell``)."""
     columns = list(columns or (rows[0].keys() if rows else []))
     if fmt == "json":
-        click.echo(strict_json(payload if payload is not None else list(rows)))
+        click.echo(strict_json(display.plain_tree(payload if payload is not None else list(rows))))
     elif fmt == "csv":
-        writer = csv.DictWriter(
-            sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(rows)
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow([display.csv_cell(column) for column in columns])
+        for row in rows:
+            writer.writerow([display.csv_cell(row.get(column)) for column in columns])
     else:
         from rich.table import Table
 

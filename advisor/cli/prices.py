@@ -124,8 +124,15 @@ def list_prices(
     emit(rows, fmt, columns=columns, title=f"{len(rows)} rentable machines (USD/hour)")
 
 
+def _named(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """An instance or accelerator name: not empty, not blank."""
+    if not value.strip():
+        raise click.BadParameter("give an instance type or accelerator name, not an empty one")
+    return value
+
+
 @prices.command(context_settings=_HELP)
-@click.argument("instance")
+@click.argument("instance", callback=_named)
 @output_format
 def show(instance: str, fmt: str) -> None:
     """Show every price of INSTANCE (all regions, pricing models; GPUs a host can carry)."""
@@ -137,7 +144,7 @@ def show(instance: str, fmt: str) -> None:
 
 
 @prices.command(context_settings=_HELP)
-@click.argument("instance")
+@click.argument("instance", callback=_named)
 @output_format
 def history(instance: str, fmt: str) -> None:
     """Show how INSTANCE's prices changed over refreshes (or an attachable GPU's, e.g. T4)."""

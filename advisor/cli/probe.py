@@ -31,7 +31,8 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
               help="Seconds the probe may take (it stops earlier at +-2%).")  # fmt: skip
 @click.option("--fresh", is_flag=True, help="Probe again even if a stored result exists.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
-              help="Also write the result to FILE in the reference CSV format.")  # fmt: skip
+              help="Also write the result to FILE (a new file) in the reference CSV format.")  # fmt: skip
+@click.option("--force", is_flag=True, help="Let --export replace an existing file.")
 @click.option("--thread-scaling", is_flag=True,
               help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
 @output_format
@@ -44,6 +45,7 @@ def probe(
     budget: float,
     fresh: bool,
     export: str | None,
+    force: bool,
     thread_scaling: bool,
     fmt: str,
 ) -> None:
@@ -55,10 +57,13 @@ def probe(
       advisor probe --model my_model.keras --samples 50000 --epochs 10
     """
     from advisor.errors import UsageError
+    from advisor.recommend.files import check_writable, write_atomic
     from advisor.store import connect
     from probes import device, exchange, history
     from probes.spec import spec_for
 
+    if export:  # refused before the probe runs, not after its seconds are spent
+        check_writable(export, overwrite=force)
     if budget <= 0:
         raise UsageError(f"--budget must be > 0 seconds, got {budget}")
     spec = spec_for(
@@ -74,7 +79,7 @@ def probe(
         result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
         history.save(db, result)
     if export:
-        exchange.write_csv(export, [result])
+        write_atomic(export, exchange.csv_text([result]), overwrite=force)
     spread = history.run_log_sigma(db, result.device.key)
     payload = summary(result, cached=cached, run_log_sigma=spread[0] if spread else None)
     if fmt == "table":

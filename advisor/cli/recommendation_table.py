@@ -129,7 +129,7 @@ def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[
         )
     if rec.excluded:
         left_out = "; ".join(f"{count} {reason}" for reason, count in sorted(rec.excluded.items()))
-        parts.append(Text(f"left out: {left_out}", style="dim"))
+        parts.append(display.safe_text(f"left out: {left_out}", style="dim"))
     return parts
 
 

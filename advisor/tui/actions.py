@@ -146,16 +146,28 @@ def summary_line(rec: Recommendation) -> str:
     )
 
 
-def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
-    """Write option ``rank`` as a SkyPilot task (``path``) and as JSON beside it."""
+def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = False) -> Path:
+    """Write option ``rank`` to ``path`` and to no other file: as JSON when its name ends in
+    ``.json``, else as a SkyPilot task. An existing file is replaced only when ``overwrite``
+    (the app asks first), never through a symlink, atomically (``write_atomic``)."""
     import json
 
     option = next(o for o in rec.options if o.rank == rank)
-    yaml_path = skypilot_task.write_task(path, option.rentable, workload=rec.workload)
-    json_path = path.with_suffix(".json")
-    text = json.dumps(report.option_row(option), indent=2, allow_nan=False, default=str)
-    write_atomic(json_path, text + "\n", overwrite=True)
-    return [yaml_path, json_path]
+    if path.suffix.lower() == ".json":
+        row = display.plain_tree(report.option_row(option))
+        text = json.dumps(row, indent=2, allow_nan=False, default=str)
+        return write_atomic(path, text + "\n", overwrite=overwrite, flag="confirm")
+    return skypilot_task.write_task(
+        path, option.rentable, workload=rec.workload, overwrite=overwrite
+    )
+
+
+def needs_confirmation(path: Path) -> bool:
+    """Whether exporting to ``path`` would replace a file (the app asks before it does)."""
+    try:
+        return path.is_file() and not path.is_symlink()
+    except OSError:
+        return False  # the write reports the problem in one line
 
 
 PRICE_ROWS_SHOWN = 2000

@@ -235,30 +235,67 @@ class AdvisorApp(App[None]):
         self.push_screen(ExportScreen(), lambda path: self._export(option.rank, path))
 
     def _export(self, rank: int, path: str | None) -> None:
-        if not path:
+        if not path or self.rec is None:
             return
+        target = Path(path)
+        if actions.needs_confirmation(target):  # never replace a file without asking
+
+            def answered(replace: bool | None) -> None:
+                if replace:
+                    self._write_export(rank, target, overwrite=True)
+
+            self.push_screen(ReplaceScreen(target), answered)
+            return
+        self._write_export(rank, target, overwrite=False)
+
+    def _write_export(self, rank: int, target: Path, *, overwrite: bool) -> None:
         if self.rec is None:
             return
         try:
-            written = actions.export(self.rec, rank, Path(path))
+            written = actions.export(self.rec, rank, target, overwrite=overwrite)
         except Exception as exc:
-            self.notify(actions.one_line(exc), severity="error")
+            self.notify(display.plain(actions.one_line(exc)), severity="error")
             return
-        self.notify("Wrote " + ", ".join(str(p) for p in written))
+        self.notify(display.plain(f"Wrote {written}"))
 
 
 class ExportScreen(ModalScreen[str | None]):
-    """Ask where to write the chosen option (SkyPilot YAML, plus JSON beside it)."""
+    """Ask where to write the chosen option (SkyPilot YAML, or JSON for a ``.json`` name)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "dismiss", "Cancel")]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Label("Export the highlighted option: SkyPilot task YAML (and .json beside it)")
+            yield Label(
+                "Export the highlighted option: a SkyPilot task (name.yaml) or JSON (name.json)"
+            )
             yield Input("advisor-task.yaml", id="export-path")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)
+
+
+class ReplaceScreen(ModalScreen[bool]):
+    """Ask before an export replaces an existing file: ``y`` replaces, anything else keeps it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("y", "answer(True)", "Replace"),
+        ("n", "answer(False)", "Keep"),
+        ("escape", "answer(False)", "Keep"),
+    ]
+
+    def __init__(self, target: Path) -> None:
+        super().__init__()
+        self.target = target
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Label(
+                display.safe_text(f"{self.target} exists. Replace it? (y: replace, n: keep)")
+            )
+
+    def action_answer(self, replace: bool) -> None:
+        self.dismiss(replace)
 
 
 def make_app(state: FormState | None = None) -> AdvisorApp:

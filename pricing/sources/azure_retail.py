@@ -1,7 +1,8 @@
 """Azure Retail Prices API (public JSON, no key): virtual machine prices by region.
 
 ``GET <url>?$filter=serviceName eq 'Virtual Machines' and priceType eq 'Consumption'``, then
-follow ``NextPageLink`` (on the configured origin only) until it is null. Spot prices are the rows whose ``skuName`` ends in
+follow ``NextPageLink`` (on the configured origin only, never back to a page already read)
+until it is null. Spot prices are the rows whose ``skuName`` ends in
 " Spot" (or " Low Priority" where a size has no Spot row); Windows and Cloud Services rows are
 dropped; a row not in USD or not per hour is skipped and counted. The API gives no vCPU or GPU
 counts: ``pricing.refresh`` fills them from the SkyPilot Azure catalog when it has the size.
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pricing import fetch
-from pricing.observations import Observation, price_problem
+from pricing.observations import Observation, parse_number, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
 
 if TYPE_CHECKING:
@@ -50,13 +51,21 @@ def _items(
     next_url: str | None = url
     params: dict[str, str] | None = {"$filter": FILTER}
     pages = 0
+    seen: set[str] = set()
     while next_url:
         body = fetch.get(http, next_url, params=params, policy=policy)
         page = _page(body, next_url)
         yield from page.get("Items") or []
+        seen.add(next_url)
         next_url, params = page.get("NextPageLink"), None
-        if next_url:  # a page may not send us elsewhere (see pricing.fetch)
-            fetch.check_origin(str(next_url), policy, f"{NAME}: NextPageLink points to")
+        if next_url:  # a page may not send us elsewhere (see pricing.fetch), nor back
+            next_url = str(next_url)
+            fetch.check_origin(next_url, policy, f"{NAME}: NextPageLink points to")
+            if next_url in seen:
+                raise SourceFormatError(
+                    f"{NAME}: NextPageLink of page {pages + 1} points back to a page already "
+                    f"read ({next_url[:200]}); a loop, stopping"
+                )
         pages += 1
         if on_bytes:
             on_bytes(pages, None)
@@ -104,11 +113,13 @@ def _observation(item: dict[str, Any], pricing: str) -> Observation | None:
     if item.get("type", "Consumption") != "Consumption":
         return None
     region, size = item.get("armRegionName"), item.get("armSkuName")
-    try:
-        price = float(item.get("retailPrice", item.get("unitPrice", "")))
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if not region or not size or math.isnan(price) or price_problem(price):
+    raw = item.get("retailPrice", item.get("unitPrice", ""))
+    price = (
+        float(raw)
+        if isinstance(raw, int | float) and not isinstance(raw, bool)
+        else parse_number(raw if isinstance(raw, str) else None)
+    )
+    if price is None or not region or not size or math.isnan(price) or price_problem(price):
         return None
     return Observation(
         "azure", str(region), "", str(size), None, None, "", 0, None, False, pricing, price

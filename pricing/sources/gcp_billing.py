@@ -97,6 +97,7 @@ def collect(
         raise SourceFormatError(f"{NAME} needs an API key: set {KEY_ENV}")
     skus: list[dict[str, Any]] = []
     token = ""
+    seen: set[str] = set()
     for page in range(1, MAX_PAGES + 1):
         params = {"key": key, "pageSize": "5000", **({"pageToken": token} if token else {})}
         body = fetch.get(http, url or DEFAULT_URL, params=params, policy=policy)
@@ -105,7 +106,10 @@ def collect(
         except ValueError as exc:
             raise SourceFormatError(f"{NAME}: not JSON ({exc})") from exc
         skus.extend(data.get("skus") or [])
-        token = data.get("nextPageToken") or ""
+        token = str(data.get("nextPageToken") or "")
+        if token in seen:
+            raise SourceFormatError(f"{NAME}: page {page} repeats a page token; a loop, stopping")
+        seen.add(token)
         if on_bytes:
             on_bytes(page, None)
         if not token:

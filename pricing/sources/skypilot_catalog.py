@@ -24,11 +24,11 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from advisor import locations
 from pricing import fetch
-from pricing.observations import Observation, parse_price, price_problem
+from pricing.observations import Observation, parse_number, parse_price, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
 
 if TYPE_CHECKING:
@@ -108,24 +108,58 @@ def collect(
     policy: fetch.RetryPolicy,
     on_bytes: Callable[[int, int | None], None] | None = None,
 ) -> PriceBatch:
-    body = fetch.get(http, url_for(base, unit), policy=policy, on_bytes=on_bytes)
-    return parse(body.decode("utf-8", errors="replace"), unit)
+    with fetch.get_file(http, url_for(base, unit), policy=policy, on_bytes=on_bytes) as body:
+        return parse_file(body, unit)
 
 
 def parse(text: str, provider: str) -> PriceBatch:
     """Observations of one cloud's vms.csv (regional minimum over zones)."""
+    return parse_file(io.BytesIO(text.encode("utf-8")), provider)
+
+
+def parse_file(body: IO[bytes], provider: str) -> PriceBatch:
+    """``parse`` of a binary file, read as a stream: memory grows with the offerings kept, not
+    with the file (a gzip of 67 million empty lines costs one line at a time)."""
+    text = io.TextIOWrapper(body, encoding="utf-8", errors="replace", newline="")
     try:
-        return _parse(csv.reader(io.StringIO(text, newline="")), provider)
+        return _parse(csv.reader(_lines(text, provider)), provider)
     except csv.Error as exc:  # e.g. a NUL byte: the file is not a catalog
         raise SourceFormatError(f"skypilot/{provider} vms.csv is not CSV: {exc}") from None
+    finally:
+        text.detach()
+
+
+MAX_LINE_CHARS = 64 * 1024
+"""Longest line of a catalog: a real vms.csv line is under 1,000 characters (the GpuInfo column
+is the longest); a longer one is not a catalog row, and csv would hold it whole."""
+MAX_COLUMNS = 256
+"""Most columns a header may have: v8 has 13 at most; 200,000 columns are not a catalog."""
+
+
+def _lines(text: IO[str], provider: str) -> Iterator[str]:
+    """The lines of ``text``, each bounded by ``MAX_LINE_CHARS``."""
+    while line := text.readline(MAX_LINE_CHARS + 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise SourceFormatError(
+                f"skypilot/{provider} vms.csv has a line over {MAX_LINE_CHARS:,} characters; "
+                "not a catalog"
+            )
+        yield line
 
 
 def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
     header = next(reader, [])
+    if len(header) > MAX_COLUMNS:
+        raise SourceFormatError(
+            f"skypilot/{provider} vms.csv has {len(header):,} columns (at most {MAX_COLUMNS}); "
+            "not a catalog"
+        )
     missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise SourceFormatError(f"skypilot/{provider} vms.csv lacks columns {missing}")
-    column = {name: header.index(name) for name in header}
+    column: dict[str, int] = {}
+    for index, name in enumerate(header):
+        column.setdefault(name, index)
     at = [column[name] for name in REQUIRED]
     optional = [column.get(name) for name in ("vCPUs", "MemoryGiB", "GpuInfo")]
     width = len(header)
@@ -134,6 +168,8 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
     parsed: dict[tuple, tuple[tuple, tuple]] = {}  # zones repeat an offering: parse it once
     skipped = 0
     for row in reader:
+        if not row:
+            continue  # a blank line: nothing to count
         if len(row) != width:
             skipped += 1  # a short row: a body cut mid-line, or a broken line
             continue
@@ -183,7 +219,7 @@ def _offering(
 ) -> tuple[tuple, tuple]:
     """The identity and facts of the offering a row describes; ValueError when malformed."""
     instance_type, accelerator, count_text, region = (row[i].strip() for i in at[:4])
-    count = float(count_text) if count_text else 0.0
+    count = _number(count_text) or 0.0
     if not region or (not instance_type and not accelerator):
         raise ValueError("no region or no machine")
     if not 0 <= count <= 1024:
@@ -219,7 +255,7 @@ def _number(text: str | None) -> float | None:
     """A size (vCPUs, GiB): None when empty, a ValueError when not finite and >= 0."""
     if text is None or not text.strip():
         return None
-    number = float(text)
-    if not math.isfinite(number) or number < 0:
+    number = parse_number(text)
+    if number is None or not math.isfinite(number) or number < 0:
         raise ValueError(f"not a size: {text!r}")
     return number

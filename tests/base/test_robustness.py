@@ -23,14 +23,26 @@ def load() -> ModuleType:
 def test_hostile_inputs_fail_cleanly_and_lose_nothing() -> None:
     robustness = load()
     selected = [case for case in robustness.cases() if not case.slow]
-    assert len(selected) >= 40
+    assert len(selected) >= 90
     outcomes = robustness.run_all(selected)
     wrong = [
-        (o.case.name, o.code, o.traceback, o.lost_prices, o.lost_probes)
+        (o.case.name, o.code, o.traceback, o.control, o.formulas, round(o.seconds, 1), o.verified)
         for o in outcomes
         if not (o.ok and o.one_line)
     ]
     assert wrong == []
+    assert any(o.case.max_seconds for o in outcomes)  # the loopback refresh cases ran
+
+
+def test_the_checks_can_fail() -> None:
+    """The raw-control and formula detectors see what they must (so 0 means 0)."""
+    robustness = load()
+    assert robustness._CONTROL.search(b"us-east-1\x1b]0;x\x07")
+    assert robustness._CONTROL.search("a\u202eb".encode())
+    assert robustness._CONTROL.search("\x9b31m".encode())
+    assert not robustness._CONTROL.search(b"us-east-1\\x1b plain\n")
+    assert robustness.formula_cells(b"a,b\n=cmd|x,-1.5\n") == 1
+    assert robustness.formula_cells(b"a,b\n'=cmd|x,@SUM(1)\n") == 1
 
 
 def test_table_is_regenerated_between_its_markers(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -173,3 +173,22 @@ def test_near_ties_are_reported_apart_and_never_replace_the_order_accuracy(tmp_p
     assert summary["pairwise_order_accuracy"] == pytest.approx(
         sum(p.order_right for p in pairs) / 6, abs=1e-4
     )
+
+
+def test_pairs_past_the_cap_are_a_seeded_sample_of_distinct_pairs() -> None:
+    import random
+
+    every = list(validate.pair_indices(5, 100, random.Random(0)))
+    assert len(every) == 20 and len(set(every)) == 20 and all(s != t for s, t in every)
+    first = list(validate.pair_indices(5_000, 1_000, random.Random(0)))
+    again = list(validate.pair_indices(5_000, 1_000, random.Random(0)))
+    assert first == again and len(set(first)) == 1_000
+    assert all(0 <= s < 5_000 and 0 <= t < 5_000 and s != t for s, t in first)
+
+
+def test_validate_caps_the_pairs_and_says_so() -> None:
+    rows = read_reference(shipped("benchmarks.csv"))
+    stats: dict[str, int] = {}
+    pairs, _ = validate.evaluate(rows, shipped_calibration(), max_pairs=500, stats=stats)
+    assert stats["pairs_possible"] > 500 and stats["pairs_cap"] == 500
+    assert 450 <= len(pairs) <= 550  # each group in proportion, rounded

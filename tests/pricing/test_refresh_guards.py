@@ -264,3 +264,90 @@ def test_an_azure_page_link_to_another_origin_is_refused(db, server) -> None:
     assert "azure-retail" not in {
         r[0] for r in db.conn.execute("SELECT source FROM current_prices")
     }
+
+
+def test_a_slow_trickle_is_cut_off_at_the_deadline_not_a_read_later(db, server) -> None:
+    """One byte every 5 s: each read would end inside its timeout, so only the watchdog that
+    shuts the socket at the deadline keeps the refresh to it."""
+    server.script(GCP, Reply(trickle=5.0))
+    policy = RetryPolicy(attempts=2, backoff_seconds=0.01, deadline_seconds=2.0, stall_seconds=9)
+    started = time.monotonic()
+    report = gcp(db, server, policy)
+    assert time.monotonic() - started < 4
+    assert report.status == "failed" and "2 s deadline" in (report.error or "")
+
+
+def test_a_stall_is_cut_off_by_the_stall_bound_before_the_deadline(db, server) -> None:
+    server.script(GCP, Reply(stall=30), Reply(stall=30))
+    policy = RetryPolicy(attempts=2, backoff_seconds=0.01, deadline_seconds=20, stall_seconds=1)
+    started = time.monotonic()
+    report = gcp(db, server, policy)
+    assert time.monotonic() - started < 5
+    assert report.status == "failed" and "timed out (after 2 tries)" in (report.error or "")
+
+
+def test_stalled_sources_share_the_deadline_of_the_whole_refresh(db, server) -> None:
+    units = ("gcp", "aws", "azure", "lambda")
+    for unit in units:
+        server.script(f"/skypilot/{unit}/vms.csv", Reply(stall=30))
+    policy = RetryPolicy(attempts=1, deadline_seconds=20, command_deadline_seconds=2)
+    started = time.monotonic()
+    reports = refresh.refresh(
+        db,
+        [f"skypilot/{unit}" for unit in units],
+        urls={"skypilot": f"{server.url}/skypilot"},
+        policy=policy,
+    )
+    assert time.monotonic() - started < 5  # not 4 x 20 s
+    assert [r.status for r in reports] == ["failed"] * 4
+    assert "deadline of the whole refresh" in (reports[0].error or "")
+    assert all("deadline of the whole refresh" in (r.error or "") for r in reports[1:])
+
+
+def test_a_huge_retry_after_is_capped(db, server) -> None:
+    server.script(GCP, Reply(429, b"", headers={"Retry-After": "99999"}), Reply(stall=0))
+    policy = RetryPolicy(attempts=2, max_wait_seconds=1.0)
+    started = time.monotonic()
+    report = gcp(db, server, policy, allow_shrink=True)
+    assert time.monotonic() - started < 4
+    assert report.status == "ok", report.error
+    assert server.hits[GCP] == 2
+
+
+def test_an_azure_page_link_to_itself_is_a_loop(db, server) -> None:
+    path = "/azure-retail/loop.json"
+    page = f'{{"Items": [], "NextPageLink": "{server.url}{path}"}}'.encode()
+    server.script(path, *[Reply(body=page)] * 5)
+    started = time.monotonic()
+    (report,) = refresh.refresh(
+        db, ["azure-retail"], urls={"azure-retail": f"{server.url}{path}"}, policy=FAST
+    )
+    assert time.monotonic() - started < 3
+    assert report.status == "failed" and "a loop" in (report.error or "")
+    assert server.hits[path] <= 2
+
+
+def test_a_header_of_200000_columns_is_refused_fast(db, server) -> None:
+    wide = ",".join(f"c{n}" for n in range(200_000)) + "\n"
+    assert len(wide) > 1_000_000
+    server.script(GCP, Reply(body=(wide + HEADER + "\n").encode()))
+    started = time.monotonic()
+    report = gcp(db, server)
+    assert time.monotonic() - started < 3
+    assert report.status == "failed" and "not a catalog" in (report.error or "")
+
+
+def test_a_gzip_of_empty_lines_is_parsed_as_a_stream(db, server) -> None:
+    """16 MiB of newlines once inflated: parsed line by line from a spooled file, never whole
+    (``benchmarks/robustness.py`` runs the 64 MiB one and measures the process's peak)."""
+    bomb = gzip.compress(catalog(*ROWS) + b"\n" * (16 * MIB), 9)
+    server.script(GCP, Reply(body=bomb, headers={"Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        report = gcp(db, server, allow_shrink=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.status == "ok", report.error
+    assert report.added + report.changed + report.unchanged == 6  # three rows, two prices each
+    assert peak < 16 * MIB

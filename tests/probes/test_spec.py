@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from advisor.errors import UsageError
+from advisor.errors import AdvisorError, UsageError
 from probes.run import config_for
 from probes.spec import spec_for
 
@@ -56,6 +57,10 @@ def test_model_files(tmp_path: Path) -> None:
         config_for(str(text))
     model = tmp_path / "m.keras"
     model.write_bytes(b"PK not really")
+    with pytest.raises(AdvisorError, match="not a zip archive"):  # checked before Keras
+        config_for(str(model), samples=100, epochs=2)
+    with zipfile.ZipFile(model, "w") as archive:
+        archive.writestr("config.json", "{}")
     with pytest.raises(UsageError, match="--samples"):
         config_for(str(model), epochs=2)
     spec = spec_for(str(model), samples=100, epochs=2)

@@ -24,7 +24,7 @@ import probes.device
 import probes.zoo
 from advisor.errors import UsageError
 from advisor.tui import actions
-from advisor.tui.app import AdvisorApp, make_app
+from advisor.tui.app import AdvisorApp, ReplaceScreen, make_app
 from advisor.tui.form import FormState
 from advisor.tui.help import HelpScreen
 from advisor.tui.price_browser import PricesScreen
@@ -143,22 +143,45 @@ def test_selecting_a_row_explains_it(fixed_device: Fingerprint) -> None:
     run(app, scenario)
 
 
-def test_export_writes_a_skypilot_task_and_json(fixed_device: Fingerprint, tmp_path: Path) -> None:
+def test_export_writes_only_the_named_file_and_asks_before_replacing(
+    fixed_device: Fingerprint, tmp_path: Path
+) -> None:
     stored_probe()
     app = make_app()
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
     target = tmp_path / "task.yaml"
+    beside = tmp_path / "task.json"
+    beside.write_text("keep me")
+
+    async def export_to(pilot: Pilot, path: Path) -> None:
+        await pilot.press("e")
+        await until(pilot, lambda: bool(app.screen.query("#export-path")))
+        app.screen.query_one("#export-path", Input).value = str(path)
+        await pilot.press("enter")
 
     async def scenario(pilot: Pilot) -> None:
         await until(pilot, lambda: ranked(app))
-        await pilot.press("e")
-        await until(pilot, lambda: bool(app.screen.query("#export-path")))
-        app.screen.query_one("#export-path", Input).value = str(target)
-        await pilot.press("enter")
+        await export_to(pilot, target)
         await until(pilot, target.exists)
+        target.write_text("edited by hand")
+        await export_to(pilot, target)  # exists: the app asks; "n" keeps it
+        await until(pilot, lambda: isinstance(app.screen, ReplaceScreen))
+        await pilot.press("n")
+        await until(pilot, lambda: not isinstance(app.screen, ReplaceScreen))
+        assert target.read_text() == "edited by hand"
+        await export_to(pilot, target)  # "y" replaces it
+        await until(pilot, lambda: isinstance(app.screen, ReplaceScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: "resources:" in target.read_text())
+        await export_to(pilot, tmp_path / "option.json")
+        await until(pilot, (tmp_path / "option.json").exists)
 
     run(app, scenario)
     assert "resources:" in target.read_text()
-    assert target.with_suffix(".json").read_text().count('"rank": 1') == 1
+    assert beside.read_text() == "keep me"  # never named, never written
+    assert (tmp_path / "option.json").read_text().count('"rank": 1') == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["option.json", "task.json", "task.yaml"]
 
 
 def test_prices_screen_shows_a_failed_refresh_in_place(
