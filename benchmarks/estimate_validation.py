@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.parameters import shipped_calibration
-from advisor.estimate.reference import read_reference
+from advisor.estimate.published import read_reference
 from advisor.estimate.validate import PairResult, evaluate, summarise
 from advisor.locations import shipped, shipped_data_dir
 

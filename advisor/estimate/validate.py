@@ -18,7 +18,7 @@ from advisor.estimate import catalog
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
 from advisor.estimate.prediction import Prediction
-from advisor.estimate.reference import ReferenceRow
+from advisor.estimate.published import ReferenceRow
 from advisor.estimate.steps import facts_of, step_parts
 from probes import zoo
 from probes.exchange import METRICS

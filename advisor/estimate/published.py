@@ -1,4 +1,4 @@
-"""What estimation reads in a row of measured results (``benchmarks.csv`` and friends).
+"""The published measurements as estimation reads them (rows of ``benchmarks.csv`` and friends).
 
 The exchange format and its one strict reader live with the probes (``probes.exchange``); this
 module adds the estimation's view of a row: which machine and software stack it measured, its
