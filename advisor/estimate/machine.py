@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
+from advisor.estimate.kernels import shipped_fit
 from advisor.estimate.parameters import Calibration
 
 PRECISIONS = ("fp32", "mixed")
@@ -52,7 +53,12 @@ class Machine:
     overhead_s: float
     """Fixed cost of one step."""
     cell_step_s: float
-    """Latency of one recurrent time step (one direction, forward + backward)."""
+    """Latency of one recurrent time step (one direction, forward + backward), its arithmetic
+    aside."""
+    recurrent_flops: float = 0.0
+    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``compute_flops``)."""
+    recurrent_call_s: float = 0.0
+    """Fixed cost of one recurrent layer call, one direction (cuDNN's per-call set-up)."""
     replicas: int = 1
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
@@ -155,13 +161,16 @@ def accelerator_machine(
             path += " (no fast fp16 on this GPU)"
     half = precision == "mixed" and spec.half_tflops > spec.fp32_tflops
     cudnn = cudnn_eligible and stack.tensorflow_major >= 2
+    rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     return Machine(
         kind="gpu",
         label=f"{count}x {name}" if count > 1 else name,
         compute_flops=peak * 1e12 * efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         overhead_s=calibration.gpu_overhead_s,
-        cell_step_s=calibration.cudnn_cell_step_s if cudnn else calibration.gpu_generic_cell_step_s,
+        cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
+        recurrent_flops=spec.fp32_tflops * 1e12 * rnn.efficiency if cudnn else 0.0,
+        recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
         memory_bytes=spec.memory_gib * 2**30,
