@@ -30,10 +30,17 @@ class Stack:
     """CPU kernels built with AVX2/FMA or wider (oneDNN); False for TensorFlow 1's pip wheel."""
     tf32: bool | None = None
     """fp32 matmuls as TF32 on Ampere+; None: TensorFlow's default (on from 2.4, off in 1.x)."""
+    cudnn_rnn: bool | None = None
+    """Recurrent layers on a GPU run cuDNN's fused kernel; None: Keras's default (from TF 2 on;
+    TensorFlow 1 needed the explicit ``CuDNNLSTM`` layer)."""
 
     @property
     def uses_tf32(self) -> bool:
         return self.tf32 if self.tf32 is not None else self.tensorflow_major >= 2
+
+    @property
+    def uses_cudnn_rnn(self) -> bool:
+        return self.cudnn_rnn if self.cudnn_rnn is not None else self.tensorflow_major >= 2
 
 
 MODERN = Stack()
@@ -160,7 +167,7 @@ def accelerator_machine(
         if precision == "mixed":
             path += " (no fast fp16 on this GPU)"
     half = precision == "mixed" and spec.half_tflops > spec.fp32_tflops
-    cudnn = cudnn_eligible and stack.tensorflow_major >= 2
+    cudnn = cudnn_eligible and stack.uses_cudnn_rnn
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     return Machine(
         kind="gpu",

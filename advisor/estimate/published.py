@@ -33,6 +33,12 @@ class ReferenceRow(Row):
         return not (generic and "compiled" not in self.software)
 
     @property
+    def cudnn_rnn(self) -> bool | None:
+        """True where the run chose cuDNN's recurrent layers (``...-cudnnlstm``, TF 1's
+        ``CuDNNLSTM``); None: the framework's default."""
+        return True if "cudnnlstm" in self.software else None
+
+    @property
     def label(self) -> str:
         """The device and stack, as a row of the per-device table."""
         if self.is_cpu:

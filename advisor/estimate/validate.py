@@ -19,7 +19,7 @@ from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_ma
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
 from advisor.estimate.prediction import Prediction
 from advisor.estimate.published import ReferenceRow
-from advisor.estimate.steps import facts_of, step_parts
+from advisor.estimate.steps import WorkloadFacts, facts_of, step_parts
 from probes import zoo
 from probes.exchange import METRICS
 
@@ -72,6 +72,7 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
         tensorflow_major=row.tensorflow_major,
         vectorised=row.vectorised,
         tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
+        cudnn_rnn=row.cudnn_rnn,
     )
     precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
@@ -80,12 +81,38 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
     return accelerator_machine(row.device, 1, calibration, stack=stack, precision=precision)
 
 
+@dataclass(frozen=True)
+class Run:
+    """One measured run as pair validation sees it: its machine, its workload, its figure."""
+
+    source: str
+    workload: str
+    label: str
+    machine: Machine
+    facts: WorkloadFacts
+    batch_size: int
+    seconds_per_sample: float
+    row: ReferenceRow | None = None
+    """The exchange row it came from, for the row's own metric (None: seconds per sample)."""
+    samples: int = 1
+    """Training samples per epoch (to turn a per-sample time into the row's metric)."""
+
+    def figure(self, seconds_per_sample: float) -> float:
+        if self.row is None:
+            return seconds_per_sample
+        return self.row.figure_from_seconds_per_sample(seconds_per_sample, self.samples)
+
+    @property
+    def value(self) -> float:
+        return self.row.value if self.row is not None else self.seconds_per_sample
+
+
 def evaluate(
     rows: Iterable[ReferenceRow], calibration: Calibration
 ) -> tuple[list[PairResult], dict[str, int]]:
     """Every ordered pair's result, and the skipped rows counted by reason."""
     skipped: dict[str, int] = defaultdict(int)
-    groups: dict[tuple[str, str], list[tuple[ReferenceRow, Machine]]] = defaultdict(list)
+    runs: list[Run] = []
     seen: set[tuple[str, str, str, int]] = set()
     for row in sorted(rows, key=lambda r: METRICS.index(r.metric)):
         try:
@@ -102,42 +129,57 @@ def evaluate(
             skipped["another metric of a run already counted"] += 1
             continue
         seen.add(run)
-        groups[(row.source, workload.id)].append((row, machine))
+        runs.append(
+            Run(
+                source=row.source,
+                workload=workload.id,
+                label=row.label,
+                machine=machine,
+                facts=facts_of(workload),
+                batch_size=row.batch_size,
+                seconds_per_sample=row.seconds_per_sample(workload.samples),
+                row=row,
+                samples=workload.samples,
+            )
+        )
+    return pair_results(runs, calibration), dict(skipped)
+
+
+def pair_results(runs: Sequence[Run], calibration: Calibration) -> list[PairResult]:
+    """Within each source and workload, every run predicts every other run's figure."""
+    groups: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[(run.source, run.workload)].append(run)
     pairs = []
     for (source, workload_id), members in groups.items():
-        workload = zoo.get(workload_id)
-        facts = facts_of(workload)
-        per_sample = {
-            id(row): step_parts(facts, machine, row.batch_size, calibration).total / row.batch_size
-            for row, machine in members
+        modelled = {
+            id(run): step_parts(run.facts, run.machine, run.batch_size, calibration).total
+            / run.batch_size
+            for run in members
         }
-        for s_row, s_machine in members:
-            for t_row, t_machine in members:
-                if s_row is t_row:
+        for s in members:
+            for t in members:
+                if s is t:
                     continue
-                measured_s = s_row.seconds_per_sample(workload.samples)
-                measured_t = t_row.seconds_per_sample(workload.samples)
-                predicted_t = measured_s * per_sample[id(t_row)] / per_sample[id(s_row)]
+                measured_s, measured_t = s.seconds_per_sample, t.seconds_per_sample
+                predicted_t = measured_s * modelled[id(t)] / modelled[id(s)]
+                kinds = f"{s.machine.kind}->{t.machine.kind}"
                 pairs.append(
                     PairResult(
                         source=source,
                         workload=workload_id,
-                        source_label=s_row.label,
-                        target_label=t_row.label,
-                        kinds=f"{s_machine.kind}->{t_machine.kind}",
-                        predicted=t_row.figure_from_seconds_per_sample(
-                            predicted_t, workload.samples
-                        ),
-                        actual=t_row.value,
+                        source_label=s.label,
+                        target_label=t.label,
+                        kinds=kinds,
+                        predicted=t.figure(predicted_t),
+                        actual=t.value,
                         order_right=_same_order(measured_s, predicted_t, measured_t),
                         log_error=math.log(predicted_t / measured_t),
                         measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
-                        log_sigma=sigma_of_kind(
-                            calibration.log_sigma, f"{s_machine.kind}->{t_machine.kind}"
-                        ),
+                        log_sigma=sigma_of_kind(calibration.log_sigma, kinds),
                     )
                 )
-    return pairs, dict(skipped)
+    return pairs
 
 
 def _same_order(source: float, predicted: float, actual: float) -> bool:

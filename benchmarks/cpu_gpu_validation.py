@@ -1,0 +1,139 @@
+"""CPU<->GPU prediction on published same-source results, before and after the kernel fit.
+
+    .venv/bin/python benchmarks/cpu_gpu_validation.py [--quick]
+
+Every pair of one published source where one side is a CPU and the other a GPU (same model, same
+author, same software generation): the CPU time predicts the GPU time and back. Sources:
+``data/benchmarks.csv`` (Woolf 2017-07, FloydHub 2017-12: in the calibration fit) and
+``data/calibration-holdout-woolf-2017-11.csv`` (Woolf 2017-11, K80/P100 with ``CuDNNLSTM``
+against 16/32 Skylake vCPUs: never fitted). Reported per evaluation: the median and worst
+ratio error (predicted/measured CPU:GPU ratio as a factor, 1.5 = 50% off either way), the share
+of pairs whose faster side is right, the median absolute % error; in-sample, leave-one-source-out
+(each ``benchmarks.csv`` source predicted by a calibration fitted without it; skipped with
+``--quick``) and held out. Targets: median ratio error <= 1.5x, worst <= 3x, faster side right in
+every pair; leave-one-source-out median <= 30%.
+
+"Before" is the recurrent GPU path as it was: a 60 us per-time-step prior for cuDNN, no per-call
+cost, the per-step arithmetic at the model-level GPU efficiency (``PRIOR_RECURRENT``); "after" is
+the fit on DeepBench's measured kernels (``data/gpu-kernel-fit.json``). The swap patches the one
+function that hands the fit to the machine model, for this process only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor.estimate import kernels, machine
+from advisor.estimate.calibrate import leave_one_source_out
+from advisor.estimate.parameters import shipped_calibration
+from advisor.estimate.published import ReferenceRow, read_reference
+from advisor.estimate.validate import PairResult, evaluate, percentile
+from advisor.locations import shipped
+
+HELD_OUT_FILE = "calibration-holdout-woolf-2017-11.csv"
+TARGETS = {"median_factor": 1.5, "worst_factor": 3.0, "faster_side_right": 1.0, "median_pct": 30.0}
+PRIOR_RECURRENT = kernels.RecurrentFit(
+    call_s=0.0, step_s=6e-5, efficiency=shipped_calibration().gpu_efficiency
+)
+
+
+def cpu_gpu(pairs: Sequence[PairResult]) -> list[PairResult]:
+    return [p for p in pairs if p.kinds in ("cpu->gpu", "gpu->cpu")]
+
+
+def summary(pairs: Sequence[PairResult]) -> dict[str, float]:
+    factors = [math.exp(abs(p.log_error)) for p in pairs]
+    return {
+        "pairs": len(pairs),
+        "median_factor": round(percentile(factors, 50), 2),
+        "worst_factor": round(max(factors), 2) if factors else math.nan,
+        "faster_side_right": round(sum(p.order_right for p in pairs) / len(pairs), 3)
+        if pairs
+        else math.nan,
+        "median_pct": round(percentile([p.abs_pct_error for p in pairs], 50), 1),
+    }
+
+
+@contextmanager
+def recurrent_path(fit: kernels.RecurrentFit) -> Iterator[None]:
+    """The machine model with ``fit`` as its cuDNN recurrent path."""
+    shipped_fit = kernels.shipped_fit()
+    swapped = kernels.KernelFit(fit, shipped_fit.gemm, shipped_fit.hold_out, shipped_fit.errors)
+    with mock.patch.object(machine, "shipped_fit", lambda: swapped):
+        yield
+
+
+def evaluations(
+    fitted: Sequence[ReferenceRow], held: Sequence[ReferenceRow], quick: bool
+) -> dict[str, list[PairResult]]:
+    calibration = shipped_calibration()
+    out = {
+        "in-sample (benchmarks.csv)": cpu_gpu(evaluate(fitted, calibration)[0]),
+        f"held out ({HELD_OUT_FILE})": cpu_gpu(evaluate(held, calibration)[0]),
+    }
+    if not quick:
+        out["leave-one-source-out (benchmarks.csv)"] = cpu_gpu(leave_one_source_out(fitted)[0])
+    out["all CPU<->GPU pairs, in-sample + held out"] = [
+        *out["in-sample (benchmarks.csv)"],
+        *out[f"held out ({HELD_OUT_FILE})"],
+    ]
+    return out
+
+
+def show(title: str, results: dict[str, list[PairResult]]) -> None:
+    print(f"\n## {title}")
+    print(f"{'evaluation':52s} {'pairs':>5s} {'median x':>8s} {'worst x':>7s} {'faster':>6s} {'med %':>6s}")
+    for name, pairs in results.items():
+        s = summary(pairs)
+        print(
+            f"{name:52s} {s['pairs']:>5} {s['median_factor']:>8} {s['worst_factor']:>7} "
+            f"{s['faster_side_right']:>6} {s['median_pct']:>6}"
+        )
+    by_workload: dict[str, list[PairResult]] = defaultdict(list)
+    for pair in results["all CPU<->GPU pairs, in-sample + held out"]:
+        by_workload[f"{pair.source} {pair.workload}"].append(pair)
+    for name, pairs in sorted(by_workload.items()):
+        worst = max(pairs, key=lambda p: abs(p.log_error))
+        direction = "slow" if worst.log_error > 0 else "fast"
+        print(
+            f"  {name:40s} {summary(pairs)}  worst: {worst.source_label} -> "
+            f"{worst.target_label} predicted {math.exp(abs(worst.log_error)):.2f}x too {direction}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="skip leave-one-source-out")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    fitted = read_reference(shipped("benchmarks.csv"))
+    held = read_reference(shipped(HELD_OUT_FILE))
+    with recurrent_path(PRIOR_RECURRENT):
+        show("before: cuDNN recurrent path from priors", evaluations(fitted, held, args.quick))
+    after = evaluations(fitted, held, args.quick)
+    show("after: cuDNN recurrent path fitted on DeepBench kernels", after)
+    print(f"\ntargets: {TARGETS}")
+    for name, pairs in after.items():
+        s = summary(pairs)
+        misses = [
+            key
+            for key, target in TARGETS.items()
+            if (s[key] < target if key == "faster_side_right" else s[key] > target)
+        ]
+        print(f"  {name:52s} {'meets all' if not misses else 'MISSES ' + ', '.join(misses)}")
+    print(f"took {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
