@@ -4,9 +4,11 @@
 
 Every pair of one published source where one side is a CPU and the other a GPU (same model, same
 author, same software generation): the CPU time predicts the GPU time and back. Sources:
-``data/benchmarks.csv`` (Woolf 2017-07, FloydHub 2017-12: in the calibration fit) and
+``data/benchmarks.csv`` (Woolf 2017-07, FloydHub 2017-12: in the calibration fit),
 ``data/calibration-holdout-woolf-2017-11.csv`` (Woolf 2017-11, K80/P100 with ``CuDNNLSTM``
-against 16/32 Skylake vCPUs: never fitted). Reported per evaluation: the median and worst
+against 16/32 Skylake vCPUs: never fitted) and ``data/cpu-gpu-validation.csv`` (TensorFlow's own
+Keras-examples benchmarks, 2020: five small models on a GCP VM's 8 vCPUs and on its two V100s,
+mirrored; never fitted; their architectures counted in ``data/cpu-gpu-workloads.csv``). Reported per evaluation: the median and worst
 ratio error (predicted/measured CPU:GPU ratio as a factor, 1.5 = 50% off either way), the share
 of pairs whose faster side is right, the median absolute % error; in-sample, leave-one-source-out
 (each ``benchmarks.csv`` source predicted by a calibration fitted without it; skipped with
@@ -37,10 +39,17 @@ from advisor.estimate import kernels, machine
 from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.published import ReferenceRow, read_reference
-from advisor.estimate.validate import PairResult, evaluate, percentile
+from advisor.estimate.validate import (
+    PairResult,
+    evaluate,
+    pair_results,
+    percentile,
+    read_facts_suite,
+)
 from advisor.locations import shipped
 
 HELD_OUT_FILE = "calibration-holdout-woolf-2017-11.csv"
+SUITE_FILES = ("cpu-gpu-validation.csv", "cpu-gpu-workloads.csv")
 TARGETS = {"median_factor": 1.5, "worst_factor": 3.0, "faster_side_right": 1.0, "median_pct": 30.0}
 PRIOR_RECURRENT = kernels.RecurrentFit(
     call_s=0.0, step_s=6e-5, efficiency=shipped_calibration().gpu_efficiency
@@ -77,15 +86,21 @@ def evaluations(
     fitted: Sequence[ReferenceRow], held: Sequence[ReferenceRow], quick: bool
 ) -> dict[str, list[PairResult]]:
     calibration = shipped_calibration()
+    suite = read_facts_suite(*(shipped(name) for name in SUITE_FILES), calibration)
     out = {
         "in-sample (benchmarks.csv)": cpu_gpu(evaluate(fitted, calibration)[0]),
         f"held out ({HELD_OUT_FILE})": cpu_gpu(evaluate(held, calibration)[0]),
+        f"held out ({SUITE_FILES[0]}, TF2 2020)": cpu_gpu(pair_results(suite, calibration)),
     }
     if not quick:
         out["leave-one-source-out (benchmarks.csv)"] = cpu_gpu(leave_one_source_out(fitted)[0])
+    out["held out, both files"] = [
+        *out[f"held out ({HELD_OUT_FILE})"],
+        *out[f"held out ({SUITE_FILES[0]}, TF2 2020)"],
+    ]
     out["all CPU<->GPU pairs, in-sample + held out"] = [
         *out["in-sample (benchmarks.csv)"],
-        *out[f"held out ({HELD_OUT_FILE})"],
+        *out["held out, both files"],
     ]
     return out
 

@@ -137,6 +137,11 @@ def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
     elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
     if elements is None:
         return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
+    return activation_bytes_of(elements)
+
+
+def activation_bytes_of(elements: float) -> float:
+    """Activation traffic per sample of ``elements`` fp32 activations counted per sample."""
     return 4.0 * elements * _ACTIVATION_PASSES
 
 

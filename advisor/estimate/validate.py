@@ -7,10 +7,12 @@ of accelerators outside the catalog) are skipped and counted.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from advisor.errors import UsageError
@@ -19,7 +21,7 @@ from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_ma
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
 from advisor.estimate.prediction import Prediction
 from advisor.estimate.published import ReferenceRow
-from advisor.estimate.steps import WorkloadFacts, facts_of, step_parts
+from advisor.estimate.steps import WorkloadFacts, activation_bytes_of, facts_of, step_parts
 from probes import zoo
 from probes.exchange import METRICS
 
@@ -248,3 +250,66 @@ def report(pairs: Sequence[PairResult], skipped: dict[str, int]) -> dict[str, An
 
 def _round(value: float, digits: int = 2) -> float | None:
     return None if math.isnan(value) else round(value, digits)
+
+
+def read_facts_suite(runs_csv: Path, workloads_csv: Path, calibration: Calibration) -> list[Run]:
+    """Runs of workloads outside the zoo, each workload's facts counted by hand in
+    ``workloads_csv`` (``data/cpu-gpu-workloads.csv``), each run a published figure in
+    ``runs_csv`` (``data/cpu-gpu-validation.csv``: a device, a GPU count, samples per second).
+    A bad row raises a ``UsageError`` naming its file and line."""
+    facts = {row["workload"]: row for row in _csv_rows(workloads_csv)}
+    runs = []
+    for line, row in enumerate(_csv_rows(runs_csv), start=2):
+        where = f"{runs_csv.name}:{line}"
+        spec = facts.get(row["workload"])
+        if spec is None:
+            raise UsageError(f"{where}: workload {row['workload']!r} not in {workloads_csv.name}")
+        try:
+            workload_facts = _facts_of_row(spec)
+            machine = _machine_of(row, spec, calibration)
+            batch, rate = int(row["batch_size"]), float(row["samples_per_second"])
+        except (KeyError, ValueError) as error:
+            raise UsageError(f"{where}: {error}") from None
+        if machine is None or batch <= 0 or not rate > 0:
+            raise UsageError(f"{where}: unknown device, or batch/figure not positive")
+        label = machine.label if machine.kind != "cpu" else f"CPU {row['vcpus']} vCPU"
+        runs.append(
+            Run(row["source"], row["workload"], label, machine, workload_facts, batch, 1 / rate)
+        )
+    return runs
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _facts_of_row(spec: dict[str, str]) -> WorkloadFacts:
+    return WorkloadFacts(
+        flops_per_sample=float(spec["flops_per_sample"]),
+        parameters=int(spec["parameters"]),
+        family=spec["family"],
+        timesteps=int(spec["timesteps"]),
+        directions=int(spec["directions"]),
+        optimizer=spec["optimizer"],
+        activation_bytes_per_sample=activation_bytes_of(float(spec["activation_elements"])),
+        winograd_share=float(spec["winograd_share"]),
+        recurrent_layers=int(spec["recurrent_layers"]),
+        recurrent_flops_per_step=float(spec["recurrent_flops_per_step"]),
+    )
+
+
+def _machine_of(row: dict[str, str], spec: dict[str, str], calibration: Calibration) -> Machine | None:
+    stack = Stack(tensorflow_major=2 if "tensorflow-2" in row["software"] else 1)
+    precision = "mixed" if row["precision"] in ("mixed", "fp16", "bf16") else "fp32"
+    if row["device"].upper() == "CPU":
+        family = catalog.resolve_family(row["cpu_family"] or None)
+        return cpu_machine(family, int(row["vcpus"]), calibration, stack=stack, precision=precision)
+    return accelerator_machine(
+        row["device"],
+        int(row["count"] or 1),
+        calibration,
+        stack=stack,
+        precision=precision,
+        cudnn_eligible=spec["cudnn_rnn"] != "0",
+    )
