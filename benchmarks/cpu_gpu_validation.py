@@ -15,6 +15,12 @@ of pairs whose faster side is right, the median absolute % error; in-sample, lea
 ``--quick``) and held out. Targets: median ratio error <= 1.5x, worst <= 3x, faster side right in
 every pair; leave-one-source-out median <= 30%.
 
+Last, the same TF2 models from real CPU probes: ``data/cpu-gpu-probes/*.json`` holds probes of
+the five models (rebuilt as .keras files by ``benchmarks/tf2_examples_models.py``) taken on this
+project's 2-vCPU development VM; each probe predicts both the source's 8-vCPU VM and its 2x V100,
+and the predicted CPU:GPU ratio is compared with the published one (the way a user meets the
+claim: probe here, predict a GPU). The probes are replayed, never re-run.
+
 "Before" is the recurrent GPU path as it was: a 60 us per-time-step prior for cuDNN, no per-call
 cost, the per-step arithmetic at the model-level GPU efficiency (``PRIOR_RECURRENT``); "after" is
 the fit on DeepBench's measured kernels (``data/gpu-kernel-fit.json``). The swap patches the one
@@ -24,18 +30,20 @@ function that hands the fit to the machine model, for this process only.
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.estimate import kernels, machine
+from advisor.estimate import Target, kernels, machine, predict
 from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.published import ReferenceRow, read_reference
@@ -46,7 +54,8 @@ from advisor.estimate.validate import (
     percentile,
     read_facts_suite,
 )
-from advisor.locations import shipped
+from advisor.locations import shipped, shipped_data_dir
+from probes.history import from_json
 
 HELD_OUT_FILE = "calibration-holdout-woolf-2017-11.csv"
 SUITE_FILES = ("cpu-gpu-validation.csv", "cpu-gpu-workloads.csv")
@@ -107,7 +116,9 @@ def evaluations(
 
 def show(title: str, results: dict[str, list[PairResult]]) -> None:
     print(f"\n## {title}")
-    print(f"{'evaluation':52s} {'pairs':>5s} {'median x':>8s} {'worst x':>7s} {'faster':>6s} {'med %':>6s}")
+    print(
+        f"{'evaluation':52s} {'pairs':>5s} {'median x':>8s} {'worst x':>7s} {'faster':>6s} {'med %':>6s}"
+    )
     for name, pairs in results.items():
         s = summary(pairs)
         print(
@@ -126,6 +137,64 @@ def show(title: str, results: dict[str, list[PairResult]]) -> None:
         )
 
 
+PROBES_DIR = "cpu-gpu-probes"
+
+
+def probe_replay(counted_flops: bool) -> list[tuple[str, float, float, float, float]]:
+    """Per stored probe: workload, published CPU:GPU time ratio, predicted ratio, and the
+    predicted 8-vCPU and GPU times against the published ones (factors, >1: predicted slower).
+
+    A probe of a user's .keras file records no FLOPs today; ``counted_flops`` gives it the
+    hand-counted ones of ``data/cpu-gpu-workloads.csv`` (what a probe that counted them would)."""
+    published: dict[str, dict[str, dict[str, str]]] = {}
+    with shipped(SUITE_FILES[0]).open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            published.setdefault(row["workload"], {})[row["device"].upper()] = row
+    with shipped(SUITE_FILES[1]).open(encoding="utf-8", newline="") as handle:
+        flops = {row["workload"]: float(row["flops_per_sample"]) for row in csv.DictReader(handle)}
+    out = []
+    for path in sorted((shipped_data_dir() / PROBES_DIR).glob("*.json")):
+        probe = from_json(path.read_text(encoding="utf-8"))
+        if counted_flops:
+            probe = replace(probe, flops_per_sample=flops[path.stem])
+        rows = published[path.stem]
+        cpu, gpu = rows["CPU"], next(v for k, v in rows.items() if k != "CPU")
+        on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])))
+        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)))
+        samples = probe.config.samples * probe.config.epochs
+        measured_ratio = float(gpu["samples_per_second"]) / float(cpu["samples_per_second"])
+        cpu_factor = on_cpu.seconds / samples * float(cpu["samples_per_second"])
+        gpu_factor = on_gpu.seconds / samples * float(gpu["samples_per_second"])
+        ratio = on_cpu.seconds / on_gpu.seconds
+        out.append((path.stem, measured_ratio, ratio, cpu_factor, gpu_factor))
+    return out
+
+
+def show_replay(title: str) -> None:
+    for counted in (False, True):
+        flops = "FLOPs counted by hand" if counted else "as stored (no FLOPs)"
+        print(f"\n## {title}; {flops}")
+        print(
+            f"{'workload':18s} {'published CPU:GPU':>17s} {'predicted':>9s} {'ratio error':>11s} "
+            f"{'8-vCPU time':>11s} {'GPU time':>9s}"
+        )
+        factors, gpu_factors = [], []
+        for workload, measured, predicted, cpu_factor, gpu_factor in probe_replay(counted):
+            error = predicted / measured
+            factors.append(max(error, 1 / error))
+            gpu_factors.append(max(gpu_factor, 1 / gpu_factor))
+            print(
+                f"{workload:18s} {measured:>17.2f} {predicted:>9.2f} {error:>10.2f}x "
+                f"{cpu_factor:>10.2f}x {gpu_factor:>8.2f}x"
+            )
+        if factors:
+            print(
+                f"ratio error: median {percentile(factors, 50):.2f}x, worst {max(factors):.2f}x; "
+                f"GPU time error: median {percentile(gpu_factors, 50):.2f}x, "
+                f"worst {max(gpu_factors):.2f}x"
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="skip leave-one-source-out")
@@ -135,8 +204,10 @@ def main() -> int:
     held = read_reference(shipped(HELD_OUT_FILE))
     with recurrent_path(PRIOR_RECURRENT):
         show("before: cuDNN recurrent path from priors", evaluations(fitted, held, args.quick))
+        show_replay("before: TF2 models from probes taken here, cuDNN path from priors")
     after = evaluations(fitted, held, args.quick)
     show("after: cuDNN recurrent path fitted on DeepBench kernels", after)
+    show_replay("after: TF2 models from probes taken here, cuDNN path fitted")
     print(f"\ntargets: {TARGETS}")
     for name, pairs in after.items():
         s = summary(pairs)

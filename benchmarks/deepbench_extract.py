@@ -16,8 +16,8 @@ from __future__ import annotations
 import csv
 import re
 import sys
-import zipfile
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 _M = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -38,7 +38,9 @@ def _shared_strings(book: zipfile.ZipFile) -> list[str]:
     if "xl/sharedStrings.xml" not in book.namelist():
         return []
     root = ET.fromstring(book.read("xl/sharedStrings.xml"))
-    return ["".join(t.text or "" for t in si.iter(f"{{{_M}}}t")) for si in root.findall(f"{{{_M}}}si")]
+    return [
+        "".join(t.text or "" for t in si.iter(f"{{{_M}}}t")) for si in root.findall(f"{{{_M}}}si")
+    ]
 
 
 def sheets(path: Path) -> dict[str, list[tuple[int, dict[str, str]]]]:

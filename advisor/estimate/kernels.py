@@ -63,7 +63,9 @@ class RecurrentFit:
     efficiency: float
 
     def seconds(self, kernel: Kernel) -> float:
-        return self.call_s + kernel.timesteps * (self.step_s + kernel.peak_seconds / self.efficiency)
+        return self.call_s + kernel.timesteps * (
+            self.step_s + kernel.peak_seconds / self.efficiency
+        )
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,9 @@ def fit_gemm(kernels: Sequence[Kernel]) -> GemmFit:
     return best[1]
 
 
-def error_summary(kernels: Sequence[Kernel], seconds: Callable[[Kernel], float]) -> dict[str, float]:
+def error_summary(
+    kernels: Sequence[Kernel], seconds: Callable[[Kernel], float]
+) -> dict[str, float]:
     """n, median and p90 of |predicted/measured| as a factor (1.5: 50% off either way)."""
     errors = sorted(math.exp(abs(math.log(seconds(k) / k.seconds))) for k in kernels)
     if not errors:
@@ -189,7 +193,9 @@ def fit(hold_out: str = HOLD_OUT) -> KernelFit:
     mm = fit_gemm([k for k in gemm if k.gpu != hold_out])
     errors = {}
     for name, kernels, model in (("recurrent", recurrent, rnn.seconds), ("gemm", gemm, mm.seconds)):
-        errors[f"{name} in_sample"] = error_summary([k for k in kernels if k.gpu != hold_out], model)
+        errors[f"{name} in_sample"] = error_summary(
+            [k for k in kernels if k.gpu != hold_out], model
+        )
         errors[f"{name} held_out"] = error_summary([k for k in kernels if k.gpu == hold_out], model)
     return KernelFit(rnn, mm, hold_out, errors)
 

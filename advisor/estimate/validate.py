@@ -299,7 +299,9 @@ def _facts_of_row(spec: dict[str, str]) -> WorkloadFacts:
     )
 
 
-def _machine_of(row: dict[str, str], spec: dict[str, str], calibration: Calibration) -> Machine | None:
+def _machine_of(
+    row: dict[str, str], spec: dict[str, str], calibration: Calibration
+) -> Machine | None:
     stack = Stack(tensorflow_major=2 if "tensorflow-2" in row["software"] else 1)
     precision = "mixed" if row["precision"] in ("mixed", "fp16", "bf16") else "fp32"
     if row["device"].upper() == "CPU":
