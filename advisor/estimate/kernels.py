@@ -1,4 +1,4 @@
-"""GPU kernel paths fitted on measured kernels: ``python -m advisor.estimate.kernels [--write]``.
+"""GPU kernel paths fitted on measured kernels: ``python benchmarks/gpu_kernel_fit.py [--write]``.
 
 Model-level results cannot separate a cuDNN LSTM's per-time-step latency from its arithmetic, so
 these terms are fitted on kernel-level measurements instead: baidu-research/DeepBench's training
@@ -14,26 +14,27 @@ cuDNN recurrent layer (vanilla, GRU, LSTM), forward + both backward passes, one 
 recurrence serialises the kernels), ``efficiency`` the share of the FP32 peak the per-step
 matrix products reach. Dense matrix product (cuBLAS SGEMM)::
 
-    gemm = launch + 2 M N K / (peak x efficiency)
+    gemm = launch + 2 M N K / (peak x efficiency) x (1 + half / min(M, N))
 
-Three and two parameters, shared by all GPUs, fitted by relative least squares (closed form for
+``half`` is the narrow side of the product (a layer's batch, a convolution's channels) at which
+the product reaches half its efficiency: a narrow product leaves most of the GPU idle.
+
+Three parameters each, shared by all GPUs, fitted by relative least squares (closed form for
 the latencies, a grid for the efficiency). One GPU (``HOLD_OUT``) stays out of the fit and its
 errors are reported beside the in-sample ones.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
-import sys
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from advisor.locations import shipped, shipped_data_dir
+from advisor.locations import shipped
 
 KERNELS_FILE = "gpu-kernels-deepbench.csv"
 PEAKS_FILE = "deepbench-gpus.csv"
@@ -54,6 +55,8 @@ class Kernel:
     seconds: float
     peak_seconds: float
     """FLOPs / peak FLOP/s: the time at 100% of peak (per time step for recurrent layers)."""
+    narrow: int = 0
+    """The narrow side of a matrix product, min(M, N) (0 for recurrent layers)."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,11 @@ class RecurrentFit:
 class GemmFit:
     launch_s: float
     efficiency: float
+    half_narrow: float
 
     def seconds(self, kernel: Kernel) -> float:
-        return self.launch_s + kernel.peak_seconds / self.efficiency
+        occupancy = kernel.narrow / (kernel.narrow + self.half_narrow)
+        return self.launch_s + kernel.peak_seconds / (self.efficiency * occupancy)
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,11 @@ def read_kernels(
         for row in csv.DictReader(handle):
             seconds = float(row["time_ms"]) / 1e3
             if row["kernel"] == "gemm":
-                flops = 2.0 * int(row["m"]) * int(row["n"]) * int(row["k"])
-                gemm.append(Kernel(row["gpu"], "gemm", 1, seconds, flops / peak[row["gpu"]]))
+                m, n = int(row["m"]), int(row["n"])
+                flops = 2.0 * m * n * int(row["k"])
+                gemm.append(
+                    Kernel(row["gpu"], "gemm", 1, seconds, flops / peak[row["gpu"]], min(m, n))
+                )
             else:
                 hidden, batch = int(row["hidden"]), int(row["batch"])
                 # DeepBench's layers take inputs as wide as the hidden state
@@ -162,12 +170,14 @@ def fit_recurrent(kernels: Sequence[Kernel]) -> RecurrentFit:
 
 def fit_gemm(kernels: Sequence[Kernel]) -> GemmFit:
     best: tuple[float, GemmFit] | None = None
-    for efficiency in _efficiencies():
-        launch, _ = _latencies(kernels, efficiency, lambda k: (1.0, 0.0))
-        candidate = GemmFit(launch, efficiency)
-        score = _log_loss(kernels, candidate.seconds)
-        if best is None or score < best[0]:
-            best = (score, candidate)
+    for half in (10 ** (i / 10) for i in range(31)):  # 1 .. 1000, 26% apart
+        slowed = [replace(k, peak_seconds=k.peak_seconds * (1 + half / k.narrow)) for k in kernels]
+        for efficiency in _efficiencies()[::2]:
+            launch, _ = _latencies(slowed, efficiency, lambda k: (1.0, 0.0))
+            candidate = GemmFit(launch, efficiency, half)
+            score = _log_loss(kernels, candidate.seconds)
+            if best is None or score < best[0]:
+                best = (score, candidate)
     assert best is not None, "no matrix products to fit"
     return best[1]
 
@@ -200,7 +210,8 @@ def fit(hold_out: str = HOLD_OUT) -> KernelFit:
     return KernelFit(rnn, mm, hold_out, errors)
 
 
-def _rounded(fit: KernelFit) -> dict[str, object]:
+def rounded(fit: KernelFit) -> dict[str, object]:
+    """The fit as ``data/gpu-kernel-fit.json`` holds it (three significant digits)."""
     blob = asdict(fit)
     for path in ("recurrent", "gemm"):
         blob[path] = {name: float(f"{value:.3g}") for name, value in blob[path].items()}
@@ -214,19 +225,3 @@ def shipped_fit() -> KernelFit:
     return KernelFit(
         RecurrentFit(**blob["recurrent"]), GemmFit(**blob["gemm"]), blob["hold_out"], blob["errors"]
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"rewrite data/{FIT_FILE}")
-    args = parser.parse_args(argv)
-    result = _rounded(fit())
-    text = json.dumps(result, indent=2, sort_keys=True) + "\n"
-    print(text, end="")
-    if args.write:
-        (shipped_data_dir() / FIT_FILE).write_text(text, encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

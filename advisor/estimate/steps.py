@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.estimate.kernels import recurrent_flops_per_step
+from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import Calibration
 from probes import zoo
@@ -63,6 +63,8 @@ _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
 """For a model outside the zoo: activation traffic per training FLOP (typical of convnets)."""
+_NARROW_FAMILIES = frozenset({"dense", "embedding", "recurrent"})
+"""Families whose matrix products are as narrow as the batch (no pixels to widen them)."""
 _HOST_AUGMENTED = frozenset({"cifar10_cnn"})
 """Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
 _ALLREDUCE_LATENCY_S = 30e-6
@@ -189,8 +191,9 @@ def step_parts(
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
     # Small per-replica batches leave wide machines idle: efficiency saturates with the batch.
-    occupancy = per_replica / (per_replica + _half_occupancy_batch(machine, calibration))
-    recurrent_rate = (machine.recurrent_flops or machine.compute_flops) * occupancy
+    occupancy = per_replica / (per_replica + _half_occupancy_batch(facts, machine, calibration))
+    # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
+    recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
     sequential = (
         facts.directions * facts.recurrent_layers * machine.recurrent_call_s
         + steps * machine.cell_step_s
@@ -207,8 +210,16 @@ def step_parts(
     )
 
 
-def _half_occupancy_batch(machine: Machine, calibration: Calibration) -> float:
-    """Batch at which conv/matmul kernels reach half their efficiency (wider chips need more)."""
+def _half_occupancy_batch(
+    facts: WorkloadFacts, machine: Machine, calibration: Calibration
+) -> float:
+    """Batch at which conv/matmul kernels reach half their efficiency.
+
+    On a GPU a dense layer's matrix product is as narrow as its batch: half efficiency at the
+    narrow side fitted on DeepBench's SGEMMs (``kernels``). A convolution's product is as wide as
+    batch x pixels, so the batch barely matters there (a prior: wider chips need more)."""
     if machine.kind == "cpu":
         return calibration.cpu_half_batch_per_thread * machine.threads
+    if facts.family in _NARROW_FAMILIES and machine.kind == "gpu":
+        return shipped_fit().gemm.half_narrow
     return max(1.0, 4.0 * math.log10(max(machine.compute_flops, 1e12) / 1e12) + 2.0)

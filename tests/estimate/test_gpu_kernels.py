@@ -23,9 +23,9 @@ from tests.estimate.test_probes import LOCAL_CPU, probe
 
 
 def test_the_shipped_kernel_fit_is_what_the_fit_gives_on_the_shipped_kernels() -> None:
-    """data/gpu-kernel-fit.json is re-runnable: ``python -m advisor.estimate.kernels --write``."""
+    """data/gpu-kernel-fit.json is re-runnable: ``python benchmarks/gpu_kernel_fit.py --write``."""
     shipped_blob = json.loads(shipped(kernels.FIT_FILE).read_text(encoding="utf-8"))
-    assert kernels._rounded(kernels.fit()) == shipped_blob
+    assert kernels.rounded(kernels.fit()) == shipped_blob
 
 
 def test_every_kernel_row_names_where_it_came_from_and_its_gpu_has_a_cited_peak() -> None:
@@ -119,3 +119,20 @@ def test_a_bad_suite_row_is_one_error_naming_its_line(tmp_path: Path) -> None:
     runs.write_text("\n".join([text[0], text[1], text[2].replace(",256,", ",many,")]) + "\n")
     with pytest.raises(UsageError, match=r"runs.csv:3"):
         read_facts_suite(runs, shipped("cpu-gpu-workloads.csv"), shipped_calibration())
+
+
+def test_a_dense_models_products_are_half_efficient_at_the_fitted_narrow_side() -> None:
+    """A dense layer's product is as narrow as its batch: at the SGEMM fit's half-width batch it
+    runs at half the efficiency; a convnet's (batch x pixels wide) barely notices the batch."""
+    calibration = shipped_calibration()
+    v100 = accelerator_machine("V100", 1, calibration)
+    assert v100 is not None
+    half = kernels.shipped_fit().gemm.half_narrow
+    mlp = facts_of(zoo.get("mnist_mlp"))
+    batch = round(half)
+    compute = step_parts(mlp, v100, batch, calibration).compute
+    at_full = mlp.flops_per_sample * batch / v100.compute_flops
+    assert compute == pytest.approx(at_full * (batch + half) / batch)
+    cnn = facts_of(zoo.get("mnist_cnn"))
+    small, large = (step_parts(cnn, v100, b, calibration).compute / b for b in (batch, 4 * batch))
+    assert small / large < 1.1
