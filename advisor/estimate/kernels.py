@@ -20,7 +20,7 @@ matrix products reach. Dense matrix product (cuBLAS SGEMM)::
 the product reaches half its efficiency: a narrow product leaves most of the GPU idle.
 
 Three parameters each, shared by all GPUs, fitted by relative least squares (closed form for
-the latencies, a grid for the efficiency). One GPU (``HOLD_OUT``) stays out of the fit and its
+the latencies, a grid for the efficiency and the half width). One GPU (``HOLD_OUT``) stays out of the fit and its
 errors are reported beside the in-sample ones.
 """
 
