@@ -181,7 +181,7 @@ def _price(prices: Prices, row) -> float:  # type: ignore[no-untyped-def]
 def main() -> int:
     from advisor.estimate.calibrate import leave_one_source_out
     from advisor.estimate.parameters import shipped_calibration
-    from advisor.estimate.reference import read_reference
+    from advisor.estimate.published import read_reference
     from advisor.locations import shipped, shipped_data_dir
     from probes import zoo
 

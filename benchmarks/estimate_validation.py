@@ -12,8 +12,9 @@ accuracy over pairs whose measured figures differ by
 more than 5% and 10% (smaller differences are within the run-to-run noise of single published
 runs). Targets: median <= 20%, p90 <= 50%, order >= 90%. Then the same for every hold-out file the
 fit never sees (``data/calibration-holdout-*.csv``): NVIDIA's published ResNet-50 training
-throughput on V100, V100 32GB and A100, and Lambda's tf_cnn_benchmarks runs under TensorFlow 2
-on V100-32GB and RTX A6000. Last, one table of the three evaluations side by side.
+throughput on V100, V100 32GB and A100, Lambda's tf_cnn_benchmarks runs under TensorFlow 2
+on V100-32GB and RTX A6000, and Woolf's 2017-11 Keras examples (K80/P100 with CuDNNLSTM, 16/32
+Skylake vCPUs). Last, one table of the three evaluations side by side.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.parameters import shipped_calibration
-from advisor.estimate.reference import read_reference
+from advisor.estimate.published import read_reference
 from advisor.estimate.validate import PairResult, evaluate, summarise
 from advisor.locations import shipped, shipped_data_dir
 

@@ -122,7 +122,7 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
     from advisor.estimate import validate as engine
     from advisor.estimate.calibrate import leave_one_source_out
     from advisor.estimate.parameters import shipped_calibration
-    from advisor.estimate.reference import read_reference_checked
+    from advisor.estimate.published import read_reference_checked
     from advisor.locations import shipped
 
     path = reference or shipped("benchmarks.csv")

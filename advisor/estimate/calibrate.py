@@ -24,7 +24,7 @@ from statistics import NormalDist
 
 from advisor.estimate.parameters import CALIBRATION_FILE, FREE_PARAMETERS, PRIOR, Calibration
 from advisor.estimate.parameters import to_json as calibration_json
-from advisor.estimate.reference import ReferenceRow, read_reference
+from advisor.estimate.published import ReferenceRow, read_reference
 from advisor.estimate.validate import (
     INTERVAL,
     PairResult,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
+from advisor.estimate.kernels import shipped_fit
 from advisor.estimate.parameters import Calibration
 
 PRECISIONS = ("fp32", "mixed")
@@ -29,10 +30,17 @@ class Stack:
     """CPU kernels built with AVX2/FMA or wider (oneDNN); False for TensorFlow 1's pip wheel."""
     tf32: bool | None = None
     """fp32 matmuls as TF32 on Ampere+; None: TensorFlow's default (on from 2.4, off in 1.x)."""
+    cudnn_rnn: bool | None = None
+    """Recurrent layers on a GPU run cuDNN's fused kernel; None: Keras's default (from TF 2 on;
+    TensorFlow 1 needed the explicit ``CuDNNLSTM`` layer)."""
 
     @property
     def uses_tf32(self) -> bool:
         return self.tf32 if self.tf32 is not None else self.tensorflow_major >= 2
+
+    @property
+    def uses_cudnn_rnn(self) -> bool:
+        return self.cudnn_rnn if self.cudnn_rnn is not None else self.tensorflow_major >= 2
 
 
 MODERN = Stack()
@@ -52,7 +60,12 @@ class Machine:
     overhead_s: float
     """Fixed cost of one step."""
     cell_step_s: float
-    """Latency of one recurrent time step (one direction, forward + backward)."""
+    """Latency of one recurrent time step (one direction, forward + backward), its arithmetic
+    aside."""
+    recurrent_flops: float = 0.0
+    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``compute_flops``)."""
+    recurrent_call_s: float = 0.0
+    """Fixed cost of one recurrent layer call, one direction (cuDNN's per-call set-up)."""
     replicas: int = 1
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
@@ -154,14 +167,17 @@ def accelerator_machine(
         if precision == "mixed":
             path += " (no fast fp16 on this GPU)"
     half = precision == "mixed" and spec.half_tflops > spec.fp32_tflops
-    cudnn = cudnn_eligible and stack.tensorflow_major >= 2
+    cudnn = cudnn_eligible and stack.uses_cudnn_rnn
+    rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     return Machine(
         kind="gpu",
         label=f"{count}x {name}" if count > 1 else name,
         compute_flops=peak * 1e12 * efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         overhead_s=calibration.gpu_overhead_s,
-        cell_step_s=calibration.cudnn_cell_step_s if cudnn else calibration.gpu_generic_cell_step_s,
+        cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
+        recurrent_flops=spec.fp32_tflops * 1e12 * rnn.efficiency if cudnn else 0.0,
+        recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
         memory_bytes=spec.memory_gib * 2**30,

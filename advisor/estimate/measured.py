@@ -15,9 +15,17 @@ from functools import lru_cache
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
+from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import Calibration
 from advisor.estimate.prediction import Target
-from advisor.estimate.steps import PART_NAMES, Parts, WorkloadFacts, activation_bytes, facts_of
+from advisor.estimate.steps import (
+    PART_NAMES,
+    Parts,
+    WorkloadFacts,
+    activation_bytes,
+    facts_of,
+    step_parts,
+)
 from probes import zoo
 from probes.result import Fingerprint, ProbeResult
 
@@ -66,6 +74,52 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         parameters=probe.parameters,
         family=family,
         activation_bytes_per_sample=activation_bytes(probe.config.workload, probe.flops_per_sample),
+    )
+
+
+MIN_LATENCY_SHARE = 0.1
+"""Least share of a CPU's recurrent time taken as per-step latency when the modelled arithmetic
+alone would explain all of it (the source CPU is faster than modelled: its absolute rate is
+known to 2x only). The zoo's LSTMs spend 40-83% of it there on 8 vCPUs at their batch sizes."""
+
+
+def with_inferred_recurrence(
+    probe: ProbeResult, facts: WorkloadFacts, source: Machine, calibration: Calibration
+) -> WorkloadFacts:
+    """A user's recurrent model with its time steps inferred from what its probe measured.
+
+    Its architecture is unknown, so the time its recurrent ops took on the source is split into
+    a latency per time step and the per-step arithmetic: the recurrent layers take the
+    recurrent share of the model's FLOPs, as their share of the probe's compute-bearing ops
+    (``recurrent`` against ``matmul_conv``), run at the source's rate; what the arithmetic does
+    not explain (at least ``MIN_LATENCY_SHARE`` of it) is time steps, at the source's step
+    latency. A recurrent model is taken to run cuDNN on a GPU (LSTM/GRU; a SimpleRNN does not,
+    and the probe does not say which it is). Without this the recurrent share
+    would scale by the ratio of step latencies alone, as if a CPU's LSTM did no arithmetic.
+    """
+    split = probe.op_split
+    share, total = split.get("recurrent", 0.0), sum(split.values())
+    if facts.timesteps or share <= 0 or total <= 0 or facts.flops_per_sample <= 0:
+        return facts
+    recurrent_flops = facts.flops_per_sample * share / (share + split.get("matmul_conv", 0.0))
+    recurrent_seconds = probe.step_seconds * share / total
+    one_step = replace(
+        facts,
+        timesteps=1,
+        directions=1,
+        recurrent_layers=0,
+        recurrent_flops_per_step=recurrent_flops,
+    )
+    batch = probe.config.batch_size
+    arithmetic = step_parts(one_step, source, batch, calibration).sequential - source.cell_step_s
+    latency = max(recurrent_seconds - arithmetic, MIN_LATENCY_SHARE * recurrent_seconds)
+    steps = max(1, round(latency / source.cell_step_s))
+    return replace(
+        facts,
+        timesteps=steps,
+        directions=1,
+        recurrent_layers=1,
+        recurrent_flops_per_step=recurrent_flops / steps,
     )
 
 

@@ -1,9 +1,10 @@
 """The model's free parameters: priors written here, fitted values in ``data/calibration.json``.
 
 ``python -m advisor.estimate.calibrate`` refits them on the shipped reference measurements and
-rewrites the JSON; nothing in it is tuned by hand. A parameter the data cannot identify (no TPU,
-no cuDNN LSTM in the reference set) stays at its prior, and predictions that lean on it are
-flagged as extrapolated.
+rewrites the JSON; nothing in it is tuned by hand. A parameter the data cannot identify (no TPU
+in the reference set) stays at its prior, and predictions that lean on it are flagged as
+extrapolated. The cuDNN recurrent path is no parameter here: it is fitted on measured kernels
+(``advisor.estimate.kernels``, ``data/gpu-kernel-fit.json``).
 """
 
 from __future__ import annotations
@@ -64,8 +65,6 @@ class Calibration:
     """Latency of one recurrent time step (forward + backward, one direction) on a CPU."""
     gpu_generic_cell_step_s: float = 1e-3
     """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
-    cudnn_cell_step_s: float = 6e-5
-    """The same with cuDNN's fused LSTM kernel; a prior (no cuDNN LSTM in the reference set)."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
     log_sigma: dict[str, float] = field(default_factory=dict)

@@ -26,6 +26,7 @@ from advisor.estimate.measured import (
     facts_for,
     is_same_device,
     measured_shares,
+    with_inferred_recurrence,
     with_measured_thread_scaling,
 )
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, shipped_calibration
@@ -76,6 +77,7 @@ def predict(
         return _excluded(
             f"the probe's accelerator {probe.device.accelerator} is not in the catalog"
         )
+    facts = with_inferred_recurrence(probe, facts, source, calibration)
     machine = target_machine(target, calibration, precision)
     batch = probe.config.batch_size
     parts_s = step_parts(facts, source, batch, calibration)
@@ -99,13 +101,9 @@ def predict(
     seconds = scaled * step_ratio + per_epoch + allreduce * train_steps
     recurrent = facts.family == "recurrent"
     fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer)
-    extrapolated = (
-        machine.extrapolated
-        or source.extrapolated
-        or source_guess
-        or probe.extrapolated
-        or (recurrent and machine.lstm_kernel == "cuDNN LSTM")
-    )
+    # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
+    # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
+    extrapolated = machine.extrapolated or source.extrapolated or source_guess or probe.extrapolated
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     return Prediction(
         seconds=seconds,

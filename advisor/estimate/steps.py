@@ -2,6 +2,10 @@
 
     step = overhead + compute + memory + sequential + input pipeline (+ gradient all-reduce)
 
+The sequential part is a recurrent layer's own time: per-call cost, a latency per time step and
+the per-step matrix products, so that a probe's measured recurrent share scales like the whole
+layer (on a CPU the products dominate it; on a GPU with cuDNN the latency does).
+
 Each part is work divided by the machine's matching capability. Predictions use these parts only
 as ratios between two machines (``T_target = T_measured * part(target) / part(source)``, per part),
 so a bias shared by both sides cancels.
@@ -12,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import Calibration
 from probes import zoo
@@ -46,6 +51,11 @@ _WINOGRAD_SHARE = {
     "resnet152": 0.51,
     "vgg16": 0.99,
 }
+# Recurrent layers of the zoo (probes/networks.py): cell, inputs per time step, hidden units.
+_RECURRENT_LAYERS = {
+    "imdb_bilstm": (("lstm", 128, 64),),
+    "lstm_text_generation": (("lstm", 57, 128),),
+}
 WINOGRAD_REDUCTION = 2.25
 """Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
 "Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles."""
@@ -53,6 +63,8 @@ _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
 """For a model outside the zoo: activation traffic per training FLOP (typical of convnets)."""
+_NARROW_FAMILIES = frozenset({"dense", "embedding", "recurrent"})
+"""Families whose matrix products are as narrow as the batch (no pixels to widen them)."""
 _HOST_AUGMENTED = frozenset({"cifar10_cnn"})
 """Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
 _ALLREDUCE_LATENCY_S = 30e-6
@@ -77,6 +89,11 @@ class WorkloadFacts:
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
     winograd_share: float = 0.0
     """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
+    recurrent_layers: int = 0
+    """Recurrent layer calls per direction (0 when not known)."""
+    recurrent_flops_per_step: float = 0.0
+    """Training FLOPs per sample of one time step of one direction, over the recurrent layers:
+    the arithmetic the recurrence serialises (0 when not known: latency alone is modelled)."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +126,11 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
         host_augmentation=workload.id in _HOST_AUGMENTED,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
+        recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
+        recurrent_flops_per_step=sum(
+            recurrent_flops_per_step(cell, hidden, inputs, 1)
+            for cell, inputs, hidden in _RECURRENT_LAYERS.get(workload.id, ())
+        ),
     )
 
 
@@ -117,6 +139,11 @@ def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
     elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
     if elements is None:
         return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
+    return activation_bytes_of(elements)
+
+
+def activation_bytes_of(elements: float) -> float:
+    """Activation traffic per sample of ``elements`` fp32 activations counted per sample."""
     return 4.0 * elements * _ACTIVATION_PASSES
 
 
@@ -151,7 +178,9 @@ def step_parts(
 ) -> Parts:
     """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``."""
     per_replica = batch_size / machine.replicas
-    flops = facts.flops_per_sample * per_replica
+    steps = facts.timesteps * facts.directions
+    recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
+    flops = (facts.flops_per_sample - recurrent_flops) * per_replica
     if machine.winograd:
         share = facts.winograd_share
         flops *= 1 - share + share / WINOGRAD_REDUCTION
@@ -161,9 +190,15 @@ def step_parts(
     if machine.half_precision:
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
-    sequential = facts.timesteps * facts.directions * machine.cell_step_s
     # Small per-replica batches leave wide machines idle: efficiency saturates with the batch.
-    occupancy = per_replica / (per_replica + _half_occupancy_batch(machine, calibration))
+    occupancy = per_replica / (per_replica + _half_occupancy_batch(facts, machine, calibration))
+    # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
+    recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
+    sequential = (
+        facts.directions * facts.recurrent_layers * machine.recurrent_call_s
+        + steps * machine.cell_step_s
+        + recurrent_flops * per_replica / recurrent_rate
+    )
     return Parts(
         overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
         compute=flops / (machine.compute_flops * occupancy) if flops else 0.0,
@@ -175,8 +210,16 @@ def step_parts(
     )
 
 
-def _half_occupancy_batch(machine: Machine, calibration: Calibration) -> float:
-    """Batch at which conv/matmul kernels reach half their efficiency (wider chips need more)."""
+def _half_occupancy_batch(
+    facts: WorkloadFacts, machine: Machine, calibration: Calibration
+) -> float:
+    """Batch at which conv/matmul kernels reach half their efficiency.
+
+    On a GPU a dense layer's matrix product is as narrow as its batch: half efficiency at the
+    narrow side fitted on DeepBench's SGEMMs (``kernels``). A convolution's product is as wide as
+    batch x pixels, so the batch barely matters there (a prior: wider chips need more)."""
     if machine.kind == "cpu":
         return calibration.cpu_half_batch_per_thread * machine.threads
+    if facts.family in _NARROW_FAMILIES and machine.kind == "gpu":
+        return shipped_fit().gemm.half_narrow
     return max(1.0, 4.0 * math.log10(max(machine.compute_flops, 1e12) / 1e12) + 2.0)

@@ -7,11 +7,13 @@ of accelerators outside the catalog) are skipped and counted.
 
 from __future__ import annotations
 
+import csv
 import math
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from advisor.errors import UsageError
@@ -19,8 +21,8 @@ from advisor.estimate import catalog
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
 from advisor.estimate.prediction import Prediction
-from advisor.estimate.reference import ReferenceRow
-from advisor.estimate.steps import facts_of, step_parts
+from advisor.estimate.published import ReferenceRow
+from advisor.estimate.steps import WorkloadFacts, activation_bytes_of, facts_of, step_parts
 from probes import zoo
 from probes.exchange import METRICS
 
@@ -73,6 +75,7 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
         tensorflow_major=row.tensorflow_major,
         vectorised=row.vectorised,
         tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
+        cudnn_rnn=row.cudnn_rnn,
     )
     precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
@@ -98,6 +101,32 @@ def pair_indices(members: int, take: int, rng: random.Random) -> Iterable[tuple[
         yield s, t + (t >= s)
 
 
+@dataclass(frozen=True)
+class Run:
+    """One measured run as pair validation sees it: its machine, its workload, its figure."""
+
+    source: str
+    workload: str
+    label: str
+    machine: Machine
+    facts: WorkloadFacts
+    batch_size: int
+    seconds_per_sample: float
+    row: ReferenceRow | None = None
+    """The exchange row it came from, for the row's own metric (None: seconds per sample)."""
+    samples: int = 1
+    """Training samples per epoch (to turn a per-sample time into the row's metric)."""
+
+    def figure(self, seconds_per_sample: float) -> float:
+        if self.row is None:
+            return seconds_per_sample
+        return self.row.figure_from_seconds_per_sample(seconds_per_sample, self.samples)
+
+    @property
+    def value(self) -> float:
+        return self.row.value if self.row is not None else self.seconds_per_sample
+
+
 def evaluate(
     rows: Iterable[ReferenceRow],
     calibration: Calibration,
@@ -109,7 +138,7 @@ def evaluate(
     counts go to ``stats``: ``pairs_possible``, ``pairs_cap``), and the skipped rows counted by
     reason."""
     skipped: dict[str, int] = defaultdict(int)
-    groups: dict[tuple[str, str], list[tuple[ReferenceRow, Machine]]] = defaultdict(list)
+    runs: list[Run] = []
     seen: set[tuple[str, str, str, int]] = set()
     for row in sorted(rows, key=lambda r: METRICS.index(r.metric)):
         try:
@@ -126,44 +155,68 @@ def evaluate(
             skipped["another metric of a run already counted"] += 1
             continue
         seen.add(run)
-        groups[(row.source, workload.id)].append((row, machine))
+        runs.append(
+            Run(
+                source=row.source,
+                workload=workload.id,
+                label=row.label,
+                machine=machine,
+                facts=facts_of(workload),
+                batch_size=row.batch_size,
+                seconds_per_sample=row.seconds_per_sample(workload.samples),
+                row=row,
+                samples=workload.samples,
+            )
+        )
+    return pair_results(runs, calibration, max_pairs=max_pairs, stats=stats), dict(skipped)
+
+
+def pair_results(
+    runs: Sequence[Run],
+    calibration: Calibration,
+    *,
+    max_pairs: int = MAX_PAIRS,
+    stats: dict[str, int] | None = None,
+) -> list[PairResult]:
+    """Within each source and workload, every run predicts every other run's figure (a seeded
+    sample of ``max_pairs`` when there are more)."""
+    groups: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[(run.source, run.workload)].append(run)
     possible = sum(len(m) * (len(m) - 1) for m in groups.values())
     if stats is not None:
         stats.update(pairs_possible=possible, pairs_cap=max_pairs)
     rng = random.Random(PAIR_SEED)
     pairs = []
     for (source, workload_id), members in groups.items():
-        workload = zoo.get(workload_id)
-        facts = facts_of(workload)
-        per_sample = {
-            id(row): step_parts(facts, machine, row.batch_size, calibration).total / row.batch_size
-            for row, machine in members
+        modelled = {
+            id(run): step_parts(run.facts, run.machine, run.batch_size, calibration).total
+            / run.batch_size
+            for run in members
         }
         share = len(members) * (len(members) - 1)
         take = share if possible <= max_pairs else round(max_pairs * share / possible)
         for s_index, t_index in pair_indices(len(members), take, rng):
-            (s_row, s_machine), (t_row, t_machine) = members[s_index], members[t_index]
-            measured_s = s_row.seconds_per_sample(workload.samples)
-            measured_t = t_row.seconds_per_sample(workload.samples)
-            predicted_t = measured_s * per_sample[id(t_row)] / per_sample[id(s_row)]
+            s, t = members[s_index], members[t_index]
+            measured_s, measured_t = s.seconds_per_sample, t.seconds_per_sample
+            predicted_t = measured_s * modelled[id(t)] / modelled[id(s)]
+            kinds = f"{s.machine.kind}->{t.machine.kind}"
             pairs.append(
                 PairResult(
                     source=source,
                     workload=workload_id,
-                    source_label=s_row.label,
-                    target_label=t_row.label,
-                    kinds=f"{s_machine.kind}->{t_machine.kind}",
-                    predicted=t_row.figure_from_seconds_per_sample(predicted_t, workload.samples),
-                    actual=t_row.value,
+                    source_label=s.label,
+                    target_label=t.label,
+                    kinds=kinds,
+                    predicted=t.figure(predicted_t),
+                    actual=t.value,
                     order_right=_same_order(measured_s, predicted_t, measured_t),
                     log_error=math.log(predicted_t / measured_t),
                     measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
-                    log_sigma=sigma_of_kind(
-                        calibration.log_sigma, f"{s_machine.kind}->{t_machine.kind}"
-                    ),
+                    log_sigma=sigma_of_kind(calibration.log_sigma, kinds),
                 )
             )
-    return pairs, dict(skipped)
+    return pairs
 
 
 def _same_order(source: float, predicted: float, actual: float) -> bool:
@@ -232,3 +285,68 @@ def report(pairs: Sequence[PairResult], skipped: dict[str, int]) -> dict[str, An
 
 def _round(value: float, digits: int = 2) -> float | None:
     return None if math.isnan(value) else round(value, digits)
+
+
+def read_facts_suite(runs_csv: Path, workloads_csv: Path, calibration: Calibration) -> list[Run]:
+    """Runs of workloads outside the zoo, each workload's facts counted by hand in
+    ``workloads_csv`` (``data/cpu-gpu-workloads.csv``), each run a published figure in
+    ``runs_csv`` (``data/cpu-gpu-validation.csv``: a device, a GPU count, samples per second).
+    A bad row raises a ``UsageError`` naming its file and line."""
+    facts = {row["workload"]: row for row in _csv_rows(workloads_csv)}
+    runs = []
+    for line, row in enumerate(_csv_rows(runs_csv), start=2):
+        where = f"{runs_csv.name}:{line}"
+        spec = facts.get(row["workload"])
+        if spec is None:
+            raise UsageError(f"{where}: workload {row['workload']!r} not in {workloads_csv.name}")
+        try:
+            workload_facts = _facts_of_row(spec)
+            machine = _machine_of(row, spec, calibration)
+            batch, rate = int(row["batch_size"]), float(row["samples_per_second"])
+        except (KeyError, ValueError) as error:
+            raise UsageError(f"{where}: {error}") from None
+        if machine is None or batch <= 0 or not rate > 0:
+            raise UsageError(f"{where}: unknown device, or batch/figure not positive")
+        label = machine.label if machine.kind != "cpu" else f"CPU {row['vcpus']} vCPU"
+        runs.append(
+            Run(row["source"], row["workload"], label, machine, workload_facts, batch, 1 / rate)
+        )
+    return runs
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _facts_of_row(spec: dict[str, str]) -> WorkloadFacts:
+    return WorkloadFacts(
+        flops_per_sample=float(spec["flops_per_sample"]),
+        parameters=int(spec["parameters"]),
+        family=spec["family"],
+        timesteps=int(spec["timesteps"]),
+        directions=int(spec["directions"]),
+        optimizer=spec["optimizer"],
+        activation_bytes_per_sample=activation_bytes_of(float(spec["activation_elements"])),
+        winograd_share=float(spec["winograd_share"]),
+        recurrent_layers=int(spec["recurrent_layers"]),
+        recurrent_flops_per_step=float(spec["recurrent_flops_per_step"]),
+    )
+
+
+def _machine_of(
+    row: dict[str, str], spec: dict[str, str], calibration: Calibration
+) -> Machine | None:
+    stack = Stack(tensorflow_major=2 if "tensorflow-2" in row["software"] else 1)
+    precision = "mixed" if row["precision"] in ("mixed", "fp16", "bf16") else "fp32"
+    if row["device"].upper() == "CPU":
+        family = catalog.resolve_family(row["cpu_family"] or None)
+        return cpu_machine(family, int(row["vcpus"]), calibration, stack=stack, precision=precision)
+    return accelerator_machine(
+        row["device"],
+        int(row["count"] or 1),
+        calibration,
+        stack=stack,
+        precision=precision,
+        cudnn_eligible=spec["cudnn_rnn"] != "0",
+    )

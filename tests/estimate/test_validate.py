@@ -14,7 +14,7 @@ from advisor.errors import UsageError
 from advisor.estimate import calibrate, memory, validate
 from advisor.estimate.machine import accelerator_machine
 from advisor.estimate.parameters import PRIOR, read, shipped_calibration
-from advisor.estimate.reference import read_reference
+from advisor.estimate.published import read_reference
 from advisor.estimate.steps import facts_of
 from advisor.locations import shipped
 from probes import exchange, zoo

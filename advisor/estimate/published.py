@@ -1,4 +1,4 @@
-"""What estimation reads in a row of measured results (``benchmarks.csv`` and friends).
+"""The published measurements as estimation reads them (rows of ``benchmarks.csv`` and friends).
 
 The exchange format and its one strict reader live with the probes (``probes.exchange``); this
 module adds the estimation's view of a row: which machine and software stack it measured, its
@@ -31,6 +31,12 @@ class ReferenceRow(Row):
         """False for TensorFlow 1's generic pip wheel (no AVX2/FMA); True otherwise."""
         generic = self.tensorflow_major == 1 and "pip" in self.software
         return not (generic and "compiled" not in self.software)
+
+    @property
+    def cudnn_rnn(self) -> bool | None:
+        """True where the run chose cuDNN's recurrent layers (``...-cudnnlstm``, TF 1's
+        ``CuDNNLSTM``); None: the framework's default."""
+        return True if "cudnnlstm" in self.software else None
 
     @property
     def label(self) -> str:
