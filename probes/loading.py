@@ -37,6 +37,9 @@ class Prepared:
     smaller proxy of a transformer is stepped instead (``probes.transformers.probe_shape``)."""
     proxy: str = ""
     """What the proxy is (``2 of 36 layers, 128 of 1024 tokens``); empty when the real model."""
+    parameter_scale: float = 1.0
+    """Parameters of the real workload per parameter of the model built here: a step's fixed
+    cost is mostly the optimizer's pass over every weight, which grows with the parameters."""
 
     @property
     def stepped_flops_per_sample(self) -> float:
@@ -70,8 +73,9 @@ def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
     proxy = "" if shape == full else transformers.describe_proxy(shape, full)
     model = networks.build(w, shape)
     return Prepared(
-        model, inputs, target, w.train_flops_per_sample, w.synthetic_input, scale, proxy
-    )
+        model, inputs, target, w.train_flops_per_sample, w.synthetic_input, scale, proxy,
+        parameter_scale=full.parameters() / shape.parameters(),
+    )  # fmt: skip
 
 
 def _prepare(spec: ProbeSpec) -> Prepared:

@@ -125,7 +125,7 @@ def _probe(
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
-        prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 12)
+        prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
     build_seconds = time.perf_counter() - built

@@ -39,7 +39,10 @@ def extrapolated_from(prepared: Prepared, batch_scaling: dict[int, float], batch
     if batches != [batch]:
         parts.append("batches " + ", ".join(str(b) for b in batches))
     if prepared.proxy:
-        parts.append(f"of a proxy: {prepared.proxy}; FLOPs x{prepared.scale:.3g}")
+        parts.append(
+            f"of a proxy: {prepared.proxy}; FLOPs x{prepared.scale:.3g}, "
+            f"parameters x{prepared.parameter_scale:.3g}"
+        )
     return " ".join(parts)
 
 
@@ -68,7 +71,9 @@ def extrapolate(
     a, c = stats.linear_fit(xs, [s.mean for s in measured.values()])
     if c <= 0:  # noise swamped the batch effect: scale the larger batch's time per sample
         a, c = 0.0, measured[xs[-1]].mean / xs[-1]
-    step = a + c * prepared.scale * config.batch_size  # a proxy's samples cost FLOPs x scale
+    # a proxy's fixed cost (the optimizer's pass over the weights) grows with the parameters,
+    # its cost per sample with the training FLOPs
+    step = a * prepared.parameter_scale + c * prepared.scale * config.batch_size
     relative = max(
         (s.relative_half_width for s in measured.values() if math.isfinite(s.half_width)),
         default=0.2,
@@ -77,7 +82,7 @@ def extrapolate(
     uncertainty = (
         relative
         + EXTRAPOLATION_PENALTY * doublings
-        + PROXY_PENALTY * math.log2(max(prepared.scale, 1.0))
+        + PROXY_PENALTY * math.log2(max(prepared.scale, prepared.parameter_scale, 1.0))
     )
     val_step = step * FORWARD_SHARE
     predicted = config.epochs * (config.steps_per_epoch * step + config.validation_steps * val_step)

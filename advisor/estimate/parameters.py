@@ -68,6 +68,11 @@ class Calibration:
     """The same with cuDNN's fused LSTM kernel; a prior (no cuDNN LSTM in the reference set)."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
+    transformer_traffic_scale: float = 1.0
+    """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
+    dropout passes that frameworks fuse or not). Not one of ``FREE_PARAMETERS``: it is fitted on
+    published transformer measurements alone by ``python -m advisor.estimate.transformer_fit``
+    and kept in ``data/calibration-transformers.json``, so the main refit leaves it alone."""
     log_sigma: dict[str, float] = field(default_factory=dict)
     """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
     fitted: tuple[str, ...] = ()
@@ -75,8 +80,11 @@ class Calibration:
 
 
 FREE_PARAMETERS: tuple[str, ...] = tuple(
-    name for name in Calibration.__dataclass_fields__ if name not in ("log_sigma", "fitted")
+    name
+    for name in Calibration.__dataclass_fields__
+    if name not in ("log_sigma", "fitted", "transformer_traffic_scale")
 )
+TRANSFORMER_CALIBRATION_FILE = "calibration-transformers.json"
 PRIOR = Calibration()
 DEFAULT_LOG_SIGMA = 0.5
 """Spread used where validation measured none (a kind pair absent from the reference set)."""
@@ -105,8 +113,14 @@ def read(path: Path) -> Calibration:
 
 @lru_cache(maxsize=1)
 def shipped_calibration() -> Calibration:
-    """The committed fit (the prior when the file is absent, e.g. before the first fit)."""
+    """The committed fit (the prior when the file is absent, e.g. before the first fit), with
+    the transformer fit laid over it."""
     try:
-        return read(shipped(CALIBRATION_FILE))
+        calibration = read(shipped(CALIBRATION_FILE))
     except FileNotFoundError:
-        return PRIOR
+        calibration = PRIOR
+    try:
+        blob = json.loads(shipped(TRANSFORMER_CALIBRATION_FILE).read_text())
+    except FileNotFoundError:
+        return calibration
+    return replace(calibration, transformer_traffic_scale=float(blob["transformer_traffic_scale"]))

@@ -216,7 +216,7 @@ def _excluded(reason: str) -> Prediction:
 
 
 def _probe_precision(precision: str) -> str:
-    return "fp32" if precision == "fp32" else "mixed"
+    return "fp32" if precision in ("fp32", "tf32") else "mixed"
 
 
 def _target_precision(probe_precision: str) -> str:

@@ -73,7 +73,7 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
         vectorised=row.vectorised,
         tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
     )
-    precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
+    precision = row.precision if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
         family = catalog.resolve_family(row.cpu_family)
         return cpu_machine(family, row.vcpus or 1, calibration, stack=stack, precision=precision)
