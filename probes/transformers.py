@@ -108,8 +108,9 @@ class Shape:
         return self.layers * per_layer + logits
 
     def proxy(self, layers: int, sequence: int) -> Shape:
-        """The same width, heads and vocabulary at fewer layers and a shorter sequence: what a
-        probe can step on a small CPU within its budget."""
+        """The same width and heads at fewer layers, a shorter sequence and at most
+        ``PROXY_VOCABULARY`` tokens: what a probe can step on a small CPU within its budget (GPT-2
+        large's 64M-weight vocabulary table alone would dwarf two of its layers)."""
         if self.kind == VISION:
             side = max(1, round((sequence - 1) ** 0.5))
             return Shape(
@@ -117,14 +118,18 @@ class Shape:
                 head_units=self.head_units, image=side * self.patch, patch=self.patch,
             )  # fmt: skip
         return Shape(
-            self.kind, layers, self.hidden, self.heads, sequence, self.vocabulary,
-            max(self.positions, sequence), self.head_units, self.pooled,
+            self.kind, layers, self.hidden, self.heads, sequence,
+            min(self.vocabulary, PROXY_VOCABULARY), max(self.positions, sequence),
+            self.head_units, self.pooled,
         )  # fmt: skip
 
 
 PROXY_LAYERS = 2
 """Layers of a probe's proxy: two, so that a layer hands its output to another."""
 PROXY_MIN_SEQUENCE = 64
+PROXY_VOCABULARY = 8192
+"""Vocabulary of a proxy: the logits' matmul is counted in the FLOP ratio, the table's optimizer
+pass in the parameter ratio, so a smaller table changes what is scaled, not what is predicted."""
 
 
 def probe_shape(full: Shape, flop_budget: float | None) -> Shape:

@@ -73,7 +73,7 @@ def test_probe_shape_shrinks_only_what_does_not_fit() -> None:
     assert transformers.probe_shape(gpt2, None) == gpt2
     assert transformers.probe_shape(gpt2, 1e14) == gpt2
     proxy = transformers.probe_shape(gpt2, 1.3e11)
-    assert (proxy.layers, proxy.hidden, proxy.heads, proxy.vocabulary) == (2, 1280, 20, 50_257)
+    assert (proxy.layers, proxy.hidden, proxy.heads, proxy.vocabulary) == (2, 1280, 20, 8192)
     assert 2 * proxy.train_flops_per_sample() <= 1.3e11 and proxy.sequence < 1024
     assert (
         transformers.describe_proxy(proxy, gpt2)
