@@ -111,7 +111,7 @@ def predict(
         seconds=seconds,
         log_sigma=_spread(probe, source, machine, calibration, extrapolated, run_log_sigma),
         fits=fit is None or fit.fits,
-        reason=None if fit is None or fit.fits else fit.reason(batch),
+        reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
         steps=(

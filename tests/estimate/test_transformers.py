@@ -104,3 +104,10 @@ def test_bf16_on_an_h100_predicts_a_shorter_gpt2_run_than_fp32() -> None:
     bf16 = predict(p, Target("H100", 8), precision="bf16")
     assert bf16.seconds < fp32.seconds
     assert "mixed bf16 on tensor cores" in bf16.kernel_path
+
+
+def test_a_gpu_left_out_for_memory_is_named_with_the_batch_that_would_fit() -> None:
+    result = predict(probe("gpt2_large", 250.0), Target("H100", 1))
+    assert not result.fits and result.reason is not None
+    assert result.reason.startswith("H100: needs ~") and "or smaller would fit" in result.reason
+    assert predict(probe("gpt2_large", 250.0), Target("H200", 1), precision="bf16").fits
