@@ -302,6 +302,8 @@ def _with_thread_scaling(
     result's real batch would be far too slow to step with one thread)."""
     from probes import threads
 
+    if "proxy" in result.extrapolated_from:  # a fresh process would step another model
+        return result
     batch = max(result.batch_scaling) if result.extrapolated else spec.config.batch_size
     scaling = {result.device.threads: result.batch_scaling.get(batch, result.step_seconds)}
     name = spec.workload.id if spec.workload else str(spec.path)
