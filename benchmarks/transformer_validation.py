@@ -14,15 +14,13 @@ median <= 15%, p90 <= 35%, order right >= 90%, the 80% interval covering 70-90%.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import transformer_fit
-from advisor.estimate.parameters import read
 from advisor.estimate.reference import read_reference
-from advisor.locations import shipped, shipped_data_dir
+from advisor.locations import shipped
 
 COLUMNS = (
     ("n_pairs", "pairs"),
@@ -34,11 +32,14 @@ COLUMNS = (
 
 
 def main() -> int:
-    base = replace(read(shipped_data_dir() / "calibration.json"), transformer_traffic_scale=1.0)
+    base, factor = transformer_fit.base_calibration()
     fitted = read_reference(shipped(transformer_fit.FIT_FILE))
     held = read_reference(shipped(transformer_fit.HOLDOUT_FILE))
-    report = transformer_fit.validation(fitted, held, base)
-    print(f"transformer_traffic_scale fitted: {report['transformer_traffic_scale']}")
+    report = transformer_fit.validation(fitted, held, base, factor)
+    print(
+        f"transformer_traffic_scale fitted: {report['transformer_traffic_scale']}; "
+        f"transformer_log_sigma {report['transformer_log_sigma']} (source factor {factor})"
+    )
     print(f"{'evaluation':<40}" + "".join(f"{title:>12}" for _, title in COLUMNS))
     lines = [
         ("in-sample (Lambda v1 + v2)", report["in_sample"]),

@@ -73,6 +73,9 @@ class Calibration:
     dropout passes that frameworks fuse or not). Not one of ``FREE_PARAMETERS``: it is fitted on
     published transformer measurements alone by ``python -m advisor.estimate.transformer_fit``
     and kept in ``data/calibration-transformers.json``, so the main refit leaves it alone."""
+    transformer_log_sigma: float = 0.0
+    """Spread (log space) of GPU-to-GPU predictions of a transformer, from the same fit; 0 where
+    none was measured (the ``gpu->gpu`` spread of ``log_sigma`` then applies)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
     """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
     fitted: tuple[str, ...] = ()
@@ -82,7 +85,7 @@ class Calibration:
 FREE_PARAMETERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
-    if name not in ("log_sigma", "fitted", "transformer_traffic_scale")
+    if name not in ("log_sigma", "fitted", "transformer_traffic_scale", "transformer_log_sigma")
 )
 TRANSFORMER_CALIBRATION_FILE = "calibration-transformers.json"
 PRIOR = Calibration()
@@ -123,4 +126,8 @@ def shipped_calibration() -> Calibration:
         blob = json.loads(shipped(TRANSFORMER_CALIBRATION_FILE).read_text())
     except FileNotFoundError:
         return calibration
-    return replace(calibration, transformer_traffic_scale=float(blob["transformer_traffic_scale"]))
+    return replace(
+        calibration,
+        transformer_traffic_scale=float(blob["transformer_traffic_scale"]),
+        transformer_log_sigma=float(blob.get("transformer_log_sigma", 0.0)),
+    )

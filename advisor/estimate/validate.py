@@ -60,6 +60,15 @@ INTERVAL = (0.1, 0.9)
 """The quantiles of the interval whose coverage validation reports."""
 
 
+def pair_sigma(calibration: Calibration, kinds: str, family: str) -> float:
+    """The spread of one prediction: a transformer's own between GPUs where it was measured
+    (``advisor.estimate.transformer_fit``), else that of its ``source->target`` kind."""
+    between_gpus = kinds.replace("->tpu", "->gpu") == "gpu->gpu"
+    if family == "transformer" and between_gpus and calibration.transformer_log_sigma > 0:
+        return calibration.transformer_log_sigma
+    return sigma_of_kind(calibration.log_sigma, kinds)
+
+
 def sigma_of_kind(log_sigma: dict[str, float], kinds: str) -> float:
     """The spread of a ``source->target`` kind (a TPU target counts as a GPU one)."""
     kinds = kinds.replace("->tpu", "->gpu")
@@ -132,8 +141,8 @@ def evaluate(
                         order_right=_same_order(measured_s, predicted_t, measured_t),
                         log_error=math.log(predicted_t / measured_t),
                         measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
-                        log_sigma=sigma_of_kind(
-                            calibration.log_sigma, f"{s_machine.kind}->{t_machine.kind}"
+                        log_sigma=pair_sigma(
+                            calibration, f"{s_machine.kind}->{t_machine.kind}", workload.family
                         ),
                     )
                 )

@@ -42,3 +42,14 @@ def test_the_holdout_is_another_source_and_is_reported(tmp_path: Path) -> None:
         "lambda-dlbench-pytorch-v1",
         "lambda-dlbench-pytorch-v2",
     }
+
+
+def test_transformer_pairs_between_gpus_carry_their_own_spread() -> None:
+    from advisor.estimate.validate import pair_sigma
+
+    calibration = shipped_calibration()
+    assert 0 < calibration.transformer_log_sigma < calibration.log_sigma["gpu->gpu"]
+    assert pair_sigma(calibration, "gpu->gpu", "transformer") == calibration.transformer_log_sigma
+    assert pair_sigma(calibration, "gpu->tpu", "transformer") == calibration.transformer_log_sigma
+    assert pair_sigma(calibration, "cpu->gpu", "transformer") == calibration.log_sigma["cpu->gpu"]
+    assert pair_sigma(calibration, "gpu->gpu", "conv") == calibration.log_sigma["gpu->gpu"]
