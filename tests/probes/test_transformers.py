@@ -126,3 +126,34 @@ def test_causal_mask_hides_the_future() -> None:
     before, after = model(x, training=False), model(changed, training=False)
     np.testing.assert_allclose(np.asarray(before)[0, :5], np.asarray(after)[0, :5], rtol=1e-5)
     assert not np.allclose(np.asarray(before)[0, 5], np.asarray(after)[0, 5])
+
+
+def test_extrapolation_says_what_was_stepped() -> None:
+    from probes.data import InputSpec
+    from probes.loading import Prepared
+    from probes.scaling import extrapolated_from
+
+    spec = InputSpec((8,), "int32", high=10)
+    real = Prepared(None, [spec], spec, 1e12, pool=False)
+    assert extrapolated_from(real, {32: 1.0}, 32) == ""
+    assert extrapolated_from(real, {2: 0.1, 4: 0.2}, 32) == "batches 2, 4"
+    proxy = Prepared(None, [spec], spec, 1e12, False, 50.0, "2 of 36 layers", 8.0)
+    assert proxy.stepped_flops_per_sample == 2e10
+    assert extrapolated_from(proxy, {1: 0.1, 2: 0.2}, 12) == (
+        "batches 1, 2 of a proxy: 2 of 36 layers; FLOPs x50, parameters x8"
+    )
+
+
+@pytest.mark.tf
+def test_a_probe_of_bert_steps_a_proxy_and_says_so() -> None:
+    """The real shape is too heavy for this budget: a 2-layer proxy is stepped, the result keeps
+    the real model's parameters and FLOPs and is flagged as extrapolated."""
+    from probes.run import probe
+
+    result = probe("bert_base_mnli", budget_seconds=6.0, profile_ops=False)
+    workload = zoo.get("bert_base_mnli")
+    assert result.extrapolated and "of a proxy: 2 of 12 layers" in result.extrapolated_from
+    assert result.parameters == workload.parameters
+    assert result.flops_per_sample == workload.train_flops_per_sample
+    smallest = min(result.batch_scaling)
+    assert result.step_seconds > result.batch_scaling[smallest]  # batch 32 of the real depth
