@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks, quiet
+from probes import networks, quiet, transformers
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -32,9 +32,53 @@ class Prepared:
     """Training FLOPs per sample (zoo figure; 0 when unknown)."""
     pool: bool
     """True for synthetic-data workloads: a small pool of batches, not a full-size array."""
+    scale: float = 1.0
+    """Training FLOPs of the real workload per FLOP of the model built here: above 1 when a
+    smaller proxy of a transformer is stepped instead (``probes.transformers.probe_shape``)."""
+    proxy: str = ""
+    """What the proxy is (``2 of 36 layers, 128 of 1024 tokens``); empty when the real model."""
+    parameter_scale: float = 1.0
+    """Parameters of the real workload per parameter of the model built here: a step's fixed
+    cost is mostly the optimizer's pass over every weight, which grows with the parameters."""
+
+    @property
+    def stepped_flops_per_sample(self) -> float:
+        """Training FLOPs per sample of the model actually stepped."""
+        return self.flops_per_sample / self.scale
 
 
-def prepare(spec: ProbeSpec) -> Prepared:
+def prepare(spec: ProbeSpec, flop_budget: float | None = None) -> Prepared:
+    """The model to step and its synthetic data; a transformer whose two samples cost more than
+    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width."""
+    if spec.workload is not None and spec.workload.transformer is not None:
+        return _prepare_transformer(spec.workload, flop_budget)
+    return _prepare(spec)
+
+
+def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
+    full: transformers.Shape = w.transformer
+    shape = transformers.probe_shape(full, flop_budget)
+    if shape.kind == transformers.VISION:
+        inputs = [InputSpec((shape.image, shape.image, 3), "float32")]
+        target = InputSpec((), "int32", high=shape.head_units)
+    else:
+        inputs = [InputSpec((shape.sequence,), "int32", high=shape.vocabulary)]
+        if shape.kind == transformers.DECODER:  # next-token ids at every position
+            target = InputSpec((shape.sequence,), "int32", high=shape.vocabulary)
+        elif shape.pooled:
+            target = InputSpec((), "int32", high=shape.head_units)
+        else:  # SQuAD: start and end positions
+            target = InputSpec((2,), "int32", high=shape.sequence)
+    scale = full.train_flops_per_sample() / shape.train_flops_per_sample()
+    proxy = "" if shape == full else transformers.describe_proxy(shape, full)
+    model = networks.build(w, shape)
+    return Prepared(
+        model, inputs, target, w.train_flops_per_sample, w.synthetic_input, scale, proxy,
+        parameter_scale=full.parameters() / shape.parameters(),
+    )  # fmt: skip
+
+
+def _prepare(spec: ProbeSpec) -> Prepared:
     if spec.workload is not None:
         w = spec.workload
         vocabulary = {"imdb_fasttext": networks.FASTTEXT_VOCABULARY,

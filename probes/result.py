@@ -101,6 +101,9 @@ class ProbeResult:
     """Batch size -> steady-state step seconds, for every batch size measured."""
     extrapolated: bool = False
     """True when the step time at ``config.batch_size`` was modelled from smaller batches."""
+    extrapolated_from: str = ""
+    """What was stepped when extrapolated: the batches, and a transformer's smaller proxy
+    (``batches 1, 2 of a proxy: 2 of 36 layers, 128 of 1024 tokens; FLOPs x48``)."""
     reference_seconds: tuple[float, float] = (0.0, 0.0)
     """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
     ended; (0, 0) when not timed (older probes, imports)."""

@@ -46,6 +46,7 @@ from probes.fitting import (
 from probes.loading import Prepared, parameter_count, prepare
 from probes.reference import reference_seconds
 from probes.result import ProbeResult, WorkloadConfig
+from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, config_for, spec_for
 from probes.timing import StopRule, make_timer
 
@@ -127,7 +128,7 @@ def _probe(
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
-        prepared = prepare(spec)
+        prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)
     except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
         raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
     build_seconds = time.perf_counter() - built
@@ -175,12 +176,13 @@ def _probe(
         samples_per_second=config.batch_size / measured.step_seconds,
         probe_seconds=time.perf_counter() - started,
         flops_per_sample=prepared.flops_per_sample,
-        parameters=parameter_count(prepared.model),
+        parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
         peak_device_bytes=_peak_device_bytes(tf),
         op_split=split,
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
+        extrapolated_from=extrapolated_from(prepared, measured.batch_scaling, config.batch_size),
         device_kernels=kernels_per_step(prepared.model),
         dispatch_seconds=dispatch,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -318,13 +320,11 @@ def _heavy_batches(
     """Two smaller batch sizes to measure when one step at the real batch would not fit."""
     rate = ASSUMED_FLOPS_PER_THREAD * threads
     affordable = budget / 12
-    if prepared.flops_per_sample * config.batch_size / rate <= affordable:
+    flops = prepared.stepped_flops_per_sample  # a proxy's, when a transformer is scaled down
+    if flops * config.batch_size / rate <= affordable and not prepared.proxy:
         return []
     largest = 1
-    while (
-        largest * 2 < config.batch_size
-        and prepared.flops_per_sample * largest * 2 / rate <= affordable
-    ):
+    while largest * 2 < config.batch_size and flops * largest * 2 / rate <= affordable:
         largest *= 2
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
@@ -340,6 +340,8 @@ def _with_thread_scaling(
     result's real batch would be far too slow to step with one thread)."""
     from probes import threads
 
+    if "proxy" in result.extrapolated_from:  # a fresh process would step another model
+        return result
     batch = max(result.batch_scaling) if result.extrapolated else spec.config.batch_size
     scaling = {result.device.threads: result.batch_scaling.get(batch, result.step_seconds)}
     name = spec.workload.id if spec.workload else str(spec.path)
@@ -348,6 +350,13 @@ def _with_thread_scaling(
         check_cancel(cancel)
         scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
+
+
+def _parameters(spec: ProbeSpec, prepared: Prepared) -> int:
+    """The real model's parameters (a transformer's proxy has fewer)."""
+    if prepared.proxy and spec.workload is not None:
+        return spec.workload.parameters
+    return parameter_count(prepared.model)
 
 
 def kernels_per_step(model: Any) -> int:

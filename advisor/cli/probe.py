@@ -90,7 +90,7 @@ def probe(
 
 _TABLE_COLUMNS = ["workload", "samples", "epochs", "batch_size", "step_seconds",
                   "fit_seconds", "interval_80", "startup_seconds", "probe_seconds",
-                  "cached"]  # fmt: skip
+                  "cached", "extrapolated_from"]  # fmt: skip
 
 
 def summary(
@@ -140,6 +140,7 @@ def summary(
         "thread_scaling": result.thread_scaling,
         "op_split": result.op_split,
         "extrapolated": result.extrapolated,
+        "extrapolated_from": result.extrapolated_from,
         "created_at": result.created_at,
         "cached": cached,
     }
@@ -163,6 +164,7 @@ def models(fmt: str) -> None:
             "epochs": w.epochs,
             "batch_size": w.batch_size,
             "optimizer": w.optimizer,
+            "family": w.family,
         }
         for w in zoo.WORKLOADS
     ]

@@ -10,6 +10,7 @@ from advisor.cli import output
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
+from advisor.estimate.machine import PRECISIONS
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import OBJECTIVES, Constraints
 from pricing.offers import Filters
@@ -51,10 +52,12 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
 @click.option(
     "--precision",
-    type=click.Choice(["fp32", "mixed"]),
+    type=click.Choice(PRECISIONS),
     default="fp32",
     show_default=True,
-    help="Training precision.",
+    help="Training precision: fp32 (TensorFlow's default, TF32 on Ampere+), tf32, fp16 or "
+    "bf16 mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs); "
+    "each device is rated at its datasheet peak for it.",
 )
 @click.option(
     "--confidence",

@@ -107,9 +107,11 @@ def predict(
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     return Prediction(
         seconds=seconds,
-        log_sigma=_spread(probe, source, machine, calibration, extrapolated, run_log_sigma),
+        log_sigma=_spread(
+            probe, source, machine, calibration, extrapolated, run_log_sigma, facts.family
+        ),
         fits=fit is None or fit.fits,
-        reason=None if fit is None or fit.fits else fit.reason(batch),
+        reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
         steps=(
@@ -172,9 +174,12 @@ def _spread(
     calibration: Calibration,
     extrapolated: bool,
     run_log_sigma: float | None,
+    family: str = "",
 ) -> float:
     kind = f"{source.kind}->{'gpu' if target.kind == 'tpu' else target.kind}"
     model = calibration.log_sigma.get(kind) or calibration.log_sigma.get("all", DEFAULT_LOG_SIGMA)
+    if family == "transformer" and kind == "gpu->gpu" and calibration.transformer_log_sigma > 0:
+        model = calibration.transformer_log_sigma
     extra = EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0
     local = local_log_sigma(probe, run_log_sigma)
     return math.sqrt(model**2 + extra**2 + local**2)
@@ -214,7 +219,7 @@ def _excluded(reason: str) -> Prediction:
 
 
 def _probe_precision(precision: str) -> str:
-    return "fp32" if precision == "fp32" else "mixed"
+    return "fp32" if precision in ("fp32", "tf32") else "mixed"
 
 
 def _target_precision(probe_precision: str) -> str:
