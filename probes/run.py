@@ -294,7 +294,8 @@ def with_teardown(
     """Add the waits of the iterators the real fit drops (``probes.teardown``), at the ages its
     real epochs and validation passes will have: at each boundary between epochs to the
     repeating part, at the last epoch's end (``fit`` returning) to the one-time part. The
-    interval holds no stall at all at its low end and one more full stall at its high end."""
+    interval moves with the expected wait; how much a run's waits vary is in the run-to-run
+    spread the local prediction's interval holds (``advisor.estimate.predict``)."""
     validation = config.validation_steps * measured.validation_step_seconds
     epoch = (
         config.steps_per_epoch * measured.step_seconds
@@ -304,11 +305,10 @@ def with_teardown(
     boundaries = (config.epochs - 1) * rates.per_epoch(epoch, validation)
     end = rates.at_end(epoch, validation)
     low, high = measured.predicted_interval
-    one_stall = teardown.wait_if_stalled_upper(epoch) if rates.fit_end > 0 else 0.0
     return replace(
         measured,
         predicted_seconds=measured.predicted_seconds + boundaries,
-        predicted_interval=(low, high + boundaries + one_stall),
+        predicted_interval=(low + boundaries, high + boundaries),
         startup_seconds=measured.startup_seconds + end,
         teardown_seconds=boundaries + end,
     )

@@ -192,12 +192,22 @@ def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> f
 
     Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
     as much again, so a local prediction misses the real run by sqrt(2) x that."""
+    return spread_of_local(probe_log_sigma(probe), probe.machine_drift, run_log_sigma)
+
+
+def spread_of_local(
+    probe_log_sigma: float, machine_drift: float, run_log_sigma: float | None = None
+) -> float:
+    """``local_log_sigma`` from its parts: the probe's own spread, the reference kernel's drift
+    while it ran and this device's probe-to-probe spread (``DEFAULT_RUN_LOG_SIGMA`` without
+    history)."""
     runs = math.sqrt(2) * run_log_sigma if run_log_sigma is not None else DEFAULT_RUN_LOG_SIGMA
-    drift = math.log1p(max(0.0, abs(probe.machine_drift) - reference.NOISE))
-    return math.hypot(max(_probe_log_sigma(probe), runs), drift)
+    drift = math.log1p(max(0.0, abs(machine_drift) - reference.NOISE))
+    return math.hypot(max(probe_log_sigma, runs), drift)
 
 
-def _probe_log_sigma(probe: ProbeResult) -> float:
+def probe_log_sigma(probe: ProbeResult) -> float:
+    """What the probe's own measurements allow, in log units (its 95% interval's width)."""
     low, high = probe.predicted_interval
     if low <= 0 or high <= low:
         return 0.0
