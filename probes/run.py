@@ -211,6 +211,11 @@ def _measured(
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
     startup = sum(durations[:start]) - start * step
+    rows = data.row_count(x)
+    if 0 < rows < config.samples:
+        # arrays cut at the memory cap: the real run's set-up (a copy into tensors) grows with
+        # its rows, so the set-up read at the cap is scaled to the real array size
+        startup += timer.stamps.setup_seconds * (config.samples / rows - 1)
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
     # every boundary read counts, the short epochs' and those the steady fit crossed on the
     # full-size arrays; from the latter, the modelled wait of dropping an iterator of that age
