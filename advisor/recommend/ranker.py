@@ -28,6 +28,7 @@ from advisor.recommend.recommendation import (
     Recommendation,
 )
 from pricing.offers import BillingRule, OfferGroup, Rentable
+from pricing.spot_risk import SpotRisks, exponential
 
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
@@ -85,8 +86,12 @@ def recommend(
     constraints: Constraints = DEFAULTS,
     assumptions: Assumptions = ASSUMED,
     context: tuple[str, ...] = (),
+    spot_risks: SpotRisks | None = None,
 ) -> Recommendation:
     """Rank every offering of ``offers`` for ``workload`` under the user's constraints.
+
+    ``spot_risks``: the measured spot risk (``pricing.spot_risk.shipped_risks()``, which the
+    service passes); without it a spot offering is taken back at its database rate, memoryless.
 
     ``offers`` are already the ones the user asked for (``pricing.query.offer_groups`` applies
     the filters; ``pricing.offers.select`` and ``group_offers`` do it for lists in memory)."""
@@ -103,7 +108,9 @@ def recommend(
     priced: list[_PricedGroup] = []
     excluded: Counter[str] = Counter()
     for group in offered:
-        result = _outcome_for(group.first, predictions, predict, rules, constraints, assumptions)
+        result = _outcome_for(
+            group.first, predictions, predict, rules, constraints, assumptions, spot_risks
+        )
         if result is None:
             excluded[_reason(predictions[target_of(group.first)])] += len(group)
             continue
@@ -139,6 +146,7 @@ def _outcome_for(
     rules: Rules,
     constraints: Constraints,
     assumptions: Assumptions,
+    spot_risks: SpotRisks | None,
 ) -> Outcome | None:
     target = target_of(r)
     if target not in predictions:
@@ -146,9 +154,15 @@ def _outcome_for(
     prediction = predictions[target]
     if not prediction.fits or prediction.reason or not prediction.seconds > 0:
         return None
-    rate = r.interruptions_per_hour if r.pricing == "spot" else 0.0
     rule = rule_for(rules, r.provider, r.pricing)
-    return outcome(prediction, rule, constraints, assumptions, interruptions_per_hour=rate)
+    risk = None
+    if r.pricing == "spot":
+        risk = (
+            spot_risks.for_machine(r.provider, r.accelerator)
+            if spot_risks
+            else exponential(r.interruptions_per_hour, rule.source)
+        )
+    return outcome(prediction, rule, constraints, assumptions, risk=risk)
 
 
 def _reason(prediction: Prediction) -> str:

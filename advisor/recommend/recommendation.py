@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from advisor.errors import UsageError
 from advisor.estimate.prediction import Prediction
 from pricing.offers import BillingRule, Rentable
+from pricing.spot_risk import SpotRisk
 
 OBJECTIVES = ("cheapest", "fastest")
 
@@ -74,7 +75,12 @@ class Outcome:
     checkpoint_seconds: float = 0.0
     """Cost of one checkpoint assumed for a spot run (0 on demand)."""
     restart_seconds: float = 0.0
-    """Cost of one restart after a preemption: a new machine plus start-up (0 on demand)."""
+    """Cost of one restart after a preemption once a machine is had: boot, start-up, checkpoint
+    restore (0 on demand)."""
+    expected_wait_seconds: float = 0.0
+    """Mean time spent waiting for a spot machine to be had (at the start, after preemptions)."""
+    spot_risk: SpotRisk | None = None
+    """The measured spot risk the run was simulated under (None on demand)."""
     billed_hours: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     """Billed hours at p50, p90, the confidence quantile and the mean."""
 
