@@ -81,7 +81,7 @@ class SpotRisk:
 def exponential(rate_per_hour: float, source: str) -> SpotRisk:
     """A memoryless risk at ``rate_per_hour``, always available (a stated rate, no trace)."""
     scale = 3600 / rate_per_hour if rate_per_hour > 0 else math.inf
-    zone = ZoneRisk("-", 1.0, 1.0, scale, 1.0, 1.0, rate_per_hour)
+    zone = ZoneRisk("-", 1.0, 1.0, scale, 1.0, 0.0, rate_per_hour)  # no wait for capacity
     return SpotRisk(f"rate-{rate_per_hour:g}", f"{rate_per_hour:g}/h stated", (zone,), source)
 
 

@@ -193,6 +193,12 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
     chosen = rec.best or rec.fastest
     if chosen is None:
         raise AdvisorError("nothing to emit: no option was found")
-    written = write_task(path, chosen.rentable, workload=rec.workload, overwrite=force)
+    written = write_task(
+        path,
+        chosen.rentable,
+        workload=rec.workload,
+        overwrite=force,
+        plan=chosen.outcome.fallback,
+    )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)

@@ -11,7 +11,7 @@ from rich.text import Text
 from advisor import display
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Option, Recommendation
-from advisor.recommend.report import explain, infeasible_lines, spot_risk_words
+from advisor.recommend.report import explain, fallback_words, infeasible_lines, spot_risk_words
 
 
 def _hours(option: Option) -> str:
@@ -73,6 +73,8 @@ def render_options(
         pricing = r.pricing.replace("_", "-")
         if r.pricing == "spot":
             pricing += f" {spot_risk(option)}"
+        elif option.outcome.fallback is not None:
+            pricing = f"spot, on-demand fallback ({fallback_words(option.outcome)})"
         cells: list[str | Text] = [
             str(option.rank) if option.rank else "",
             display.safe_text(f"{r.provider} {r.region}"),

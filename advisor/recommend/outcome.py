@@ -64,6 +64,8 @@ def _preemptible(
     restart = restart_seconds(assumptions)
     runs = spot.simulate(prediction.seconds, prediction.log_sigma, risk, checkpoint, restart, cap)
     walls = [run.wall + start for run in runs]
+    # waiting for capacity is not billed: billed hours come from the time on machines
+    machine = sorted(run.wall - run.waited + start for run in runs)
     rate = 3600 / (sum(z.mean_life_seconds for z in risk.zones) / len(risk.zones))
     run = spot.expected_run(prediction.seconds, rate, checkpoint, restart, cap)
     p50, p90 = spot.quantile(walls, 0.5), spot.quantile(walls, 0.9)
@@ -88,7 +90,13 @@ def _preemptible(
         cap_restarts=run.cap_restarts,
         checkpoint_seconds=checkpoint,
         restart_seconds=restart,
-        billed_hours=billed_hours(rule, p50, p90, confident, mean),
+        billed_hours=billed_hours(
+            rule,
+            spot.quantile(machine, 0.5),
+            spot.quantile(machine, 0.9),
+            spot.quantile(machine, constraints.confidence),
+            sum(machine) / len(machine),
+        ),
     )
 
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
+from advisor.recommend import fallback
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
@@ -91,7 +92,8 @@ def recommend(
     """Rank every offering of ``offers`` for ``workload`` under the user's constraints.
 
     ``spot_risks``: the measured spot risk (``pricing.spot_risk.shipped_risks()``, which the
-    service passes); without it a spot offering is taken back at its database rate, memoryless.
+    service passes); without it a spot offering is taken back at its database rate, memoryless,
+    always available, and no spot-with-fallback plan is made (it needs measured availability).
 
     ``offers`` are already the ones the user asked for (``pricing.query.offer_groups`` applies
     the filters; ``pricing.offers.select`` and ``group_offers`` do it for lists in memory)."""
@@ -115,7 +117,9 @@ def recommend(
             excluded[_reason(predictions[target_of(group.first)])] += len(group)
             continue
         priced.append(_PricedGroup(result, group, _affordable(result, group, constraints)))
-    considered = sum(map(len, offered))
+    plans = _fallbacks(priced, constraints, assumptions) if spot_risks else []
+    priced += plans
+    considered = sum(map(len, offered)) + len(plans)
     return _assemble(priced, key, workload, constraints, excluded, considered, context)
 
 
@@ -124,6 +128,37 @@ class _PricedGroup(NamedTuple):
     group: OfferGroup
     feasible_count: int
     """How many of the group's members are feasible (a prefix: they are sorted by price)."""
+
+
+def _twin_key(r: Rentable) -> tuple[object, ...]:
+    return (r.provider, r.accelerator, r.accelerator_count, r.vcpus, r.cpu_family)
+
+
+def _fallbacks(
+    priced: list[_PricedGroup], constraints: Constraints, assumptions: Assumptions
+) -> list[_PricedGroup]:
+    """Spot with an on-demand fallback, for each spot group with an on-demand twin (the same
+    provider, machine and count; its cheapest offering), under a deadline. One option per spot
+    group: its cheapest offering (the others would only cost more)."""
+    on_demand: dict[tuple[object, ...], Rentable] = {}
+    for p in priced:
+        if p.group.first.pricing == "on_demand":
+            on_demand.setdefault(_twin_key(p.group.first), p.group.first)
+    plans = []
+    for p in priced:
+        spot_offer = p.group.first
+        twin = on_demand.get(_twin_key(spot_offer)) if spot_offer.pricing == "spot" else None
+        result = (
+            fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumptions)
+            if twin is not None
+            else None
+        )
+        if result is None:
+            continue
+        offer = spot_offer._replace(pricing="spot_fallback")
+        group = OfferGroup([offer], [offer.usd_per_hour])
+        plans.append(_PricedGroup(result, group, _affordable(result, group, constraints)))
+    return plans
 
 
 def _affordable(result: Outcome, group: OfferGroup, constraints: Constraints) -> int:

@@ -53,6 +53,25 @@ class Assumptions:
     """Time to get a replacement machine after a preemption (``spot.REACQUIRE_SECONDS``)."""
 
 
+PRICINGS = ("on_demand", "spot", "spot_fallback")
+"""Ways to pay: on-demand, spot, and spot with an on-demand fallback under the deadline."""
+
+
+@dataclass(frozen=True)
+class FallbackPlan:
+    """Spot with an on-demand fallback (``advisor.recommend.fallback``): what the plan is."""
+
+    on_demand: Rentable
+    """The on-demand twin it falls back to (same provider, machine and count)."""
+    plan_seconds: float
+    """The work it plans for: a high quantile of the predicted time, not the median."""
+    restart_seconds: float
+    on_demand_share: float
+    """Expected share of the billed machine time on on-demand."""
+    switch_rule: str
+    """The policy in words, with this run's numbers."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """Time of one run on one kind of machine under one pricing model (shared by every offering
@@ -81,6 +100,9 @@ class Outcome:
     """Mean time spent waiting for a spot machine to be had (at the start, after preemptions)."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
+    fallback: FallbackPlan | None = None
+    """Set for spot with an on-demand fallback; its ``billed_hours`` are then its costs divided
+    by the spot price (so price x billed hours is the plan's cost, as for the other kinds)."""
     billed_hours: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     """Billed hours at p50, p90, the confidence quantile and the mean."""
 

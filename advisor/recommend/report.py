@@ -68,11 +68,30 @@ def option_row(option: Option) -> dict[str, Any]:
         "expected_preemptions": round(result.expected_preemptions, 3),
         "expected_wait_hours": _hours(result.expected_wait_seconds),
         "spot_risk_source": _risk_source(result),
+        "fallback": _fallback_row(result),
         "vcpus": r.vcpus,
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
         "why": option.why,
+    }
+
+
+def _fallback_row(result: Outcome) -> dict[str, Any] | None:
+    plan = result.fallback
+    if plan is None:
+        return None
+    twin = plan.on_demand
+    return {
+        "policy": "uniform_progress",
+        "plan_hours": _hours(plan.plan_seconds),
+        "on_demand_share": round(plan.on_demand_share, 4),
+        "on_demand_provider": twin.provider,
+        "on_demand_region": twin.region,
+        "on_demand_instance_type": twin.instance_type,
+        "on_demand_usd_per_hour": round(twin.usd_per_hour, 5),
+        "restart_hours": _hours(plan.restart_seconds),
+        "switch_rule": plan.switch_rule,
     }
 
 
@@ -146,6 +165,9 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         + (f", kernels: {p.kernel_path}" if p.kernel_path else "")
     )
     lines += [f"  {step}" for step in p.steps]
+    if result.fallback is not None:
+        lines += spot_lines(result)[:1] + fallback_lines(option)
+        return lines
     if r.pricing == "spot" and result.spot_risk is not None:
         lines += spot_lines(result)
     else:
@@ -198,6 +220,35 @@ def spot_lines(result: Outcome) -> list[str]:
         "(new machine, start-up, checkpoint restore)"
         + (f", {result.cap_restarts} forced restarts (lifetime cap)" if result.cap_restarts else "")
         + f"; expected wall {describe_seconds(result.expected_seconds)}",
+    ]
+
+
+def fallback_words(result: Outcome) -> str:
+    """``~12% on on-demand``: how much of a fallback plan runs on its on-demand twin."""
+    plan = result.fallback
+    return f"~{plan.on_demand_share:.0%} on on-demand" if plan else ""
+
+
+def fallback_lines(option: Option) -> list[str]:
+    """``--explain`` for spot with an on-demand fallback: the plan, the rule, the cost."""
+    result, r = option.outcome, option.rentable
+    plan = result.fallback
+    assert plan is not None
+    twin = plan.on_demand
+    return [
+        f"Fallback plan (Uniform Progress, Wu et al. NSDI 2024): plan for "
+        f"{describe_seconds(plan.plan_seconds)} of work (a high quantile of the prediction, "
+        f"not the median); fall back to {twin.provider} {twin.region} "
+        f"{twin.instance_type or '(attached)'} on-demand at ${display.rate(twin.usd_per_hour, 4)}/h",
+        f"  switch rule: {plan.switch_rule}",
+        f"  expected: {fallback_words(result)} of the machine time, "
+        f"{result.expected_preemptions:.1f} preemptions, {display.chance(result.p_meet)} chance "
+        f"to meet the deadline, wall {describe_seconds(result.p50_seconds)} (p50) to "
+        f"{describe_seconds(result.p90_seconds)} (p90)",
+        f"Cost: spot at ${display.rate(r.usd_per_hour, 4)}/h plus on-demand at "
+        f"${display.rate(twin.usd_per_hour, 4)}/h: {display.money(option.cost_usd)} (p50), "
+        f"{display.money(option.cost_usd_p90)} (p90), {display.money(option.expected_cost_usd)} "
+        f"expected; billed per second",
     ]
 
 

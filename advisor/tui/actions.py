@@ -151,7 +151,9 @@ def export(rec: Recommendation, rank: int, path: Path) -> list[Path]:
     import json
 
     option = next(o for o in rec.options if o.rank == rank)
-    yaml_path = skypilot_task.write_task(path, option.rentable, workload=rec.workload)
+    yaml_path = skypilot_task.write_task(
+        path, option.rentable, workload=rec.workload, plan=option.outcome.fallback
+    )
     json_path = path.with_suffix(".json")
     text = json.dumps(report.option_row(option), indent=2, allow_nan=False, default=str)
     write_atomic(json_path, text + "\n", overwrite=True)
