@@ -8,7 +8,10 @@ andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C`
 - ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
 - behind it: spot when one can be had, else on-demand;
 - on on-demand, go back to spot only when ahead of the line by ``2 d`` and spot is there;
-- safety net: once the work left plus ``2 d`` reaches the time left, on-demand to the end.
+- safety net: once the work left plus ``2 d`` reaches the time left, on-demand to the end. Here
+  the margin also holds one checkpoint interval: the paper loses at most ``d`` to a preemption,
+  a run here the work since its last checkpoint. A waiting run steps exactly to the moment it
+  falls behind the line or reaches the safety net.
 
 advisor plans with a high quantile of the predicted time as ``C`` (the user's confidence
 quantile, p90 by default), not the median: the prediction's uncertainty is the slack. A job that
@@ -59,7 +62,12 @@ class FittedSpells:
     def __init__(self, zone: ZoneRisk, rng: random.Random) -> None:
         self.zone, self.rng = zone, rng
         self.available = rng.random() < zone.availability
-        self.until = self._spell()
+        shape, scale = (
+            (zone.up_shape, zone.up_scale_seconds)
+            if self.available
+            else (zone.down_shape, zone.down_scale_seconds)
+        )
+        self.until = spot.residual(rng, shape, scale)  # found under way at time 0
 
     def _spell(self) -> float:
         z = self.zone
@@ -99,6 +107,7 @@ def run(
 ) -> Run:
     """``work`` seconds of training under ``policy`` (``plan``: the work it plans for)."""
     dt = deadline / STEPS
+    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
     t = done = since_save = overhead = 0.0
     billed = {SPOT: 0.0, ON_DEMAND: 0.0}
     mode, last_resort, preemptions = IDLE, policy == "on_demand_only", 0
@@ -108,12 +117,19 @@ def run(
             done -= since_save
             since_save, mode, preemptions = 0.0, IDLE, preemptions + 1
         if policy == "uniform_progress" and not last_resort:
-            last_resort = done >= plan or plan - done + 2 * restart >= deadline - t
+            last_resort = done >= plan or plan - done + margin >= deadline - t
         want = _decide(policy, last_resort, mode, available, done - t * plan / deadline, restart)
         if want != mode:
             since_save = 0.0 if mode == SPOT else since_save  # leaving by choice: save first
             mode, overhead = want, (restart if want != IDLE else 0.0)
-        step = max(min(dt, change - t), 1e-6)
+        step = min(dt, change - t)
+        if mode == IDLE and policy == "uniform_progress" and not last_resort:
+            # waiting changes nothing but the clock: step exactly to where the line or the
+            # safety net is reached
+            for when in (done * deadline / plan, deadline - (plan - done + margin)):
+                if when > t:
+                    step = min(step, when - t)
+        step = max(step, 1e-6)
         if mode != IDLE:
             paid = min(overhead, step)  # starting the machine: billed, no progress
             progress = step - paid
@@ -188,15 +204,16 @@ def simulate(
     )
 
 
-def switch_rule(plan: float, deadline: float, restart: float) -> str:
+def switch_rule(plan: float, deadline: float, restart: float, tau: float) -> str:
     """The policy in words, with this run's numbers."""
+    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
     share = plan / deadline
     return (
         f"keep the work done at or above {share:.0%} of the time elapsed (plan: "
         f"{describe_seconds(plan)} of work in {describe_seconds(deadline)}); ahead: spot, or wait when "
         f"none can be had; behind: spot, else on-demand; leave on-demand only when "
         f"{describe_seconds(2 * restart)} ahead; on-demand to the end once the work left plus "
-        f"{describe_seconds(2 * restart)} reaches the time left"
+        f"{describe_seconds(margin)} reaches the time left"
     )
 
 
@@ -253,6 +270,12 @@ def plan_outcome(
             plan_seconds=plan,
             restart_seconds=restart,
             on_demand_share=sim.on_demand_share,
-            switch_rule=switch_rule(plan, deadline, restart),
+            switch_rule=switch_rule(plan, deadline, restart, spot_outcome_tau(spot_outcome)),
         ),
     )
+
+
+def spot_outcome_tau(result: Outcome) -> float:
+    """The checkpoint interval of the spot run (inf: none)."""
+    interval = result.checkpoint_interval_seconds
+    return interval if interval else math.inf

@@ -122,6 +122,17 @@ def weibull(rng: random.Random, shape: float, scale: float) -> float:
     return scale * (-math.log(1.0 - rng.random())) ** (1 / shape)
 
 
+def residual(rng: random.Random, shape: float, scale: float) -> float:
+    """What is left of a Weibull spell found under way at a random moment (the stationary
+    residual: a length-biased spell, ``scale * Gamma(1 + 1/shape) ** (1/shape)``, cut at a
+    uniform point). Heavy tails make it longer than a fresh spell: a machine had at a random
+    moment tends to sit in a long spell."""
+    if not math.isfinite(scale):
+        return math.inf
+    biased = scale * rng.gammavariate(1 + 1 / shape, 1.0) ** (1 / shape)
+    return rng.random() * biased
+
+
 class Sim(NamedTuple):
     wall: float
     preemptions: int
@@ -139,8 +150,9 @@ def simulate_wall(
 ) -> Sim:
     """One simulated run of ``work`` seconds of training on spot machines of one ``zone``.
 
-    At the start a machine is there with the zone's availability, else the run waits one spell of
-    unavailability; each machine lives a Weibull lifetime; a preemption loses the work since the
+    At the start a machine is there with the zone's availability and lives what is left of its
+    spell, else the run waits what is left of a spell of unavailability (``residual``); every
+    later machine lives a fresh Weibull lifetime; a preemption loses the work since the
     last checkpoint, then the run waits for capacity (a spell of unavailability: the trace's
     preemption is the capacity going away) and pays ``restart`` (boot, start-up, restore).
     """
@@ -150,13 +162,17 @@ def simulate_wall(
     segment = tau + checkpoint
     lease = cap_seconds if cap_seconds is not None else math.inf
     remaining, wall, waited, count = work, 0.0, 0.0, 0
-    if rng.random() >= zone.availability:
-        waited = weibull(rng, zone.down_shape, zone.down_scale_seconds)
+    first = rng.random() < zone.availability  # a machine is there at the start
+    if not first:
+        waited = residual(rng, zone.down_shape, zone.down_scale_seconds)
         wall += waited
     for _ in range(MAX_RESTARTS):
         saves = math.ceil(remaining / tau) - 1 if tau < math.inf else 0
         finish = remaining + saves * checkpoint
-        up = weibull(rng, zone.up_shape, zone.up_scale_seconds)
+        if first:
+            up, first = residual(rng, zone.up_shape, zone.up_scale_seconds), False
+        else:
+            up = weibull(rng, zone.up_shape, zone.up_scale_seconds)
         if finish <= up and finish <= lease:
             return Sim(wall + finish, count, waited)
         if up < lease:  # preempted: keep the work up to the last checkpoint

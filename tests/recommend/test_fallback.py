@@ -159,3 +159,18 @@ def test_no_plan_without_a_deadline_or_a_twin() -> None:
     )
     alone = ranked([V100_SPOT], 40)
     assert [o.rentable.pricing for o in alone.options] == ["spot"]
+
+
+def test_replay_walks_a_trace_as_recorded() -> None:
+    """The replay benchmark's trace process: run lengths as recorded, wrapping at the end."""
+    from benchmarks.spot_replay import TraceProcess
+    from benchmarks.spot_traces_derive import Trace
+
+    trace = Trace("f", "aws", "V100", "r", "c", "p", "z", 0, 60.0, [0, 0, 1, 1, 1, 0], "w")
+    process = TraceProcess(trace, offset=0.0)
+    assert process.at(0.0) == (True, 120.0)
+    assert process.at(130.0) == (False, 300.0)
+    assert process.at(300.0) == (True, 360.0)
+    assert process.at(370.0) == (True, 480.0)  # wrapped: the first spell again
+    late = TraceProcess(trace, offset=150.0)
+    assert late.at(0.0) == (False, 150.0)
