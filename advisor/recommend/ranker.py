@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
-from advisor.recommend import fallback
+from advisor.recommend import fallback, ties
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
@@ -245,8 +245,13 @@ def _assemble(
     if not feasible and cheapest:
         hint_deadline, hint_budget = _hints(cheapest, constraints)
     ranked = tuple(
-        replace(o, rank=i, why=explain_why(o, i, best[0], constraints))
-        for i, o in enumerate(best, start=1)
+        ties.with_ties(
+            [
+                replace(o, rank=i, why=explain_why(o, i, best[0], constraints))
+                for i, o in enumerate(best, start=1)
+            ],
+            constraints.objective,
+        )
     )
     return Recommendation(
         workload=workload,

@@ -11,6 +11,8 @@ from pricing.offers import BillingRule, Rentable
 from pricing.spot_risk import SpotRisk
 
 OBJECTIVES = ("cheapest", "fastest")
+TIE_CHANCE = 0.2
+"""An option with at least this chance of being really cheaper than #1 is a tie (one in five)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,16 @@ class Option:
     within_budget: bool
     rank: int = 0
     why: str = ""
+    p_cheaper: float | None = None
+    """Chance this option is really cheaper than #1 (``ties``; None for #1 and where not
+    compared: an infeasible option, or the objective is speed)."""
+    stake_usd: float = 0.0
+    """Expected overpay of keeping #1 when this one is cheaper: what settling the tie is worth."""
+
+    @property
+    def tie(self) -> bool:
+        """Within the uncertainty of #1: a real chance (``ties.TIE``) of being cheaper."""
+        return self.p_cheaper is not None and self.p_cheaper >= TIE_CHANCE
 
     @property
     def feasible(self) -> bool:

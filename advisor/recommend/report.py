@@ -74,6 +74,8 @@ def option_row(option: Option) -> dict[str, Any]:
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
         "why": option.why,
+        "p_cheaper_than_first": None if option.p_cheaper is None else round(option.p_cheaper, 4),
+        "tie_stake_usd": _usd(option.stake_usd) if option.p_cheaper is not None else None,
     }
 
 
@@ -167,7 +169,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"  {step}" for step in p.steps]
     if result.fallback is not None:
         lines += spot_lines(result)[:1] + fallback_lines(option)
-        return lines
+        return lines + tie_lines(option)
     if r.pricing == "spot" and result.spot_risk is not None:
         lines += spot_lines(result)
     else:
@@ -182,7 +184,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
         f"mean {display.money(option.expected_cost_usd)})"
     )
-    return lines
+    return lines + tie_lines(option)
 
 
 def spot_risk_words(result: Outcome) -> str:
@@ -220,6 +222,18 @@ def spot_lines(result: Outcome) -> list[str]:
         "(new machine, start-up, checkpoint restore)"
         + (f", {result.cap_restarts} forced restarts (lifetime cap)" if result.cap_restarts else "")
         + f"; expected wall {describe_seconds(result.expected_seconds)}",
+    ]
+
+
+def tie_lines(option: Option) -> list[str]:
+    """``--explain`` for an option compared with #1 (``ties``)."""
+    if option.p_cheaper is None:
+        return []
+    kind = "a tie" if option.tie else "not a tie"
+    return [
+        f"Against #1: {display.chance(option.p_cheaper)} chance it is really cheaper ({kind}); "
+        f"expected overpay of keeping #1 {display.money(option.stake_usd)} (costs log-normal from "
+        "p50 and p90; errors shared on the same device kind, independent across devices)"
     ]
 
 
