@@ -144,15 +144,19 @@ def _fallbacks(
     for p in priced:
         if p.group.first.pricing == "on_demand":
             on_demand.setdefault(_twin_key(p.group.first), p.group.first)
+    candidates = [
+        (p, twin)
+        for p in priced
+        if p.group.first.pricing == "spot"
+        and (twin := on_demand.get(_twin_key(p.group.first))) is not None
+    ]
+    # a plan costs at least its spot price for the median work: plan only the `top` groups
+    # cheapest by that bound (a simulation each), the only ones that can reach the table
+    candidates.sort(key=lambda c: c[0].group.first.usd_per_hour * c[0].outcome.prediction.seconds)
     plans = []
-    for p in priced:
+    for p, twin in candidates[: constraints.top]:
         spot_offer = p.group.first
-        twin = on_demand.get(_twin_key(spot_offer)) if spot_offer.pricing == "spot" else None
-        result = (
-            fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumptions)
-            if twin is not None
-            else None
-        )
+        result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumptions)
         if result is None:
             continue
         offer = spot_offer._replace(pricing="spot_fallback")

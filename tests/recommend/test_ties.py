@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import pytest
 
@@ -48,12 +49,17 @@ def test_different_devices_with_the_same_median_are_a_coin_toss() -> None:
     assert ties.p_cheaper(far, first) == pytest.approx(0.02275, abs=1e-3)  # Phi(-2)
 
 
-def test_stake_of_a_shared_error_has_a_closed_form() -> None:
-    # same device, same spread s: E[max(0, c1 e^{sZ} - ci e^{sZ})] = (c1 - ci) e^{s^2 / 2}
-    first = option(T4, 10, 20)
-    cheaper = option(T4._replace(region="eu-west-1"), 8, 16)
+def test_stake_is_the_expected_overpay() -> None:
+    # different devices, equal spreads s: log gap ~ N(ln 0.8, 2 s^2); #1 at its median $10
+    first, cheaper = option(T4, 10, 20), option(L4, 8, 16)
     s = math.log(2) / 1.2815515655446004
-    assert ties.stake(cheaper, first) == pytest.approx(2 * math.exp(s * s / 2), rel=0.02)
+    sd = math.sqrt(2) * s
+    n = NormalDist()
+    # E[max(0, 10 (1 - e^X))], X ~ N(m, sd^2) = 10 (Phi(-m/sd) - e^{m + sd^2/2} Phi(-m/sd - sd))
+    m = math.log(0.8)
+    closed = 10 * (n.cdf(-m / sd) - math.exp(m + sd * sd / 2) * n.cdf(-m / sd - sd))
+    assert ties.stake(cheaper, first) == pytest.approx(closed, rel=0.02)
+    assert ties.stake(first, first) == 0.0  # one prediction: never cheaper than itself
 
 
 def predict(target: Target) -> Prediction:
