@@ -194,7 +194,8 @@ class _Stream(random.Random):
     the simulation; the cache keeps the numbers and drops that cost."""
 
     def __init__(self, stream: int) -> None:  # no super().__init__: random() is ours
-        self._stream, self._i, self._more = stream, 0, None
+        self._stream, self._i = stream, 0
+        self._more: random.Random | None = None
         if stream not in _HEADS:
             head = random.Random(f"{SEED}:{stream}")
             _HEADS[stream] = [head.random() for _ in range(HEAD)]
