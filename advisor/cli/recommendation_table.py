@@ -133,10 +133,9 @@ def settle_lines(rec: Recommendation) -> list[str]:
             continue
         head = f"#{option.rank} ties with #1: {option.p_cheaper:.0%} chance it is really cheaper"
         stake = display.money(option.stake_usd)
-        if device(option) == device(first) or option.outcome.prediction.measured:
+        if option.outcome.prediction.measured and first.outcome.prediction.measured:
             lines.append(
-                f"{head}; the gap is the spot risk, not the device's speed: no bench settles it "
-                f"(expected overpay of keeping #1: {stake})"
+                f"{head}; both were measured: a bench would not settle it ({stake} at stake)"
             )
             continue
         args, cost = _bench_args([first, option])

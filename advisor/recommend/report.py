@@ -232,8 +232,8 @@ def tie_lines(option: Option) -> list[str]:
     kind = "a tie" if option.tie else "not a tie"
     return [
         f"Against #1: {display.chance(option.p_cheaper)} chance it is really cheaper ({kind}); "
-        f"expected overpay of keeping #1 {display.money(option.stake_usd)} (costs log-normal from "
-        "p50 and p90; errors shared on the same device kind, independent across devices)"
+        f"expected overpay of keeping #1 {display.money(option.stake_usd)} (p50 costs times the "
+        "time predictions' log-normal errors: one error on one device kind, independent across)"
     ]
 
 

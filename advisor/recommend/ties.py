@@ -1,13 +1,13 @@
 """Honest ties: the chance that an option ranked below #1 is really cheaper than #1.
 
-Each option's cost is taken as log-normal, with its median and a spread read from its p50 and
-p90 costs (the prediction's uncertainty, and for spot the preemptions'). Two options' errors are
-correlated by what they share:
+"Really cheaper" is about what is not known, not about luck: each option's cost is its median
+(p50) times the error of its time prediction, log-normal with the prediction's log spread. The
+luck of one spot run (when it is preempted) is not counted: no measurement could settle it, and
+the median already holds the measured risk. Two options' errors are correlated by what they share:
 
 - the same device kind (accelerator and count, or vCPUs and CPU family): their times come from
-  one prediction for that device, so its error (the prediction's log spread) moves both the same
-  way and cancels in the comparison; what is left of each cost's spread (a spot run's
-  preemptions and waits) is its own, independent;
+  one prediction for that device, so its error moves both the same way and cancels: the cheaper
+  median is cheaper (one device in two regions, or spot beside on-demand, is never a tie);
 - different devices: correlation 0, the conservative choice. The probe's own error is shared by
   every device and would correlate them, but no fit separates it from the device-scaling error,
   and assuming independence can only widen a tie, never invent a winner.
@@ -27,7 +27,6 @@ from advisor.recommend.recommendation import Option, Recommendation
 
 GRID = 64
 """Normal quantiles per dimension when averaging the overpay (deterministic)."""
-_Z90 = NormalDist().inv_cdf(0.9)
 _NORMAL = NormalDist()
 
 
@@ -39,26 +38,12 @@ def device_kind(option: Option) -> tuple[object, ...]:
     return (r.vcpus, r.cpu_family)
 
 
-def _spread(option: Option) -> float:
-    low, high = option.cost_usd, option.cost_usd_p90
-    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high <= low:
-        return 0.0
-    return math.log(high / low) / _Z90
-
-
-def _parts(option: Option) -> tuple[float, float]:
-    """(the prediction's log spread, the rest of the cost's spread: the spot process's own)."""
-    total, predicted = _spread(option), option.outcome.prediction.log_sigma
-    return predicted, math.sqrt(max(0.0, total * total - predicted * predicted))
-
-
 def _gap_sd(option: Option, first: Option) -> float:
-    """The spread of log(cost_option / cost_first): on one device kind the prediction's error is
-    shared and cancels but for the difference of spreads; spot noise never is shared."""
-    (p_i, r_i), (p_1, r_1) = _parts(option), _parts(first)
+    """The spread of log(cost_option / cost_first) from what is not known: the predictions'
+    errors. On one device kind they are one error and cancel; across devices, independent."""
     if device_kind(option) == device_kind(first):
-        return math.sqrt((p_i - p_1) ** 2 + r_i**2 + r_1**2)
-    return math.sqrt(p_i**2 + r_i**2 + p_1**2 + r_1**2)
+        return 0.0
+    return math.hypot(option.outcome.prediction.log_sigma, first.outcome.prediction.log_sigma)
 
 
 def p_cheaper(option: Option, first: Option) -> float:
@@ -68,7 +53,7 @@ def p_cheaper(option: Option, first: Option) -> float:
     gap = math.log(option.cost_usd / first.cost_usd)
     sd = _gap_sd(option, first)
     if sd < 1e-12:
-        return 0.5 if gap == 0 else float(gap < 0)
+        return float(gap < 0)  # nothing unknown between them: the price decides
     return _NORMAL.cdf(-gap / sd)
 
 
