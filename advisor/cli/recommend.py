@@ -43,7 +43,11 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     show_default=True,
     help="cheapest that meets the deadline, or fastest within the budget.",
 )
-@click.option("--spot/--no-spot", default=None, help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).")
+@click.option(
+    "--spot/--no-spot",
+    default=None,
+    help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).",
+)
 @click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
 @click.option("--region", help="Only this region.")
 @click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
