@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import yaml
 
+from advisor.cli.recommend import write_emit
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import fallback, spot
 from advisor.recommend.ranker import recommend
@@ -174,3 +176,16 @@ def test_replay_walks_a_trace_as_recorded() -> None:
     assert process.at(370.0) == (True, 480.0)  # wrapped: the first spell again
     late = TraceProcess(trace, offset=150.0)
     assert late.at(0.0) == (False, 150.0)
+
+
+def test_emit_writes_the_plan_of_a_chosen_fallback(tmp_path: Path) -> None:
+    rec = ranked([V100, V100_SPOT], 40)
+    assert rec.best is not None and rec.best.rentable.pricing == "spot_fallback"
+    target = tmp_path / "task.yaml"
+    write_emit(rec, str(target))
+    body = yaml.safe_load(target.read_text())
+    assert body["resources"]["use_spot"] is True
+    assert body["envs"]["ADVISOR_RECOVERY"] == "uniform_progress"
+    assert float(body["envs"]["ADVISOR_PLAN_WORK_HOURS"]) == pytest.approx(
+        rec.best.outcome.fallback.plan_seconds / HOUR, abs=1e-3
+    )
