@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pricing.database as database
 import pricing.query as query
+import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
@@ -155,6 +156,7 @@ def rank(
         constraints=request.constraints,
         assumptions=assumptions_for(probe, probe.config),
         context=describe_probe(probe, stored),
+        spot_risks=spot_risk.shipped_risks(),
     )
 
 

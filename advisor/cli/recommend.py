@@ -44,7 +44,11 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     show_default=True,
     help="cheapest that meets the deadline, or fastest within the budget.",
 )
-@click.option("--spot/--no-spot", default=None, help="Only spot, or only on-demand (default both).")
+@click.option(
+    "--spot/--no-spot",
+    default=None,
+    help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).",
+)
 @click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
 @click.option("--region", help="Only this region.")
 @click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
@@ -108,7 +112,10 @@ def recommend(
     """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget.
 
     Uses the stored probe of MODEL on this machine (or probes it first), predicts the training
-    time on every offered machine and prices it with billing rules and spot preemptions.
+    time on every offered machine and prices it with billing rules and the spot risk measured in
+    public traces (availability and time to preemption). Under a deadline it also ranks a third
+    way to pay: spot with an on-demand fallback that keeps the deadline (Uniform Progress).
+    Options within the uncertainty of #1 are called ties, with the bench that would settle them.
 
     \b
       advisor recommend --model lstm --deadline 8h
@@ -196,6 +203,12 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
     chosen = rec.best or rec.fastest
     if chosen is None:
         raise AdvisorError("nothing to emit: no option was found")
-    written = write_task(path, chosen.rentable, workload=rec.workload, overwrite=force)
+    written = write_task(
+        path,
+        chosen.rentable,
+        workload=rec.workload,
+        overwrite=force,
+        plan=chosen.outcome.fallback,
+    )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)

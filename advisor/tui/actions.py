@@ -158,7 +158,11 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         text = json.dumps(row, indent=2, allow_nan=False, default=str)
         return write_atomic(path, text + "\n", overwrite=overwrite, flag="confirm")
     return skypilot_task.write_task(
-        path, option.rentable, workload=rec.workload, overwrite=overwrite
+        path,
+        option.rentable,
+        workload=rec.workload,
+        overwrite=overwrite,
+        plan=option.outcome.fallback,
     )
 
 
