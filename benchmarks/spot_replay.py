@@ -13,7 +13,7 @@ It reports the deadline-met rate and the cost against all-on-demand, and compare
 deadline-met rate of pure spot with the one the engine predicts from the fitted Weibull spells of
 the same family (``data/spot-risk.csv``, ``advisor.recommend.spot.simulate``).
 
-Targets (issue 21): the fallback meets >= 99% of deadlines with slack >= 1.1x and costs >= 25% less
+Targets: the fallback meets >= 99% of deadlines with slack >= 1.1x and costs >= 25% less
 than all-on-demand in the median GPU replay; the predicted pure-spot P(deadline) is within 10
 points of the replayed rate on every trace family.
 
