@@ -61,7 +61,7 @@ def prepare(spec: ProbeSpec) -> Prepared:
 
 def load_safely(path: str) -> Any:
     """Load a ``.keras`` file without running any code it carries."""
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     name = Path(path).name
@@ -90,7 +90,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _input_specs(model: Any) -> list[InputSpec]:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     embedding = next(

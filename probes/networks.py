@@ -27,7 +27,7 @@ def build(workload: Workload) -> Any:
 
 
 def optimizer(name: str, workload_id: str = "") -> Any:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     if name == "rmsprop":
