@@ -42,8 +42,18 @@ class Backend:
     """Where ``op_split`` takes a step's op-class shares from (``--explain`` and ``--json``)."""
     loggers: tuple[str, ...] = ()
 
+    def extra(self, gpu: bool) -> str:
+        """advisor's install extra that brings this backend to a machine (with or without a GPU):
+        ``advisor bench`` installs it on the rented nodes."""
+        return self.name
+
     def installed(self) -> bool:
-        return importlib.util.find_spec(self.name) is not None
+        if self.name in sys.modules:
+            return True
+        try:
+            return importlib.util.find_spec(self.name) is not None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            return False
 
     def version(self) -> str:
         """The framework's version, from its ``dist-info`` folder's name (importing neither the
@@ -104,6 +114,9 @@ class TensorFlow(Backend):
     split_source = "TensorFlow profiler"
     loggers = ("tensorflow", "absl", "keras", "h5py")
 
+    def extra(self, gpu: bool) -> str:
+        return "cuda" if gpu else ""  # TensorFlow is advisor's own dependency
+
     def quiet(self) -> None:
         super().quiet()
         try:
@@ -152,6 +165,9 @@ class Jax(Backend):
     name = "jax"
     distributions = ("jax",)
     loggers = ("jax", "jax._src", "absl", "keras", "h5py")
+
+    def extra(self, gpu: bool) -> str:
+        return "jax-cuda" if gpu else "jax"
 
     def quiet(self) -> None:
         super().quiet()

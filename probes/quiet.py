@@ -31,18 +31,20 @@ def verbose_requested() -> bool:
 
 def prepare(verbose: bool | None = None) -> None:
     """Silence (or, when ``verbose``, leave alone) the active backend's logging before it is
-    imported (``probes.backend``: TensorFlow's, JAX's or PyTorch's).
+    imported (``probes.backend``: TensorFlow's, JAX's or PyTorch's); an active backend that is
+    not installed, or that differs from an already imported Keras's, is one ``AdvisorError``.
 
     ``verbose`` None reads ``ADVISOR_VERBOSE``. The variables are exported, so child processes
     (thread-scaling runs, the app's probe) inherit the choice. Safe to call many times.
     """
+    framework = backend.select()  # installed, and not in conflict with an imported Keras
     if verbose is None:
         verbose = verbose_requested()
     if verbose:
         return
     for name, value in _QUIET.items():
         os.environ[name] = value
-    backend.active().quiet()
+    framework.quiet()
 
 
 prepare_tensorflow = prepare

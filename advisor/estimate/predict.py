@@ -35,7 +35,7 @@ from advisor.estimate.steps import (
     allreduce_seconds,
     step_parts,
 )
-from probes import reference
+from probes import backend, reference
 from probes.result import Fingerprint, ProbeResult
 
 EXTRAPOLATION_LOG_SIGMA = 0.35
@@ -104,6 +104,7 @@ def predict(
         or source.extrapolated
         or source_guess
         or probe.extrapolated
+        or not backend.calibrated(probe.device.backend)
         or (recurrent and machine.lstm_kernel == "cuDNN LSTM")
     )
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
