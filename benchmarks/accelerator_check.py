@@ -123,11 +123,19 @@ def worker(lane: dict[str, Any], cases: list[dict[str, Any]], models: str, budge
     from probes.spec import spec_for
 
     for case in cases:
-        model = str(Path(models) / case["model"]) if case["model"].endswith(".keras") else case["model"]
+        model = (
+            str(Path(models) / case["model"]) if case["model"].endswith(".keras") else case["model"]
+        )
         try:
             spec = spec_for(model, **case["sizes"])
             result = probe(spec, budget_seconds=budget, profile_ops=False)
-            _emit({"case": case["name"], "kind": "probe", "result": json.loads(history.to_json(result))})
+            _emit(
+                {
+                    "case": case["name"],
+                    "kind": "probe",
+                    "result": json.loads(history.to_json(result)),
+                }
+            )
             if lane["gpu"]:
                 _emit({"case": case["name"], "kind": "real", "real": real_run(spec)})
         except Exception as exc:  # one workload's failure is a line of the report, not the end
@@ -273,7 +281,9 @@ def summarise(results: dict[tuple[str, str], list[dict[str, Any]]], cases: list[
         for case in cases:
             row: dict[str, Any] = {"workload": case.name, "backend": framework, "target": target}
             for lane in lanes:
-                found = [m for m in results.get((lane.name, framework), []) if m["case"] == case.name]
+                found = [
+                    m for m in results.get((lane.name, framework), []) if m["case"] == case.name
+                ]
                 if not found:
                     missing.append(f"{framework} {lane.name} {case.name}: not reached (deadline)")
                 for message in found:
@@ -339,7 +349,9 @@ def _cell(row: dict[str, Any], prefix: str) -> str:
     return f"{value:.3g}{mark}" + (f" ({error:+.0%})" if error is not None else "")
 
 
-def write_exchange(out: Path, results: dict[tuple[str, str], list[dict[str, Any]]], stamp: str) -> None:
+def write_exchange(
+    out: Path, results: dict[tuple[str, str], list[dict[str, Any]]], stamp: str
+) -> None:
     """``probes.csv``: every probe, for ``advisor import``; ``measured.csv``: every real run."""
     from probes import exchange
     from probes.history import from_json
@@ -387,8 +399,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "accelerator-check")
     parser.add_argument("--backends", help="comma-separated (default: every one installed; "
                         "--cpu-only: jax)")  # fmt: skip
-    parser.add_argument("--threads", default=None, help="CPU lanes' cores (default 2,8; --cpu-only 1)")
-    parser.add_argument("--budget", type=float, default=None, help="seconds per probe (8; --cpu-only 3)")
+    parser.add_argument(
+        "--threads", default=None, help="CPU lanes' cores (default 2,8; --cpu-only 1)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds per probe (8; --cpu-only 3)"
+    )
     parser.add_argument("--minutes", type=float, default=8.5, help="deadline for the whole check")
     parser.add_argument("--cpu-only", action="store_true", help="the rehearsal: no GPU")
     parser.add_argument("--target", help="GPU to predict (default: this machine's; else H100)")
@@ -438,7 +454,9 @@ def main(argv: list[str]) -> int:
               f"probe budget {budget:g} s, lanes " + ", ".join(f"{lane.name} ({len(lane.cpus)} cores)" for lane in lanes)
               + f"; {time.monotonic() - started:.0f} s; x: prediction flagged extrapolated")  # fmt: skip
     not_run = [*skipped, *stopped, *missing]
-    (out / "summary.json").write_text(json.dumps({"header": header, "rows": rows, "not_run": not_run}, indent=1))
+    (out / "summary.json").write_text(
+        json.dumps({"header": header, "rows": rows, "not_run": not_run}, indent=1)
+    )
     (out / "not-run.txt").write_text("".join(f"{line}\n" for line in not_run))
     text = markdown(rows, lanes, not_run, header)
     (out / "summary.md").write_text(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks, quiet
+from probes import backend, networks, quiet
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -76,7 +76,8 @@ def load_safely(path: str) -> Any:
                 f"refusing {name}: it needs arbitrary code to load (a Lambda layer or a custom "
                 "object) and advisor loads models in Keras safe mode only"
             ) from None
-        raise AdvisorError(f"cannot load {name} as a Keras model: {text}") from None
+        where = backend.requested()  # a layer one backend lacks fails here: name the backend
+        raise AdvisorError(f"cannot load {name} as a Keras model: {text} (on {where})") from None
     if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", False):
         model.compile(optimizer="adam", loss=_default_loss(model))
     return model

@@ -14,10 +14,10 @@ has no ``overhead`` share; the host's dispatch the probe measures stands for it 
 from __future__ import annotations
 
 import glob
+import math
 import os
 import shutil
 import tempfile
-import math
 import time
 from collections.abc import Iterable
 from typing import Any
