@@ -198,7 +198,7 @@ def lanes_for(threads: list[int], cpu_only: bool, cpus: list[int]) -> list[list[
     """The lanes, grouped into waves that run side by side: each wave's lanes get disjoint
     cores when the machine has enough, else the lanes run one wave each."""
     lanes = [Lane(f"cpu-{n}", n, gpu=False) for n in threads]
-    accelerator = Lane("gpu" if not cpu_only else f"cpu-{len(cpus)}-as-target", len(cpus), gpu=True)
+    accelerator = Lane("gpu" if not cpu_only else "cpu-as-gpu", len(cpus), gpu=True)
     lanes.append(accelerator)
     wanted = sum(lane.threads for lane in lanes[:-1])
     if wanted < len(cpus):  # every CPU lane its own cores, the accelerator's lane the rest
@@ -267,7 +267,8 @@ def collect(running: dict[tuple[str, str], subprocess.Popen[str]], deadline: flo
 
 
 def summarise(results: dict[tuple[str, str], list[dict[str, Any]]], cases: list[Case],
-              backends: list[str], lanes: list[Lane], target: str) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
+              backends: list[str], lanes: list[Lane], target: str,
+              on_target: bool) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
     """Per workload and backend: each CPU probe's prediction to ``target``, the accelerator
     lane's probe and its real run; and every workload that has no result, with why."""
     from advisor.estimate.predict import predict
@@ -302,19 +303,22 @@ def summarise(results: dict[tuple[str, str], list[dict[str, Any]]], cases: list[
                     elif message["kind"] == "real":
                         row["measured_per_epoch"] = message["real"]["per_epoch"]
                         row["measured_total"] = message["real"]["total"]
-            _errors(row, lanes)
+            _errors(row, lanes, on_target)
             rows.append(row)
     return rows, missing
 
 
-def _errors(row: dict[str, Any], lanes: list[Lane]) -> None:
+def _errors(row: dict[str, Any], lanes: list[Lane], on_target: bool) -> None:
+    """Each figure's error against the measured run: the GPU probe's always, the CPU probes'
+    predictions only when their target is the device measured (not in the rehearsal, where
+    they aim at a GPU the machine does not have)."""
     measured = row.get("measured_per_epoch")
     if not measured:
         return
     for lane in lanes:
         for kind in ("predicted", "probe"):
             value = row.get(f"{lane.name}_{kind}_per_epoch")
-            if value and (kind == "predicted") != lane.gpu:
+            if value and (kind == "predicted") != lane.gpu and (on_target or lane.gpu):
                 row[f"{lane.name}_{kind}_error"] = value / measured - 1
 
 
@@ -447,7 +451,7 @@ def main(argv: list[str]) -> int:
                        run_lane(lane, framework, cases, small, models, budget, log)
                        for lane in wave}  # fmt: skip
             stopped += collect(running, wave_deadline, results)
-    rows, missing = summarise(results, cases, backends, lanes, target)
+    rows, missing = summarise(results, cases, backends, lanes, target, not args.cpu_only)
     stamp = time.strftime("%Y%m%d", time.gmtime())
     write_exchange(out, results, stamp)
     header = (f"accelerator check {stamp}: target {target}, backends {', '.join(backends) or 'none'}, "
