@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -332,4 +333,4 @@ def test_a_bench_probes_with_its_backend_installed_by_its_extra(
     for candidate, extra in ((gpu, gpu_extra), (cpu, cpu_extra)):
         config = task.task_config(candidate, args, install)
         assert f"--backend {backend}" in config["run"]
-        assert config["setup"].split()[-1].endswith(f"{task.wheel_name()}{extra}")
+        assert shlex.split(config["setup"])[-1].endswith(f"{task.wheel_name()}{extra}")
