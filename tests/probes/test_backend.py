@@ -163,3 +163,44 @@ def test_keras_backend_jax_without_the_option_probes_on_jax() -> None:
 def test_advisor_probe_backend_torch_records_torch() -> None:
     payload = _probe_cli("--backend", "torch")
     assert payload["backend"] == "torch" and payload["step_seconds"] > 0
+
+
+ZOO_UNDER_JAX = """
+import json, numpy as np
+from probes import backend, networks, zoo
+from probes.fitting import arrays
+from probes.loading import parameter_count, prepare
+from probes.spec import spec_for
+backend.select()
+for w in zoo.WORKLOADS:
+    if w.synthetic_input:  # ImageNet CNNs: built (their compile alone takes a minute here)
+        print(json.dumps([w.id, parameter_count(networks.build(w)), None]), flush=True)
+        continue
+    prepared = prepare(spec_for(w.id, samples=4, validation_samples=0, epochs=1, batch_size=2))
+    x, y = arrays(prepared, 2, 2, seed=0)
+    loss = prepared.model.train_on_batch(x, y)
+    loss = loss[0] if isinstance(loss, list) else loss
+    print(json.dumps([w.id, parameter_count(prepared.model), float(loss)]), flush=True)
+"""
+
+
+@pytest.mark.jax
+@pytest.mark.skipif(NO_JAX, reason=JAX_SKIP)
+def test_every_zoo_network_builds_under_jax_and_the_small_ones_train() -> None:
+    """The zoo is backend-neutral Keras: under JAX every network has TensorFlow's parameter
+    count (tests/probes/test_networks.py) and the non-ImageNet ones take a training step.
+    (benchmarks/backend_zoo.py probes all twelve under both backends: docs/BENCHMARKS.md.)"""
+    from probes import zoo
+    from tests.probes.test_networks import TOLERANCE
+
+    out = subprocess.run(
+        [sys.executable, "-c", ZOO_UNDER_JAX], capture_output=True, text=True, timeout=300,
+        check=False, env={**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "jax"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {name: (count, loss) for name, count, loss in map(json.loads, out.stdout.splitlines())}
+    assert set(rows) == {w.id for w in zoo.WORKLOADS}
+    for w in zoo.WORKLOADS:
+        count, loss = rows[w.id]
+        assert abs(count - w.parameters) <= TOLERANCE.get(w.id, 0.0) * w.parameters, w.id
+        assert w.synthetic_input or (loss is not None and loss == loss and loss >= 0), w.id
