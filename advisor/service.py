@@ -121,7 +121,8 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     device = probe.device
     where = device.accelerator or f"{device.cpu_model} ({device.threads} threads)"
     return (
-        f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where}, "
+        f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where} "
+        f"(Keras on {device.backend}), "
         f"{probe.config.steps_per_epoch} steps x {probe.config.epochs} epochs",
         f"model.fit here: {describe_seconds(probe.fit_seconds)} "
         f"(start-up {describe_seconds(probe.startup_seconds)} of it); "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks, quiet, transformers
+from probes import backend, networks, quiet, transformers
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -109,7 +109,7 @@ def load_safely(path: str) -> Any:
     from probes.spec import check_model_file
 
     check_model_file(Path(path))
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     name = Path(path).name
@@ -124,7 +124,8 @@ def load_safely(path: str) -> Any:
                 f"refusing {name}: it needs arbitrary code to load (a Lambda layer or a custom "
                 "object) and advisor loads models in Keras safe mode only"
             ) from None
-        raise AdvisorError(f"cannot load {name} as a Keras model: {text}") from None
+        where = backend.requested()  # a layer one backend lacks fails here: name the backend
+        raise AdvisorError(f"cannot load {name} as a Keras model: {text} (on {where})") from None
     if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", False):
         model.compile(optimizer="adam", loss=_default_loss(model))
     return model
@@ -138,7 +139,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _input_specs(model: Any) -> list[InputSpec]:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     embedding = next(

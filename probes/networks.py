@@ -41,7 +41,7 @@ def build(workload: Workload, shape: Shape | None = None) -> Any:
 
 
 def optimizer(name: str, workload_id: str = "") -> Any:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     if name == "rmsprop":

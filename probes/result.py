@@ -20,21 +20,29 @@ class Fingerprint:
     logical_cpus: int
     """Logical CPUs visible to the process."""
     threads: int
-    """Intra-op threads TensorFlow used."""
+    """Intra-op threads the backend computed with."""
     accelerator: str | None
     """Accelerator name as cloud catalogs spell it (``H100``, ``T4``), or None on a CPU."""
     accelerator_memory_gib: float | None
     tensorflow: str
-    """TensorFlow version."""
+    """Version of the backend's framework (TensorFlow's, JAX's or PyTorch's: the field kept its
+    name so that stored probes and exports from before other backends still read)."""
     onednn: bool
     xla: bool
     precision: str
     """``fp32``, ``mixed`` (float16/bfloat16 compute), ..."""
+    backend: str = "tensorflow"
+    """The Keras backend the probe trained with (``probes.backend``): a probe measures that
+    backend's training, so two backends' probes of one workload are two devices' probes."""
 
     @property
     def key(self) -> str:
-        """Stable short id of this device, part of the probe store's key."""
-        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        """Stable short id of this device and backend, part of the probe store's key (a
+        TensorFlow probe's key is what it was before other backends: stored probes still match)."""
+        fields = asdict(self)
+        if fields["backend"] == "tensorflow":
+            del fields["backend"]
+        blob = json.dumps(fields, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 

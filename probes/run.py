@@ -20,7 +20,8 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
 two smaller batch sizes and the step time is extrapolated linearly in the batch size
-(``probes.scaling``). TensorFlow is imported inside the functions only.
+(``probes.scaling``). Keras and the backend's framework (``probes.backend``) are imported inside
+the functions only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import data, device, epochs, quiet, stats, teardown
+from probes import backend, data, device, epochs, quiet, stats, teardown
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -118,19 +119,20 @@ def _probe(
     profile_ops: bool,
 ) -> ProbeResult:
     report(ProbeProgress("build", 0, (), None, 0.0, None))
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
-    import tensorflow as tf
 
+    framework = backend.active()
     check_cancel(cancel)
-    threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
+    threads = framework.threads()
     if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
         prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)
-    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
-        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+    except Exception as exc:
+        _raise_if_out_of_memory(framework, spec.label, exc)
+        raise
     build_seconds = time.perf_counter() - built
     check_cancel(cancel)
     config = spec.config
@@ -147,19 +149,18 @@ def _probe(
             measured = extrapolate(prepared, config, started, budget, report, cancel, heavy_batches)
         else:
             measured = _measured(prepared, config, started, budget, report, cancel)
-    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
-        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
-    measured = with_teardown(measured, config, teardown.shipped_rates())
+    except Exception as exc:
+        _raise_if_out_of_memory(framework, spec.label, exc)
+        raise
+    measured = with_teardown(measured, config, framework.teardown_rates())
     from probes.dispatch import dispatch_seconds
 
     now = time.perf_counter()
     dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
     split: dict[str, float] = {}
     if profile_ops and measured.arrays is not None:
-        from probes.profile import op_split
-
-        split = op_split(
-            prepared.model, *measured.arrays, config.batch_size, step_seconds=measured.step_seconds
+        split = framework.op_split(
+            prepared.model, *measured.arrays, config.batch_size, measured.step_seconds
         )
     return ProbeResult(
         config=config,
@@ -178,7 +179,7 @@ def _probe(
         flops_per_sample=prepared.flops_per_sample,
         parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
-        peak_device_bytes=_peak_device_bytes(tf),
+        peak_device_bytes=framework.peak_device_bytes(),
         op_split=split,
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
@@ -374,11 +375,8 @@ def kernels_per_step(model: Any) -> int:
     return 3 * forward + len(model.trainable_variables)
 
 
-def _peak_device_bytes(tf: Any) -> int | None:
-    """Peak memory TensorFlow allocated on the first GPU (None without one)."""
-    if not tf.config.list_physical_devices("GPU"):
-        return None
-    try:
-        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
-    except (ValueError, KeyError):
-        return None
+def _raise_if_out_of_memory(framework: backend.Backend, label: str, exc: Exception) -> None:
+    """One line for a model or batch that does not fit, whatever the backend calls it."""
+    if framework.out_of_memory(exc):
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise AdvisorError(f"{label} does not fit in memory: {first}") from None

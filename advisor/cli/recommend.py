@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from advisor.cli import output
+from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
@@ -26,6 +27,7 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 @click.command(context_settings=_HELP)
+@backend_option
 @click.option(
     "--model", "-m", required=True, help="Zoo id, alias (lstm, mlp, cnn, ...) or a .keras file."
 )

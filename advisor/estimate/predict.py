@@ -36,7 +36,7 @@ from advisor.estimate.steps import (
     allreduce_seconds,
     step_parts,
 )
-from probes import reference
+from probes import backend, reference
 from probes.result import Fingerprint, ProbeResult
 
 EXTRAPOLATION_LOG_SIGMA = 0.35
@@ -103,7 +103,13 @@ def predict(
     fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer)
     # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
     # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
-    extrapolated = machine.extrapolated or source.extrapolated or source_guess or probe.extrapolated
+    extrapolated = (
+        machine.extrapolated
+        or source.extrapolated
+        or source_guess
+        or probe.extrapolated
+        or not backend.calibrated(probe.device.backend)
+    )
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     return Prediction(
         seconds=seconds,

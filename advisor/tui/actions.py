@@ -109,7 +109,8 @@ def run_probe(
 
 def describe_probe(probe: ProbeResult) -> str:
     return (
-        f"Measured here: {probe.step_seconds * 1000:.3g} ms/step, full training here "
+        f"Measured here on {probe.device.backend}: {probe.step_seconds * 1000:.3g} ms/step, "
+        "full training here "
         f"{describe_seconds(probe.fit_seconds)} ({probe.created_at[:16]})"
     )
 

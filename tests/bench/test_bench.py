@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -329,3 +330,20 @@ def test_the_run_commands_executed_as_the_node_would_are_imported_as_measured(
                         "--provider", "aws", "--cpu-only", "--no-spot")  # fmt: skip
     chosen = [o for o in payload["options"] if o["instance_type"] == "c6a.large"]
     assert chosen and chosen[0]["measured"] is True
+
+
+@pytest.mark.parametrize(
+    ("backend", "gpu_extra", "cpu_extra"),
+    [("tensorflow", "[cuda]", ""), ("jax", "[jax-cuda]", "[jax]"), ("torch", "[torch]", "[torch]")],
+)
+def test_a_bench_probes_with_its_backend_installed_by_its_extra(
+    tmp_path: Path, backend: str, gpu_extra: str, cpu_extra: str
+) -> None:
+    db = database.connect()
+    gpu, cpu = plan.plan(db, gpus=["T4"], cpus=[8], spot=False, probe_seconds=20, tag="b")
+    args = task.ProbeArgs("mnist_mlp", backend=backend)
+    install = task.Install(wheel=tmp_path / task.wheel_name())
+    for candidate, extra in ((gpu, gpu_extra), (cpu, cpu_extra)):
+        config = task.task_config(candidate, args, install)
+        assert f"--backend {backend}" in config["run"]
+        assert shlex.split(config["setup"])[-1].endswith(f"{task.wheel_name()}{extra}")
