@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run from a checkout, advisor installed or not
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.probe_accuracy import make_user_models  # noqa: E402
+from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
 
 CHECK_EPOCHS = 4
 """Epochs of every check run: three boundaries after the first (compiling) epoch."""
@@ -147,43 +147,10 @@ def worker(lane: dict[str, Any], cases: list[dict[str, Any]], models: str, budge
 
 
 def real_run(spec: Any) -> dict[str, Any]:
-    """Train ``spec``'s configuration for real, as a user would: build, compile, fit; the
-    epochs after the first (tracing, compilation) timed one by one."""
-    import keras
-
-    from probes.fitting import arrays
-    from probes.loading import prepare
-
-    config = spec.config
-    begin = time.perf_counter()
-    prepared = prepare(spec)
-    build = time.perf_counter() - begin
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = None
-    if config.validation_samples:
-        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
-
-    class Epochs(keras.callbacks.Callback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.begins: list[float] = []
-            self.ends: list[float] = []
-
-        def on_epoch_begin(self, epoch: int, logs: object = None) -> None:
-            self.begins.append(time.perf_counter())
-
-        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
-            self.ends.append(time.perf_counter())
-
-    epochs = Epochs()
-    start = time.perf_counter()
-    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
-                       validation_data=validation, verbose=0, callbacks=[epochs])  # fmt: skip
-    total = time.perf_counter() - start
-    later = [end - begin for begin, end in zip(epochs.begins[1:], epochs.ends[1:], strict=True)]
-    return {"build": build, "total": total, "per_epoch": statistics.median(later),
-            "epochs": [end - begin for begin, end in zip(epochs.begins, epochs.ends, strict=True)],
-            "config": asdict(config)}  # fmt: skip
+    """Train ``spec``'s configuration for real (``benchmarks.user_runs.real_fit``); the per-epoch
+    figure is the median of the epochs after the first (tracing, compilation)."""
+    run = real_fit(spec)
+    return {**run, "total": run["fit"], "per_epoch": statistics.median(run["epochs"][1:])}
 
 
 def _emit(message: dict[str, Any]) -> None:

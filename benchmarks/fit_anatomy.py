@@ -7,7 +7,7 @@ while it waits) is one observation of a teardown wait at a known iterator age. T
 the ratio estimator sum(observed waits) / sum(expected wait if every drop stalled), one per place,
 written to ``data/fit-teardown.json`` with ``--write``.
 
-The cases are the zoo's; the accuracy benchmark's user models (``benchmarks/probe_accuracy.py``)
+The cases are the zoo's; the accuracy benchmark's user models (``benchmarks/local_accuracy.py``)
 are never run here, so they stay out of this fit.
 
     .venv/bin/python benchmarks/fit_anatomy.py [--runs N] [--out FILE]     # time real fits

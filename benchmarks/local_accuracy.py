@@ -29,57 +29,28 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
+
 OUT = ROOT / "benchmarks" / "local_accuracy.json"
 Z80 = 1.2815516
 CASES: dict[str, tuple[str, dict[str, int]]] = {
     # name: (model, sizes of a 20-120 s real run on two cores)
-    "mnist_mlp": ("mnist_mlp", {"samples": 60_000, "validation_samples": 10_000, "epochs": 8}),
-    "mnist_cnn": ("mnist_cnn", {"samples": 12_800, "validation_samples": 2_560, "epochs": 3}),
-    "imdb_bilstm": ("imdb_bilstm", {"samples": 6_400, "validation_samples": 1_600, "epochs": 2}),
-    "user_tabular": ("tabular.keras", {"samples": 100_000, "validation_samples": 10_000,
-                                       "epochs": 3, "batch_size": 256}),
-    "user_gru": ("gru.keras", {"samples": 12_800, "validation_samples": 1_600, "epochs": 2}),
+    "mnist_mlp": ("mnist_mlp", {"samples": 60_000, "validation_samples": 10_000, "epochs": 12}),
+    "mnist_cnn": ("mnist_cnn", {"samples": 25_600, "validation_samples": 5_120, "epochs": 3}),
+    "imdb_bilstm": ("imdb_bilstm", {"samples": 12_800, "validation_samples": 3_200, "epochs": 3}),
+    "user_tabular": ("tabular.keras", {"samples": 200_000, "validation_samples": 20_000,
+                                       "epochs": 5, "batch_size": 256}),
+    "user_gru": ("gru.keras", {"samples": 25_600, "validation_samples": 3_200, "epochs": 3}),
     "user_attention": ("attention.keras", {"samples": 12_800, "validation_samples": 1_600,
-                                           "epochs": 2}),
-    "user_conv1d": ("conv1d.keras", {"samples": 25_600, "validation_samples": 3_200,
-                                     "epochs": 2}),
+                                           "epochs": 3}),
+    "user_conv1d": ("conv1d.keras", {"samples": 51_200, "validation_samples": 6_400,
+                                     "epochs": 3}),
 }  # fmt: skip
 HELD_OUT = {name for name in CASES if name.startswith("user_")}
 """Cases of kinds no fit of the probe ever saw."""
-
-
-def make_user_models(folder: Path) -> None:
-    """User-style models of kinds the zoo lacks, saved as .keras files (run in a worker)."""
-    from keras import Input, Model, Sequential, layers
-
-    tabular = Sequential([Input((300,)), layers.Dense(1024, activation="relu"),
-                          layers.Dense(512, activation="relu"), layers.Dense(10, activation="softmax")],
-                         name="tabular")  # fmt: skip
-    tabular.compile("adam", "sparse_categorical_crossentropy")
-    tabular.save(folder / "tabular.keras")
-
-    gru = Sequential([Input((80,), dtype="int32"), layers.Embedding(10_000, 64), layers.GRU(96),
-                      layers.Dense(1, activation="sigmoid")], name="gru")  # fmt: skip
-    gru.compile("adam", "binary_crossentropy")
-    gru.save(folder / "gru.keras")
-
-    tokens = Input((64,), dtype="int32")
-    x = layers.Embedding(8_000, 128)(tokens)
-    attended = layers.MultiHeadAttention(num_heads=4, key_dim=32)(x, x)
-    x = layers.LayerNormalization()(layers.add([x, attended]))
-    x = layers.LayerNormalization()(
-        layers.add([x, layers.Dense(128)(layers.Dense(256, activation="relu")(x))])
-    )
-    outputs = layers.Dense(5, activation="softmax")(layers.GlobalAveragePooling1D()(x))
-    attention = Model(tokens, outputs, name="attention")
-    attention.compile("adam", "sparse_categorical_crossentropy")
-    attention.save(folder / "attention.keras")
-
-    conv = Sequential([Input((256, 8)), layers.Conv1D(64, 7, activation="relu"), layers.MaxPooling1D(2),
-                       layers.Conv1D(128, 5, activation="relu"), layers.GlobalMaxPooling1D(),
-                       layers.Dense(1)], name="conv1d")  # fmt: skip
-    conv.compile("adam", "mse")
-    conv.save(folder / "conv1d.keras")
 
 
 def worker_probe(model: str, sizes: dict[str, int]) -> dict:
@@ -99,47 +70,17 @@ def worker_probe(model: str, sizes: dict[str, int]) -> dict:
 
 
 def worker_real(model: str, sizes: dict[str, int]) -> dict:
-    """Train the configuration for real, as a user would, with a stopwatch around ``fit``."""
+    """Train the configuration for real, as a user would, with a stopwatch around ``fit``, the
+    reference kernel timed before and after."""
     from probes import quiet
 
-    quiet.prepare_tensorflow()
-    import keras
-
-    from probes.fitting import arrays
-    from probes.loading import prepare
+    quiet.prepare()
     from probes.reference import reference_seconds
     from probes.spec import spec_for
 
-    reference_before = reference_seconds()
-    spec = spec_for(model, **sizes)
-    config = spec.config
-    prepared = prepare(spec)
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = None
-    if config.validation_samples:
-        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
-
-    class Epochs(keras.callbacks.Callback):
-        """Epoch stamps only: no batch hook, so Keras still dispatches batch ends as it would."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.ends: list[float] = []
-
-        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
-            self.ends.append(time.perf_counter())
-
-    epochs = Epochs()
-    start = time.perf_counter()
-    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
-                       validation_data=validation, verbose=0, callbacks=[epochs])  # fmt: skip
-    returned = time.perf_counter()
-    return {
-        "reference": [reference_before, reference_seconds()],
-        "fit": returned - start,
-        "epochs": [b - a for a, b in zip([start, *epochs.ends], epochs.ends, strict=False)],
-        "tail": returned - epochs.ends[-1],
-    }
+    before = reference_seconds()
+    run = real_fit(spec_for(model, **sizes))
+    return {**run, "reference": [before, reference_seconds()]}
 
 
 def run_worker(kind: str, model: str, sizes: dict[str, int]) -> dict:
@@ -208,13 +149,13 @@ def table(rows: dict[str, list[dict]]) -> str:
     for name, pairs in rows.items():
         errors = [pair_error(p) for p in pairs]
         sizes = ", ".join(f"{k}={v}" for k, v in pairs[0]["sizes"].items())
-        held = sum(inside(p) for p in pairs)
+        covered = sum(inside(p) for p in pairs)
         held = " (held out)" if name in HELD_OUT else ""
         lines.append(
             f"| {name}{held} | {sizes} | {len(pairs)} | {_spread([p['probe']['fit'] for p in pairs])} "
             f"| {_spread([p['real']['fit'] for p in pairs])} | "
             f"{' '.join(f'{e:+.0%}' for e in errors)} | {statistics.median(errors):+.1%} | "
-            f"{' '.join(f'{drift(p):+.0%}' for p in pairs)} | {held}/{len(pairs)} | "
+            f"{' '.join(f'{drift(p):+.0%}' for p in pairs)} | {covered}/{len(pairs)} | "
             f"{statistics.median(p['probe']['probe_seconds'] for p in pairs):.1f} |"
         )
     groups = {"all": list(rows), "zoo (in the teardown fit)": [n for n in rows if n not in HELD_OUT],
