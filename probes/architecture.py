@@ -139,10 +139,10 @@ def _layer(
         _wrapped(layer.layer, inputs[0][1:], outputs[0][1:], tally, repeats * _dim(inputs[0][0]))
     elif name == "Bidirectional":
         _wrapped(layer.forward_layer, inputs[0], outputs[0], tally, repeats, directions=2)
+    elif name == "MultiHeadAttention":
+        tally.flops += repeats * _attention(layer, inputs)
     else:
         _wrapped(layer, inputs[0] if inputs else (), outputs[0] if outputs else (), tally, repeats)
-        if name == "MultiHeadAttention":
-            tally.flops += repeats * _attention(layer, inputs, outputs[0])
 
 
 def _wrapped(
@@ -224,7 +224,7 @@ def _winograd(layer: Any) -> bool:
     )
 
 
-def _attention(layer: Any, inputs: Sequence[Shape], output: Shape) -> float:
+def _attention(layer: Any, inputs: Sequence[Shape]) -> float:
     """Forward FLOPs of multi-head attention: four projections, scores and their weighted sum."""
     query = inputs[0]
     value = inputs[1] if len(inputs) > 1 else query

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,7 @@ def summary(
         "batch_scaling": result.batch_scaling,
         "thread_scaling": result.thread_scaling,
         "op_split": result.op_split,
+        "architecture": asdict(result.architecture) if result.architecture else None,
         "extrapolated": result.extrapolated,
         "created_at": result.created_at,
         "cached": cached,

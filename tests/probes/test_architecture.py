@@ -130,3 +130,25 @@ def test_a_loaded_model_counts_each_layer_once(tmp_path) -> None:  # type: ignor
     loaded = architecture.read(load_safely(str(tmp_path / "m.keras")))
     assert loaded == architecture.read(model)
     assert loaded.train_flops_per_sample == 3 * (30 * 2 * 7 * 5 + 2 * 5 * 3 + 2 * 3)
+
+
+@pytest.mark.tf
+def test_attention_depthwise_separable_and_pooling_match_hand_counts() -> None:
+    import keras
+    from keras import layers
+
+    inputs = keras.Input((6, 8))
+    attended = layers.MultiHeadAttention(num_heads=2, key_dim=3)(inputs, inputs)
+    attention = architecture.read(keras.Model(inputs, attended))
+    # q, k, v, o projections 4 x 2*6*(8*2*3); scores and weighted sum 2*6*6*2*(3+3); softmax
+    assert attention.train_flops_per_sample == 3 * (4 * 576 + 864 + 5 * 6 * 6 * 2)
+    assert attention.uncounted == ()
+    image = ((5, 5, 4), "float32")
+    depthwise = architecture.read(_model(image, layers.DepthwiseConv2D(3, depth_multiplier=2)))
+    assert depthwise.train_flops_per_sample == 3 * 2 * 9 * (3 * 3 * 4 * 2)  # 3x3 outputs
+    separable = architecture.read(_model(image, layers.SeparableConv2D(6, 3)))
+    assert separable.train_flops_per_sample == 3 * 2 * 9 * (3 * 3 * 4 + 4 * 6)
+    pooled = architecture.read(
+        _model(image, layers.MaxPooling2D(2), layers.GlobalAveragePooling2D())
+    )
+    assert pooled.train_flops_per_sample == 3 * (2 * 2 * 4 * 4 + 2 * 2 * 4)

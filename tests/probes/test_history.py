@@ -230,3 +230,16 @@ def test_an_insane_architecture_is_refused() -> None:
     )
     odd = Architecture(1.0, recurrent=(RecurrentLayer("transformer", 1, 1, 1),))
     assert "cell" in (problem(dataclasses.replace(result(), architecture=odd)) or "")
+
+
+def test_probe_json_shows_the_counted_architecture() -> None:
+    from advisor.cli.probe import summary
+
+    layer = RecurrentLayer("vanilla", 100, 1, 784)
+    counted = dataclasses.replace(result(), architecture=Architecture(4.75e7, recurrent=(layer,)))
+    shown = json.loads(json.dumps(summary(counted)))["architecture"]
+    assert shown["recurrent"][0] == {
+        "cell": "vanilla", "units": 100, "inputs": 1, "timesteps": 784,
+        "directions": 1, "sequences": 1, "cudnn": False,
+    }  # fmt: skip
+    assert summary(result())["architecture"] is None
