@@ -90,7 +90,10 @@ def read(model: Any) -> Architecture:
     """The architecture facts of a built Keras model (a layer it cannot count is named in
     ``uncounted`` and counted as nothing; the reader never raises on an unusual model)."""
     tally = _Tally()
-    _walk(model, tally, 1.0)
+    try:
+        _walk(model, tally, 1.0)
+    except Exception:  # a user's odd model must never cost the probe it ran
+        return Architecture(0.0, uncounted=(type(model).__name__,))
     return Architecture(
         train_flops_per_sample=TRAINING_PASSES * tally.flops,
         winograd_share=tally.winograd_flops / tally.flops if tally.flops else 0.0,
@@ -104,7 +107,8 @@ def _walk(model: Any, tally: _Tally, repeats: float) -> None:
     """Every call of every layer in ``model``'s graph (a model that runs ``repeats`` times a
     sample). The graph's own nodes, not each layer's ``_inbound_nodes``: a loaded or rebuilt
     ``Sequential`` keeps stale nodes there from earlier builds."""
-    graph = getattr(model, "_functional", None) or model
+    graph = getattr(model, "_functional", None)
+    graph = model if graph is None else graph
     by_depth = getattr(graph, "_nodes_by_depth", None)
     if not by_depth:  # a subclassed model: no graph to walk
         tally.uncounted.add(type(model).__name__)

@@ -152,3 +152,12 @@ def test_attention_depthwise_separable_and_pooling_match_hand_counts() -> None:
         _model(image, layers.MaxPooling2D(2), layers.GlobalAveragePooling2D())
     )
     assert pooled.train_flops_per_sample == 3 * (2 * 2 * 4 * 4 + 2 * 2 * 4)
+
+
+def test_a_model_without_a_graph_is_named_not_counted() -> None:
+    class Opaque:  # what a subclassed model looks like to the reader: no graph of nodes
+        layers: tuple[object, ...] = ()
+
+    counted = architecture.read(Opaque())
+    assert counted.train_flops_per_sample == 0.0
+    assert counted.uncounted == ("Opaque",)
