@@ -161,3 +161,21 @@ def test_a_model_without_a_graph_is_named_not_counted() -> None:
     counted = architecture.read(Opaque())
     assert counted.train_flops_per_sample == 0.0
     assert counted.uncounted == ("Opaque",)
+
+
+@pytest.mark.tf
+def test_a_probe_of_a_users_model_records_its_flops_and_recurrent_layers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from keras import layers
+
+    from probes.run import probe
+    from probes.spec import spec_for
+
+    model = _model(((12, 3), "float32"), layers.SimpleRNN(4), layers.Dense(2, activation="softmax"))
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model.save(tmp_path / "rnn.keras")
+    spec = spec_for(str(tmp_path / "rnn.keras"), samples=512, epochs=1, batch_size=32)
+    result = probe(spec, budget_seconds=2.0)
+    assert result.architecture is not None
+    assert result.architecture.recurrent == (RecurrentLayer("vanilla", 4, 3, 12, cudnn=False),)
+    # SimpleRNN 12 x 2*(3+4)*4, Dense 2*4*2 + bias and activation 2*2; training 3x forward
+    assert result.flops_per_sample == 3 * (12 * 56 + 16 + 4)
