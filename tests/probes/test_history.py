@@ -243,3 +243,17 @@ def test_probe_json_shows_the_counted_architecture() -> None:
         "directions": 1, "sequences": 1, "cudnn": False,
     }  # fmt: skip
     assert summary(result())["architecture"] is None
+
+
+@pytest.mark.parametrize(
+    "note",
+    ["1e6|0|5", "1e6|0|5|lstm:64:128", "1e6|0|5|lstm:a:1:1:1:1:1", "nan|0|5|",
+     "1e6|0|5|rnn:1:1:1:1:1:0", "1e6|0|5|lstm:1:1:1:3:1:1"],
+)  # fmt: skip
+def test_a_bad_architecture_note_is_one_usage_error(tmp_path: Path, note: str) -> None:
+    counted = dataclasses.replace(result(), architecture=Architecture(1e6))
+    exchange.write_csv(tmp_path / "x.csv", [counted])
+    text = (tmp_path / "x.csv").read_text(encoding="utf-8")
+    (tmp_path / "x.csv").write_text(text.replace("1e+06|0|0|", note), encoding="utf-8")
+    with pytest.raises(UsageError, match=r"x\.csv:2: "):
+        exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"), str(tmp_path / "x.csv"))
