@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pricing.database as database
 import pricing.query as query
+import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
@@ -120,7 +121,8 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     device = probe.device
     where = device.accelerator or f"{device.cpu_model} ({device.threads} threads)"
     return (
-        f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where}, "
+        f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where} "
+        f"(Keras on {device.backend}), "
         f"{probe.config.steps_per_epoch} steps x {probe.config.epochs} epochs",
         f"model.fit here: {describe_seconds(probe.fit_seconds)} "
         f"(start-up {describe_seconds(probe.startup_seconds)} of it); "
@@ -155,6 +157,7 @@ def rank(
         constraints=request.constraints,
         assumptions=assumptions_for(probe, probe.config),
         context=describe_probe(probe, stored),
+        spot_risks=spot_risk.shipped_risks(),
     )
 
 

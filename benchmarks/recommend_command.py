@@ -46,8 +46,8 @@ def main() -> None:
         write_catalog(root)
         with FixtureServer(root).running() as server:
             refreshed = advisor(
-                home, "prices", "refresh", "--source", "skypilot/aws", "--url",
-                f"{server.url}/skypilot",
+                home, "prices", "refresh", "--source", "skypilot/aws", "--allow-shrink",
+                "--url", f"{server.url}/skypilot",  # the synthetic catalog replaces the seed's
             )  # fmt: skip
         print(refreshed.stderr.strip().splitlines()[-1] if refreshed.stderr.strip() else "")
         listed = advisor(home, "prices", "list", "--json")

@@ -118,7 +118,7 @@ def _orphan_guard() -> None:
 
 
 def main(argv: list[str]) -> int:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     threading.Thread(target=_orphan_guard, daemon=True).start()
     try:
         arguments = json.loads(argv[0])

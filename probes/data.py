@@ -111,3 +111,9 @@ def peak_rss_bytes() -> int:
 def as_inputs(arrays: list[np.ndarray]) -> Any:
     """A single array for one-input models, else the list Keras expects."""
     return arrays[0] if len(arrays) == 1 else arrays
+
+
+def row_count(inputs: Any) -> int:
+    """Rows of a model's input: one array, or the first of a list of them."""
+    first = inputs[0] if isinstance(inputs, list | tuple) else inputs
+    return int(getattr(first, "shape", (0,))[0])

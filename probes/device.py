@@ -1,19 +1,20 @@
-"""This machine's fingerprint, read without importing TensorFlow.
+"""This machine's fingerprint, read without importing a framework.
 
-CPU model from /proc/cpuinfo, logical CPUs from the scheduler's affinity mask, TensorFlow's
-version from the installed distribution's metadata, oneDNN from ``TF_ENABLE_ONEDNN_OPTS`` (on by
-default on x86 since TF 2.9), an NVIDIA GPU from ``nvidia-smi`` where it exists.
+CPU model from /proc/cpuinfo, logical CPUs from the scheduler's affinity mask, the backend
+(``probes.backend``) and its version from the installed distribution's metadata, oneDNN from
+``TF_ENABLE_ONEDNN_OPTS`` (on by default on x86 since TF 2.9), an NVIDIA GPU from ``nvidia-smi``
+where it exists and the backend was not told to leave it alone (``CUDA_VISIBLE_DEVICES=``,
+``JAX_PLATFORMS=cpu``).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import platform
 import shutil
 import subprocess
-import sys
 
+from probes import backend
 from probes.result import Fingerprint
 
 XLA_FLAG = "--tf_xla_auto_jit"
@@ -22,17 +23,19 @@ XLA_FLAG = "--tf_xla_auto_jit"
 def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Fingerprint:
     """The fingerprint of this machine, as a probe with ``threads`` intra-op threads sees it."""
     cpus = logical_cpus()
-    accelerator, memory = gpu()
+    framework = backend.active()
+    accelerator, memory = (None, None) if framework.accelerator_hidden() else gpu()
     return Fingerprint(
         cpu_model=cpu_model(),
         logical_cpus=cpus,
         threads=threads or cpus,
         accelerator=accelerator,
         accelerator_memory_gib=memory,
-        tensorflow=tensorflow_version(),
+        tensorflow=framework.version(),
         onednn=onednn_enabled(),
         xla=XLA_FLAG in os.environ.get("TF_XLA_FLAGS", ""),
         precision=precision,
+        backend=framework.name,
     )
 
 
@@ -55,16 +58,8 @@ def logical_cpus() -> int:
 
 
 def tensorflow_version() -> str:
-    """TensorFlow's version, from its installed ``dist-info`` folder's name.
-
-    Neither TensorFlow nor ``importlib.metadata`` is imported: the latter alone costs ~20 ms,
-    paid by every recommendation that looks up a stored probe.
-    """
-    for distribution in ("tensorflow", "tensorflow_cpu", "tf_nightly"):
-        for folder in sys.path:
-            for info in glob.glob(os.path.join(folder or ".", f"{distribution}-*.dist-info")):
-                return os.path.basename(info)[len(distribution) + 1 : -len(".dist-info")]
-    return "not installed"
+    """TensorFlow's version, whatever the active backend ("not installed" without it)."""
+    return backend.BACKENDS["tensorflow"].version()
 
 
 def onednn_enabled() -> bool:

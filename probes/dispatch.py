@@ -28,7 +28,7 @@ def dispatch_seconds(
     """Seconds of one training step of a one-weight model at batch 1 on this host: the lower
     quartile of its steady steps (a floor is what the host pays at least; a collection or a
     neighbour's burst only adds time, and one such burst must not move the floor)."""
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
     import numpy as np
 

@@ -3,7 +3,7 @@
 This module owns the format: its vocabulary, the writer of probe results (``write_csv``) and the
 one reader (``read_csv``). Every user of the format reads through ``read_csv``: ``advisor import``
 (then ``from_rows``), ``advisor validate --reference`` and the calibration fit (through
-``advisor.estimate.reference``, which adds what estimation derives from a row). The reader is
+``advisor.estimate.published``, which adds what estimation derives from a row). The reader is
 strict: typed ``Row``s, or one ``UsageError`` naming the file and line of the first bad row.
 A probe's export carries, in the ``notes`` of its ``seconds_total`` row, the ``key=value`` fields
 that ``from_rows`` needs to rebuild the full ``ProbeResult`` on another machine.
@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
 from advisor.errors import AdvisorError, UsageError
-from probes import zoo
+from probes import backend, zoo
 from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from probes.validity import problem
 
 COLUMNS = ("source", "workload", "device", "vcpus", "cpu_family", "software", "precision",
-           "batch_size", "epochs", "metric", "value", "notes")  # fmt: skip
+           "batch_size", "epochs", "metric", "value", "notes", "backend")  # fmt: skip
+LEGACY_COLUMNS = COLUMNS[:-1]
+"""The header before the ``backend`` column: such a file's rows were all measured on
+TensorFlow, and read so."""
 METRICS = ("seconds_total", "seconds_per_epoch", "samples_per_second", "steps_per_second")
 PRECISIONS = ("fp32", "fp16", "mixed", "tf32", "bf16")
 MARK = "advisor probe"
@@ -41,10 +44,11 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
         "device": d.accelerator or "CPU",
         "vcpus": d.threads if d.accelerator is None else "",
         "cpu_family": d.cpu_model,
-        "software": f"tensorflow-{d.tensorflow}",
+        "software": f"{d.backend}-{d.tensorflow}",
         "precision": d.precision,
         "batch_size": c.batch_size,
         "epochs": c.epochs,
+        "backend": d.backend,
     }
     facts = {
         "samples": c.samples, "validation_samples": c.validation_samples,
@@ -106,7 +110,7 @@ class Row:
     cpu_family: str | None
     """A CPU family (``skylake``) or a CPU model string (a probe's export), when known."""
     software: str
-    """The framework and its build, e.g. ``tensorflow-2.21.0``."""
+    """The framework and its build, e.g. ``tensorflow-2.21.0``, ``jax-0.10.2``."""
     precision: str
     """One of ``PRECISIONS``; an empty field reads as ``fp32``."""
     batch_size: int
@@ -117,6 +121,9 @@ class Row:
     value: float
     """The figure in the metric's unit: positive and finite."""
     notes: str = ""
+    backend: str = backend.DEFAULT
+    """The Keras backend that trained (``probes.backend.NAMES``); an empty field, or a file
+    without the column, reads as TensorFlow."""
     line: int = 0
     """The line of its file the row ends on (the header is line 1)."""
     assumed: tuple[str, ...] = ()
@@ -196,9 +203,10 @@ def _read_rows(
 ) -> list[Row] | tuple[list[Row], list[Problem]]:
     reader = csv.DictReader(_lines(handle, name))
     try:
-        if tuple(reader.fieldnames or ()) != COLUMNS:
+        if tuple(reader.fieldnames or ()) not in (COLUMNS, LEGACY_COLUMNS):
             raise UsageError(
                 f"{name}: not in the reference format: the header must be {','.join(COLUMNS)}"
+                " (or the same without backend)"
             )
         rows: list[Row] = []
         problems: list[Problem] = []
@@ -222,8 +230,9 @@ def _read_rows(
 def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row:
     """The typed row of one CSV record; a ``ValueError`` says what is wrong with it."""
     if None in raw or None in raw.values():
-        raise ValueError(f"wrong number of fields (expected {len(COLUMNS)})")
-    text = {column: (raw[column] or "").strip() for column in COLUMNS}
+        expected = len([k for k in raw if k is not None])
+        raise ValueError(f"wrong number of fields (expected {expected})")
+    text = {column: (raw.get(column) or "").strip() for column in COLUMNS}
     assumed: tuple[str, ...] = ()
     if lenient and text["workload"] and not text["batch_size"]:
         text["batch_size"], assumed = _default_batch_size(text["workload"]), ("batch_size",)
@@ -239,6 +248,11 @@ def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row
         raise ValueError(
             f"unknown precision {precision!r} (expected one of {', '.join(PRECISIONS)})"
         )
+    framework = text["backend"].lower() or backend.DEFAULT
+    if framework not in backend.NAMES:
+        raise ValueError(
+            f"unknown backend {framework!r} (expected one of {', '.join(backend.NAMES)})"
+        )
     vcpus = _whole("vcpus", text["vcpus"]) if text["vcpus"] else None
     epochs = _whole("epochs", text["epochs"]) if text["epochs"] else None
     batch_size, value = _whole("batch_size", text["batch_size"]), _figure(text["value"])
@@ -250,7 +264,7 @@ def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row
         source=text["source"], workload=text["workload"], device=text["device"], vcpus=vcpus,
         cpu_family=text["cpu_family"] or None, software=text["software"], precision=precision,
         batch_size=batch_size, epochs=epochs, metric=text["metric"], value=value,
-        notes=text["notes"], line=line, assumed=assumed,
+        notes=text["notes"], backend=framework, line=line, assumed=assumed,
     )  # fmt: skip
 
 
@@ -343,8 +357,9 @@ def _result(row: Row) -> ProbeResult:
         threads=int(facts["threads"]),
         accelerator=None if row.device == "CPU" else row.device,
         accelerator_memory_gib=float(memory) if memory else None,
-        tensorflow=row.software.removeprefix("tensorflow-"),
+        tensorflow=row.software.removeprefix(f"{row.backend}-"),
         onednn=facts["onednn"] == "1", xla=facts["xla"] == "1", precision=row.precision,
+        backend=row.backend,
     )  # fmt: skip
     config = WorkloadConfig(row.workload, int(facts["samples"]),
                             int(facts["validation_samples"]), row.epochs, row.batch_size)  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import networks, quiet
+from probes import backend, networks, quiet, transformers
 from probes.data import InputSpec
 from probes.spec import ProbeSpec
 
@@ -32,9 +32,53 @@ class Prepared:
     """Training FLOPs per sample (zoo figure; 0 when unknown)."""
     pool: bool
     """True for synthetic-data workloads: a small pool of batches, not a full-size array."""
+    scale: float = 1.0
+    """Training FLOPs of the real workload per FLOP of the model built here: above 1 when a
+    smaller proxy of a transformer is stepped instead (``probes.transformers.probe_shape``)."""
+    proxy: str = ""
+    """What the proxy is (``2 of 36 layers, 128 of 1024 tokens``); empty when the real model."""
+    parameter_scale: float = 1.0
+    """Parameters of the real workload per parameter of the model built here: a step's fixed
+    cost is mostly the optimizer's pass over every weight, which grows with the parameters."""
+
+    @property
+    def stepped_flops_per_sample(self) -> float:
+        """Training FLOPs per sample of the model actually stepped."""
+        return self.flops_per_sample / self.scale
 
 
-def prepare(spec: ProbeSpec) -> Prepared:
+def prepare(spec: ProbeSpec, flop_budget: float | None = None) -> Prepared:
+    """The model to step and its synthetic data; a transformer whose two samples cost more than
+    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width."""
+    if spec.workload is not None and spec.workload.transformer is not None:
+        return _prepare_transformer(spec.workload, flop_budget)
+    return _prepare(spec)
+
+
+def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
+    full: transformers.Shape = w.transformer
+    shape = transformers.probe_shape(full, flop_budget)
+    if shape.kind == transformers.VISION:
+        inputs = [InputSpec((shape.image, shape.image, 3), "float32")]
+        target = InputSpec((), "int32", high=shape.head_units)
+    else:
+        inputs = [InputSpec((shape.sequence,), "int32", high=shape.vocabulary)]
+        if shape.kind == transformers.DECODER:  # next-token ids at every position
+            target = InputSpec((shape.sequence,), "int32", high=shape.vocabulary)
+        elif shape.pooled:
+            target = InputSpec((), "int32", high=shape.head_units)
+        else:  # SQuAD: start and end positions
+            target = InputSpec((2,), "int32", high=shape.sequence)
+    scale = full.train_flops_per_sample() / shape.train_flops_per_sample()
+    proxy = "" if shape == full else transformers.describe_proxy(shape, full)
+    model = networks.build(w, shape)
+    return Prepared(
+        model, inputs, target, w.train_flops_per_sample, w.synthetic_input, scale, proxy,
+        parameter_scale=full.parameters() / shape.parameters(),
+    )  # fmt: skip
+
+
+def _prepare(spec: ProbeSpec) -> Prepared:
     if spec.workload is not None:
         w = spec.workload
         vocabulary = {"imdb_fasttext": networks.FASTTEXT_VOCABULARY,
@@ -65,7 +109,7 @@ def load_safely(path: str) -> Any:
     from probes.spec import check_model_file
 
     check_model_file(Path(path))
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     name = Path(path).name
@@ -80,7 +124,8 @@ def load_safely(path: str) -> Any:
                 f"refusing {name}: it needs arbitrary code to load (a Lambda layer or a custom "
                 "object) and advisor loads models in Keras safe mode only"
             ) from None
-        raise AdvisorError(f"cannot load {name} as a Keras model: {text}") from None
+        where = backend.requested()  # a layer one backend lacks fails here: name the backend
+        raise AdvisorError(f"cannot load {name} as a Keras model: {text} (on {where})") from None
     if getattr(model, "optimizer", None) is None or not getattr(model, "compiled", False):
         model.compile(optimizer="adam", loss=_default_loss(model))
     return model
@@ -94,7 +139,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _input_specs(model: Any) -> list[InputSpec]:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     embedding = next(

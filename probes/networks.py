@@ -10,16 +10,30 @@ from collections.abc import Callable
 from typing import Any
 
 from probes import quiet
+from probes.transformers import Shape
 from probes.zoo import Workload
 
 FASTTEXT_VOCABULARY = 1_000_000
 """Uni+bigram vocabulary of imdb_fasttext (about 1e6 in the original script)."""
 BILSTM_VOCABULARY = 20_000
 IMAGENET_CLASSES = 1001
+ADAMW = {"bert": (3e-5, 0.01), "gpt2": (6e-4, 0.1), "vit": (1e-3, 0.05)}
+"""AdamW learning rate and weight decay by model family: google-research/bert run_squad (3e-5,
+0.01), nanoGPT train.py (6e-4, 0.1), DeiT (5e-4 x batch/512 = 1e-3, 0.05)."""
 
 
-def build(workload: Workload) -> Any:
-    """A freshly initialised, compiled ``keras.Model`` for ``workload``."""
+def build(workload: Workload, shape: Shape | None = None) -> Any:
+    """A freshly initialised, compiled ``keras.Model`` for ``workload``; a transformer at
+    ``shape`` when given (a probe's smaller proxy of the published shape)."""
+    shape = shape or workload.transformer
+    if shape is not None:
+        from probes.transformer_layers import build_transformer
+
+        model = build_transformer(shape, name=workload.id)
+        model.compile(
+            optimizer=optimizer(workload.optimizer, workload.id), loss=_logits_loss(), metrics=[]
+        )
+        return model
     model = _BUILDERS[workload.id](workload)
     loss, metrics = _loss(workload)
     model.compile(optimizer=optimizer(workload.optimizer, workload.id), loss=loss, metrics=metrics)
@@ -27,7 +41,7 @@ def build(workload: Workload) -> Any:
 
 
 def optimizer(name: str, workload_id: str = "") -> Any:
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras
 
     if name == "rmsprop":
@@ -39,6 +53,9 @@ def optimizer(name: str, workload_id: str = "") -> Any:
         return keras.optimizers.Adam()
     if name == "momentum":
         return keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
+    if name == "adamw":
+        rate, decay = ADAMW.get(workload_id.split("_")[0], (1e-4, 0.01))
+        return keras.optimizers.AdamW(learning_rate=rate, weight_decay=decay)
     raise ValueError(f"unknown optimizer {name!r}")
 
 
@@ -47,6 +64,12 @@ def classes(workload: Workload) -> int:
     return {"imdb_fasttext": 1, "imdb_bilstm": 1, "lstm_text_generation": 57}.get(
         workload.id, IMAGENET_CLASSES if workload.synthetic_input else 10
     )
+
+
+def _logits_loss() -> Any:
+    import keras
+
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def _loss(workload: Workload) -> tuple[str, list[str]]:

@@ -5,11 +5,16 @@ named ``scope/name:Type``. Ops are classed by type and scope (an op inside an LS
 ``recurrent`` whatever its type); control-flow containers are skipped so that their bodies are
 not counted twice. Shares are of the profiled steps' wall time; what no op accounts for is
 ``overhead`` (Python, Keras, the executor). TensorFlow is imported inside the function only.
+
+Backends without such a profiler here (JAX, PyTorch: ``probes.backend``) take the split from the
+model's layers instead (``layer_split``): each layer's forward FLOPs, classed by layer type. It
+has no ``overhead`` share; the host's dispatch the probe measures stands for it downstream.
 """
 
 from __future__ import annotations
 
 import glob
+import math
 import os
 import shutil
 import tempfile
@@ -75,7 +80,7 @@ def op_split(
     """Profile ``steps`` training steps of an already-traced ``model`` (empty on failure: the
     split is a refinement, never a reason for a probe to fail). ``step_seconds``: the probe's
     steady step time at ``batch`` (see ``steps_wall``)."""
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import tensorflow as tf
 
     rows = min(len(x) if hasattr(x, "__len__") else batch * steps, batch * steps)
@@ -111,3 +116,69 @@ def _host_op_events(folder: str) -> list[tuple[str, float]]:
                     if ":" in name:
                         events.append((name, event.duration_ps / 1e12))
     return events
+
+
+_RECURRENT_LAYERS = ("LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "ConvLSTM")
+_MATMUL_CONV_LAYERS = ("Dense", "EinsumDense", "Conv", "DepthwiseConv", "SeparableConv")
+
+
+def layer_split(model: Any) -> dict[str, float]:
+    """Share of a step by op class from the model's layers alone: each layer's forward FLOPs
+    (``layer_flops``), classed by its type. A split for backends with no profiler here: it
+    cannot see the executor's overhead or a slow kernel, only where the arithmetic is."""
+    totals = dict.fromkeys(CLASSES, 0.0)
+    for layer in _leaf_layers(model):
+        kind, flops = layer_class(layer), layer_flops(layer)
+        totals[kind] += flops
+    busy = sum(totals.values())
+    if busy <= 0:
+        return {}
+    return {k: round(v / busy, 4) for k, v in totals.items()}
+
+
+def layer_class(layer: Any) -> str:
+    name = type(layer).__name__
+    if any(part in name for part in _RECURRENT_LAYERS):
+        return "recurrent"
+    if "Embedding" in name:
+        return "embedding"
+    if any(name.startswith(part) for part in _MATMUL_CONV_LAYERS):
+        return "matmul_conv"
+    return "elementwise"
+
+
+def layer_flops(layer: Any) -> float:
+    """Forward FLOPs of one sample through ``layer``: 2 x weights x output positions for dense
+    and convolution layers (a kernel's weights are used once per output position), 2 x weights
+    x time steps for recurrent layers, one per output value for the rest (elementwise work)."""
+    output = _shape(getattr(layer, "output", None))
+    values = math.prod(output) if output else 0
+    weights = sum(math.prod(w.shape) for w in layer.trainable_weights)
+    kind = layer_class(layer)
+    if kind == "recurrent":
+        steps = _shape(getattr(layer, "input", None))
+        return 2.0 * weights * (steps[0] if steps else 1)
+    if kind == "matmul_conv" and output:
+        positions = math.prod(output[:-1]) if len(output) > 1 else 1
+        return 2.0 * weights * positions
+    return float(values)
+
+
+def _shape(tensor: Any) -> tuple[int, ...]:
+    """A tensor's shape without its batch axis (unknown axes as 1); () when it has none."""
+    shape = getattr(tensor, "shape", None)
+    if shape is None:
+        return ()
+    return tuple(int(d) if d is not None else 1 for d in tuple(shape)[1:])
+
+
+def _leaf_layers(model: Any) -> list[Any]:
+    """Every layer that does the work itself (nested models and a Bidirectional's wrapped
+    layers counted once, as the wrapper)."""
+    found = []
+    for layer in getattr(model, "layers", []):
+        if hasattr(layer, "layers") and layer_class(layer) != "recurrent":
+            found.extend(_leaf_layers(layer))
+        else:
+            found.append(layer)
+    return found

@@ -1,18 +1,17 @@
-"""TensorFlow without its start-up chatter.
+"""The backend without its start-up chatter.
 
 Importing TensorFlow prints a dozen C++ and absl log lines (oneDNN notices, CUDA probing such as
 ``failed call to cuInit``) that read like failures and, in the app, land on its screen. They are
-controlled by environment variables read when the C++ runtime loads, so ``prepare_tensorflow``
-must run before the first ``import tensorflow`` or ``import keras`` of a process: every place that
-imports them calls it first. ``advisor --verbose`` or ``ADVISOR_VERBOSE=1`` shows the lines again.
+controlled by environment variables read when the C++ runtime loads (XLA under JAX reads the same
+ones), so ``prepare`` must run before the first ``import keras`` of a process: every place that
+imports it calls it first. ``advisor --verbose`` or ``ADVISOR_VERBOSE=1`` shows the lines again.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
-import warnings
+
+from probes import backend
 
 VERBOSE_VARIABLE = "ADVISOR_VERBOSE"
 
@@ -30,46 +29,23 @@ def verbose_requested() -> bool:
     return os.environ.get(VERBOSE_VARIABLE, "").strip().lower() not in {"", "0", "false", "no"}
 
 
-def prepare_tensorflow(verbose: bool | None = None) -> None:
-    """Silence (or, when ``verbose``, leave alone) TensorFlow's logging before it is imported.
+def prepare(verbose: bool | None = None) -> None:
+    """Silence (or, when ``verbose``, leave alone) the active backend's logging before it is
+    imported (``probes.backend``: TensorFlow's, JAX's or PyTorch's); an active backend that is
+    not installed, or that differs from an already imported Keras's, is one ``AdvisorError``.
 
     ``verbose`` None reads ``ADVISOR_VERBOSE``. The variables are exported, so child processes
     (thread-scaling runs, the app's probe) inherit the choice. Safe to call many times.
     """
+    framework = backend.select()  # installed, and not in conflict with an imported Keras
     if verbose is None:
         verbose = verbose_requested()
     if verbose:
         return
     for name, value in _QUIET.items():
         os.environ[name] = value
-    for name in ("tensorflow", "absl", "keras", "h5py"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    for module in (r"keras(\..*)?", r"tensorflow(\..*)?", r"absl(\..*)?"):
-        warnings.filterwarnings("ignore", module=module)
-    try:
-        from absl import logging as absl_logging
-    except ImportError:  # absl comes with TensorFlow; without it there is nothing to quiet
-        return
-    absl_logging.set_verbosity(absl_logging.ERROR)
-    absl_logging.set_stderrthreshold("error")
-    if "tensorflow" not in sys.modules:
-        _import_silently()
+    framework.quiet()
 
 
-def _import_silently() -> None:
-    """Import TensorFlow with file descriptor 2 closed off: some of its C++ libraries log
-    (``All log messages before absl::InitializeLog()``, ``cudart_stub``, ``cuInit``) before
-    any of the settings above are read. Its Python errors still raise as usual."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as sink:
-            os.dup2(sink.fileno(), 2)
-        try:
-            import tensorflow  # noqa: F401
-        finally:
-            os.dup2(saved, 2)
-    except ImportError:
-        pass  # the caller's own import says what is missing
-    finally:
-        os.close(saved)
+prepare_tensorflow = prepare
+"""The name of ``prepare`` from before other backends: callers not yet renamed."""

@@ -21,21 +21,29 @@ class Fingerprint:
     logical_cpus: int
     """Logical CPUs visible to the process."""
     threads: int
-    """Intra-op threads TensorFlow used."""
+    """Intra-op threads the backend computed with."""
     accelerator: str | None
     """Accelerator name as cloud catalogs spell it (``H100``, ``T4``), or None on a CPU."""
     accelerator_memory_gib: float | None
     tensorflow: str
-    """TensorFlow version."""
+    """Version of the backend's framework (TensorFlow's, JAX's or PyTorch's: the field kept its
+    name so that stored probes and exports from before other backends still read)."""
     onednn: bool
     xla: bool
     precision: str
     """``fp32``, ``mixed`` (float16/bfloat16 compute), ..."""
+    backend: str = "tensorflow"
+    """The Keras backend the probe trained with (``probes.backend``): a probe measures that
+    backend's training, so two backends' probes of one workload are two devices' probes."""
 
     @property
     def key(self) -> str:
-        """Stable short id of this device, part of the probe store's key."""
-        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        """Stable short id of this device and backend, part of the probe store's key (a
+        TensorFlow probe's key is what it was before other backends: stored probes still match)."""
+        fields = asdict(self)
+        if fields["backend"] == "tensorflow":
+            del fields["backend"]
+        blob = json.dumps(fields, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -177,6 +185,9 @@ class ProbeResult:
     """Batch size -> steady-state step seconds, for every batch size measured."""
     extrapolated: bool = False
     """True when the step time at ``config.batch_size`` was modelled from smaller batches."""
+    extrapolated_from: str = ""
+    """What was stepped when extrapolated: the batches, and a transformer's smaller proxy
+    (``batches 1, 2 of a proxy: 2 of 36 layers, 128 of 1024 tokens; FLOPs x48``)."""
     reference_seconds: tuple[float, float] = (0.0, 0.0)
     """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
     ended; (0, 0) when not timed (older probes, imports)."""

@@ -20,7 +20,8 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
 two smaller batch sizes and the step time is extrapolated linearly in the batch size
-(``probes.scaling``). TensorFlow is imported inside the functions only.
+(``probes.scaling``). Keras and the backend's framework (``probes.backend``) are imported inside
+the functions only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import architecture, data, device, epochs, quiet, stats, teardown
+from probes import architecture, backend, data, device, epochs, quiet, stats, teardown
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -46,6 +47,7 @@ from probes.fitting import (
 from probes.loading import Prepared, parameter_count, prepare
 from probes.reference import reference_seconds
 from probes.result import ProbeResult, WorkloadConfig
+from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, config_for, spec_for
 from probes.timing import StopRule, make_timer
 
@@ -117,19 +119,20 @@ def _probe(
     profile_ops: bool,
 ) -> ProbeResult:
     report(ProbeProgress("build", 0, (), None, 0.0, None))
-    quiet.prepare_tensorflow()
+    quiet.prepare()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
-    import tensorflow as tf
 
+    framework = backend.active()
     check_cancel(cancel)
-    threads = tf.config.threading.get_intra_op_parallelism_threads() or device.logical_cpus()
+    threads = framework.threads()
     if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
-        prepared = prepare(spec)
-    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
-        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
+        prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)
+    except Exception as exc:
+        _raise_if_out_of_memory(framework, spec.label, exc)
+        raise
     build_seconds = time.perf_counter() - built
     check_cancel(cancel)
     config = spec.config
@@ -146,19 +149,18 @@ def _probe(
             measured = extrapolate(prepared, config, started, budget, report, cancel, heavy_batches)
         else:
             measured = _measured(prepared, config, started, budget, report, cancel)
-    except (MemoryError, tf.errors.ResourceExhaustedError) as exc:
-        raise AdvisorError(f"{spec.label} does not fit in memory: {exc}") from None
-    measured = with_teardown(measured, config, teardown.shipped_rates())
+    except Exception as exc:
+        _raise_if_out_of_memory(framework, spec.label, exc)
+        raise
+    measured = with_teardown(measured, config, framework.teardown_rates())
     from probes.dispatch import dispatch_seconds
 
     now = time.perf_counter()
     dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
     split: dict[str, float] = {}
     if profile_ops and measured.arrays is not None:
-        from probes.profile import op_split
-
-        split = op_split(
-            prepared.model, *measured.arrays, config.batch_size, step_seconds=measured.step_seconds
+        split = framework.op_split(
+            prepared.model, *measured.arrays, config.batch_size, measured.step_seconds
         )
     counted = architecture.read(prepared.model)
     return ProbeResult(
@@ -177,12 +179,13 @@ def _probe(
         probe_seconds=time.perf_counter() - started,
         flops_per_sample=prepared.flops_per_sample or counted.train_flops_per_sample,
         architecture=counted,
-        parameters=parameter_count(prepared.model),
+        parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
-        peak_device_bytes=_peak_device_bytes(tf),
+        peak_device_bytes=framework.peak_device_bytes(),
         op_split=split,
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
+        extrapolated_from=extrapolated_from(prepared, measured.batch_scaling, config.batch_size),
         device_kernels=kernels_per_step(prepared.model),
         dispatch_seconds=dispatch,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -211,6 +214,11 @@ def _measured(
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
     startup = sum(durations[:start]) - start * step
+    rows = data.row_count(x)
+    if 0 < rows < config.samples:
+        # arrays cut at the memory cap: the real run's set-up (a copy into tensors) grows with
+        # its rows, so the set-up read at the cap is scaled to the real array size
+        startup += timer.stamps.setup_seconds * (config.samples / rows - 1)
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
     # every boundary read counts, the short epochs' and those the steady fit crossed on the
     # full-size arrays; from the latter, the modelled wait of dropping an iterator of that age
@@ -294,7 +302,8 @@ def with_teardown(
     """Add the waits of the iterators the real fit drops (``probes.teardown``), at the ages its
     real epochs and validation passes will have: at each boundary between epochs to the
     repeating part, at the last epoch's end (``fit`` returning) to the one-time part. The
-    interval holds no stall at all at its low end and one more full stall at its high end."""
+    interval moves with the expected wait; how much a run's waits vary is in the run-to-run
+    spread the local prediction's interval holds (``advisor.estimate.predict``)."""
     validation = config.validation_steps * measured.validation_step_seconds
     epoch = (
         config.steps_per_epoch * measured.step_seconds
@@ -304,11 +313,10 @@ def with_teardown(
     boundaries = (config.epochs - 1) * rates.per_epoch(epoch, validation)
     end = rates.at_end(epoch, validation)
     low, high = measured.predicted_interval
-    one_stall = teardown.wait_if_stalled_upper(epoch) if rates.fit_end > 0 else 0.0
     return replace(
         measured,
         predicted_seconds=measured.predicted_seconds + boundaries,
-        predicted_interval=(low, high + boundaries + one_stall),
+        predicted_interval=(low + boundaries, high + boundaries),
         startup_seconds=measured.startup_seconds + end,
         teardown_seconds=boundaries + end,
     )
@@ -320,13 +328,11 @@ def _heavy_batches(
     """Two smaller batch sizes to measure when one step at the real batch would not fit."""
     rate = ASSUMED_FLOPS_PER_THREAD * threads
     affordable = budget / 12
-    if prepared.flops_per_sample * config.batch_size / rate <= affordable:
+    flops = prepared.stepped_flops_per_sample  # a proxy's, when a transformer is scaled down
+    if flops * config.batch_size / rate <= affordable and not prepared.proxy:
         return []
     largest = 1
-    while (
-        largest * 2 < config.batch_size
-        and prepared.flops_per_sample * largest * 2 / rate <= affordable
-    ):
+    while largest * 2 < config.batch_size and flops * largest * 2 / rate <= affordable:
         largest *= 2
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
@@ -342,6 +348,8 @@ def _with_thread_scaling(
     result's real batch would be far too slow to step with one thread)."""
     from probes import threads
 
+    if "proxy" in result.extrapolated_from:  # a fresh process would step another model
+        return result
     batch = max(result.batch_scaling) if result.extrapolated else spec.config.batch_size
     scaling = {result.device.threads: result.batch_scaling.get(batch, result.step_seconds)}
     name = spec.workload.id if spec.workload else str(spec.path)
@@ -350,6 +358,13 @@ def _with_thread_scaling(
         check_cancel(cancel)
         scaling[count] = threads.measure(name, config, count, budget=max(1.0, budget * 0.3))
     return replace(result, thread_scaling=dict(sorted(scaling.items())))
+
+
+def _parameters(spec: ProbeSpec, prepared: Prepared) -> int:
+    """The real model's parameters (a transformer's proxy has fewer)."""
+    if prepared.proxy and spec.workload is not None:
+        return spec.workload.parameters
+    return parameter_count(prepared.model)
 
 
 def kernels_per_step(model: Any) -> int:
@@ -362,11 +377,8 @@ def kernels_per_step(model: Any) -> int:
     return 3 * forward + len(model.trainable_variables)
 
 
-def _peak_device_bytes(tf: Any) -> int | None:
-    """Peak memory TensorFlow allocated on the first GPU (None without one)."""
-    if not tf.config.list_physical_devices("GPU"):
-        return None
-    try:
-        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
-    except (ValueError, KeyError):
-        return None
+def _raise_if_out_of_memory(framework: backend.Backend, label: str, exc: Exception) -> None:
+    """One line for a model or batch that does not fit, whatever the backend calls it."""
+    if framework.out_of_memory(exc):
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise AdvisorError(f"{label} does not fit in memory: {first}") from None

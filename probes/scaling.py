@@ -4,7 +4,10 @@ One step of an ImageNet CNN at its batch size can take longer than the whole bud
 cores. Step time is close to linear in the batch size once a batch fills the cores
 (``t(b) = a + c b``: ``a`` the per-step cost, ``c`` the cost per sample), so two measured batch
 sizes give the line and the line gives the real batch. The result is marked ``extrapolated``
-and its interval widens with the distance of the extrapolation. These workloads use synthetic
+and its interval widens with the distance of the extrapolation. A transformer too large to step
+at all here (GPT-2 large: 5 TFLOPs a sample) is stepped as a proxy of the same width with fewer
+layers and a shorter sequence (``probes.transformers.probe_shape``), and the time per sample is
+scaled by the FLOP ratio of the real shape to the proxy. These workloads use synthetic
 data (like the benchmarks they reproduce): no validation pass was timed there, so the validation
 step is modelled as a forward pass, a third of a training step.
 """
@@ -23,6 +26,24 @@ FORWARD_SHARE = 1 / 3
 """A validation (forward-only) step as a share of a training step (3 x forward = training)."""
 EXTRAPOLATION_PENALTY = 0.10
 """Extra relative uncertainty per doubling of the batch beyond the largest one measured."""
+PROXY_PENALTY = 0.05
+"""Extra relative uncertainty per doubling of the training FLOPs per sample from a transformer's
+proxy (fewer layers, shorter sequence) to the real shape: the per-sample time scales by the
+FLOP ratio, which holds for the matmuls and less well for the softmax and LayerNorm traffic."""
+
+
+def extrapolated_from(prepared: Prepared, batch_scaling: dict[int, float], batch: int) -> str:
+    """What a probe stepped, when it is not the real model at the real batch ('' when it is)."""
+    batches = sorted(batch_scaling)
+    parts = []
+    if batches != [batch]:
+        parts.append("batches " + ", ".join(str(b) for b in batches))
+    if prepared.proxy:
+        parts.append(
+            f"of a proxy: {prepared.proxy}; FLOPs x{prepared.scale:.3g}, "
+            f"parameters x{prepared.parameter_scale:.3g}"
+        )
+    return " ".join(parts)
 
 
 def extrapolate(
@@ -50,23 +71,29 @@ def extrapolate(
     a, c = stats.linear_fit(xs, [s.mean for s in measured.values()])
     if c <= 0:  # noise swamped the batch effect: scale the larger batch's time per sample
         a, c = 0.0, measured[xs[-1]].mean / xs[-1]
-    step = a + c * config.batch_size
+    # a proxy's fixed cost (the optimizer's pass over the weights) grows with the parameters,
+    # its cost per sample with the training FLOPs
+    step = a * prepared.parameter_scale + c * prepared.scale * config.batch_size
     relative = max(
         (s.relative_half_width for s in measured.values() if math.isfinite(s.half_width)),
         default=0.2,
     )
     doublings = max(0.0, math.log2(config.batch_size / max(xs)))
-    uncertainty = relative + EXTRAPOLATION_PENALTY * doublings
+    uncertainty = (
+        relative
+        + EXTRAPOLATION_PENALTY * doublings
+        + PROXY_PENALTY * math.log2(max(prepared.scale, prepared.parameter_scale, 1.0))
+    )
     val_step = step * FORWARD_SHARE
     predicted = config.epochs * (config.steps_per_epoch * step + config.validation_steps * val_step)
     return Measurement(
         step_seconds=step,
-        step_interval=(step * (1 - uncertainty), step * (1 + uncertainty)),
+        step_interval=(step / (1 + uncertainty), step * (1 + uncertainty)),
         validation_step_seconds=val_step,
         epoch_overhead_seconds=0.0,
         startup_seconds=max(0.0, startup),
         predicted_seconds=predicted,
-        predicted_interval=(predicted * (1 - uncertainty), predicted * (1 + uncertainty)),
+        predicted_interval=(predicted / (1 + uncertainty), predicted * (1 + uncertainty)),
         batch_scaling={b: s.mean for b, s in measured.items()},
         extrapolated=True,
     )

@@ -96,12 +96,6 @@ class TeardownRates:
         return wait
 
 
-def wait_if_stalled_upper(age: float, log_sigma: float = AGE_LOG_SIGMA) -> float:
-    """A high (about the 90th percentile) wait of one stall, over the age's run-to-run spread."""
-    waits = sorted(wait_if_stalled(age * math.exp(z / 10 * log_sigma)) for z in range(-30, 31))
-    return waits[int(0.9 * (len(waits) - 1))]
-
-
 NO_TEARDOWN = TeardownRates(0.0, 0.0, 0.0, "not modelled")
 
 

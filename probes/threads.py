@@ -1,8 +1,8 @@
 """CPU thread scaling: the steady step time with fewer intra-op threads.
 
-TensorFlow fixes its thread pools when it starts, so each thread count is measured in a fresh
-Python process (``python -m probes.threads``) that runs a short self-stopping fit and prints the
-steady mean step time. This costs a TensorFlow start-up per thread count, so it is opt-in
+Every backend fixes its thread pools when it starts, so each thread count is measured in a fresh
+Python process (the same backend: ``KERAS_BACKEND`` is inherited) (``python -m probes.threads``) that runs a short self-stopping fit and prints the
+steady mean step time. This costs a framework start-up per thread count, so it is opt-in
 (``probe(..., thread_counts=[1])``, ``advisor probe --thread-scaling``).
 """
 
@@ -15,7 +15,7 @@ import sys
 import time
 
 from advisor.errors import AdvisorError
-from probes import quiet
+from probes import backend, quiet
 from probes.result import WorkloadConfig
 
 WORKER_BUDGET_SECONDS = 6.0
@@ -37,10 +37,8 @@ def measure(
 
 
 def _worker(name_or_path: str, sizes: dict[str, int], threads: int, budget: float) -> float:
-    quiet.prepare_tensorflow()
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    quiet.prepare()
+    backend.active().limit_threads(threads)
     from probes.fitting import arrays, fit, steady_of
     from probes.loading import prepare
     from probes.spec import spec_for

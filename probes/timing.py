@@ -27,6 +27,8 @@ class Stamps:
     """Everything the callback saw, in ``perf_counter`` seconds."""
 
     fit_start: float = 0.0
+    train_begin: float = 0.0
+    """When ``fit`` began training: what came before it is setting up the data."""
     train_ends: list[float] = field(default_factory=list)
     train_epochs: list[int] = field(default_factory=list)
     """Epoch of each training step."""
@@ -36,6 +38,11 @@ class Stamps:
     test_ends: list[float] = field(default_factory=list)
     test_batch_ends: list[list[float]] = field(default_factory=list)
     """Per validation pass, the end of each validation step."""
+
+    @property
+    def setup_seconds(self) -> float:
+        """Seconds ``fit`` spent before its first epoch (0 when not stamped)."""
+        return max(0.0, self.train_begin - self.fit_start) if self.train_begin else 0.0
 
     def durations(self) -> list[float]:
         """Wall time of each training step, from the previous step's end (or the fit's start)."""
@@ -97,6 +104,9 @@ def make_timer(rule: StopRule | None) -> Any:
             self.steady: stats.SteadyStats | None = None
             self._epoch = 0
             self._last_check = 0.0
+
+        def on_train_begin(self, logs: Any = None) -> None:
+            self.stamps.train_begin = time.perf_counter()
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self._epoch = epoch

@@ -12,9 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.errors import UsageError, did_you_mean
+from probes import transformers
+from probes.transformers import Shape
 
 IMAGENET_TRAIN = 1_281_167
 IMAGENET_VALIDATION = 50_000
+SQUAD_TRAIN_FEATURES = 88_641
+"""SQuAD v1.1 training set as BERT sees it: 87,599 questions, split into 88,641 windows of 384
+tokens (doc stride 128) by google-research/bert's run_squad.py."""
+MNLI_TRAIN, MNLI_VALIDATION = 392_702, 9_815
+"""GLUE MNLI train and dev-matched sizes (Wang et al. 2019, GLUE, Table 1)."""
+OPENWEBTEXT_SEQUENCES, OPENWEBTEXT_VALIDATION = 9_035_582_198 // 1024, 4_434_897 // 1024
+"""nanoGPT's OpenWebText (data/openwebtext/prepare.py): 9,035,582,198 training and 4,434,897
+validation GPT-2 tokens, as sequences of 1,024."""
 
 
 @dataclass(frozen=True)
@@ -34,14 +44,31 @@ class Workload:
     parameters: int
     """Trainable parameters of the reference model (WORKLOADS.md)."""
     train_flops_per_sample: float
-    """Approximate training FLOPs per sample (3 x forward); 0 when not FLOP-bound."""
+    """Approximate training FLOPs per sample (3 x forward); 0 when not FLOP-bound. For a
+    transformer, 6 N T + 6 L T^2 h (``probes.transformers``)."""
     family: str
     """What dominates a step: ``dense``, ``conv``, ``recurrent`` or ``embedding``."""
     synthetic_input: bool = False
     """True where the reference figures used synthetic data (no input pipeline was timed)."""
+    transformer: Shape | None = None
+    """The published configuration of a transformer (``family == "transformer"``), else None."""
 
 
-WORKLOADS: tuple[Workload, ...] = (
+def _transformer(
+    id: str, title: str, aliases: tuple[str, ...], shape: Shape, samples: int,
+    validation: int, epochs: int, batch: int, synthetic_input: bool = False,
+) -> Workload:  # fmt: skip
+    """A transformer workload: parameters and FLOPs counted from its shape, AdamW."""
+    vision = shape.kind == transformers.VISION
+    input_shape = (shape.image, shape.image, 3) if vision else (shape.sequence,)
+    dtype = "float32" if vision else "int32"
+    return Workload(
+        id, title, aliases, input_shape, dtype, samples, validation, epochs, batch, "adamw",
+        shape.parameters(), shape.train_flops_per_sample(), "transformer", synthetic_input, shape,
+    )  # fmt: skip
+
+
+CLASSIC: tuple[Workload, ...] = (
     Workload("mnist_mlp", "MNIST multilayer perceptron", ("mlp",), (784,), "float32",
              60_000, 10_000, 20, 128, "rmsprop", 669_706, 4.0e6, "dense"),
     Workload("mnist_cnn", "MNIST small convnet", ("cnn", "mnist-cnn"), (28, 28, 1), "float32",
@@ -72,6 +99,37 @@ WORKLOADS: tuple[Workload, ...] = (
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 74, 64, "momentum", 138_400_000, 92.8e9,
              "conv", synthetic_input=True),
 )  # fmt: skip
+
+TRANSFORMERS: tuple[Workload, ...] = (
+    # BERT fine-tuning (Devlin et al. 2019, section 4; google-research/bert README): SQuAD v1.1
+    # at 384 tokens, batch 32, 2 epochs, AdamW lr 3e-5; MNLI at 128 tokens, batch 32, 3 epochs.
+    _transformer("bert_base", "BERT-base fine-tuning, SQuAD v1.1 (seq 384)",
+                 ("bert", "bert-base-squad"), transformers.bert(12, 768, 12, 384, 2, False),
+                 SQUAD_TRAIN_FEATURES, 0, 2, 32),
+    _transformer("bert_large", "BERT-large fine-tuning, SQuAD v1.1 (seq 384)",
+                 ("bert-large-squad",), transformers.bert(24, 1024, 16, 384, 2, False),
+                 SQUAD_TRAIN_FEATURES, 0, 2, 32),
+    _transformer("bert_base_mnli", "BERT-base fine-tuning, GLUE MNLI (seq 128)",
+                 ("bert-mnli",), transformers.bert(12, 768, 12, 128, 3, True),
+                 MNLI_TRAIN, MNLI_VALIDATION, 3, 32),
+    # GPT-2 causal LM (Radford et al. 2019 sizes) on one pass over nanoGPT's OpenWebText
+    # (~9.0B tokens), nanoGPT's micro-batch of 12 sequences of 1,024, AdamW lr 6e-4.
+    _transformer("gpt2_small", "GPT-2 small (124M) causal LM, OpenWebText 1 epoch",
+                 ("gpt2", "gpt2-124m"), transformers.gpt2(12, 768, 12),
+                 OPENWEBTEXT_SEQUENCES, OPENWEBTEXT_VALIDATION, 1, 12),
+    _transformer("gpt2_medium", "GPT-2 medium (355M) causal LM, OpenWebText 1 epoch",
+                 ("gpt2-355m",), transformers.gpt2(24, 1024, 16),
+                 OPENWEBTEXT_SEQUENCES, OPENWEBTEXT_VALIDATION, 1, 12),
+    _transformer("gpt2_large", "GPT-2 large (774M) causal LM, OpenWebText 1 epoch",
+                 ("gpt2-774m",), transformers.gpt2(36, 1280, 20),
+                 OPENWEBTEXT_SEQUENCES, OPENWEBTEXT_VALIDATION, 1, 12),
+    # ViT-B/16 on ImageNet-1k at 224 px, DeiT's recipe (Touvron et al. 2021, Table 9): 300
+    # epochs, batch 1024, AdamW lr 1e-3 (5e-4 x 1024/512), weight decay 0.05.
+    _transformer("vit_b16", "ViT-B/16 on ImageNet-1k (224 px, DeiT recipe)",
+                 ("vit", "vit-b16", "deit-b"), transformers.vit(12, 768, 12, 224, 16, 1000),
+                 IMAGENET_TRAIN, IMAGENET_VALIDATION, 300, 1024, synthetic_input=True),
+)  # fmt: skip
+WORKLOADS: tuple[Workload, ...] = (*CLASSIC, *TRANSFORMERS)
 
 _BY_NAME = {name: w for w in WORKLOADS for name in (w.id, *w.aliases)}
 

@@ -22,6 +22,7 @@ from typing import Any
 from advisor import __version__
 from advisor.bench.plan import Candidate
 from advisor.errors import AdvisorError
+from probes.backend import BACKENDS
 
 REMOTE_DIR = "~/advisor-bench"
 """Where the node keeps advisor, its database and the export (under the node user's home)."""
@@ -40,6 +41,8 @@ class ProbeArgs:
     samples: int | None = None
     validation_samples: int | None = None
     budget_seconds: float = 20.0
+    backend: str = "tensorflow"
+    """The Keras backend the node probes with (``probes.backend``)."""
 
     def command(self) -> list[str]:
         words = ["probe", "--model", self.model]
@@ -51,7 +54,8 @@ class ProbeArgs:
         ):
             if value is not None:
                 words += [flag, str(value)]
-        return [*words, "--budget", f"{self.budget_seconds:g}", "--fresh", "--export", EXPORT_FILE]
+        return [*words, "--budget", f"{self.budget_seconds:g}", "--backend", self.backend,
+                "--fresh", "--export", EXPORT_FILE]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,11 @@ def run_commands(probe: ProbeArgs) -> str:
     )
 
 
-def setup_commands(candidate: Candidate, install: Install) -> str:
-    """Install advisor (with TensorFlow's CUDA extra on a GPU) into ``REMOTE_DIR/env``."""
-    extra = "[cuda]" if candidate.is_gpu else ""
+def setup_commands(candidate: Candidate, install: Install, backend: str = "tensorflow") -> str:
+    """Install advisor (with the backend's extra: TensorFlow's CUDA one on a GPU) into
+    ``REMOTE_DIR/env``."""
+    name = BACKENDS[backend].extra(candidate.is_gpu)
+    extra = f"[{name}]" if name else ""
     if install.wheel is not None:
         source = [f"{install.wheel.name}{extra}"]
     else:
@@ -111,7 +117,7 @@ def task_config(candidate: Candidate, probe: ProbeArgs, install: Install) -> dic
     config: dict[str, Any] = {"name": candidate.cluster, "resources": resources}
     if install.wheel is not None:
         config["file_mounts"] = {f"{REMOTE_DIR}/{install.wheel.name}": str(install.wheel.resolve())}
-    config["setup"] = setup_commands(candidate, install)
+    config["setup"] = setup_commands(candidate, install, probe.backend)
     config["run"] = run_commands(probe)
     return config
 

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from advisor import __version__
+from advisor.cli.backend import backend_option
 from advisor.errors import AdvisorError, did_you_mean
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -151,6 +152,7 @@ class AdvisorGroup(click.Group):
     is_flag=True,
     help="Show TensorFlow's own log lines (also ADVISOR_VERBOSE=1).",
 )
+@backend_option
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """Where should I train this model? Measure it here, predict it everywhere, compare prices.

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.errors import AdvisorError, UsageError
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
@@ -47,6 +48,7 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
     "--dry-run", is_flag=True, help="Write the tasks and print the commands; rent nothing."
 )
 @click.option("--yes", "-y", is_flag=True, help="Do not ask before renting.")
+@backend_option
 def bench(
     model: str,
     epochs: int | None,
@@ -82,6 +84,7 @@ def bench(
     import pricing.database as database
     from advisor.bench import plan as planning
     from advisor.bench import task as tasks
+    from probes import backend
     from probes.spec import spec_for
 
     spec = spec_for(model, epochs=epochs, batch_size=batch_size, samples=samples,
@@ -89,7 +92,7 @@ def bench(
     if spec.workload is None:
         raise UsageError("advisor bench measures zoo workloads (see 'advisor models')")
     probe = tasks.ProbeArgs(spec.workload.id, epochs, batch_size, samples, validation_samples,
-                            probe_seconds)  # fmt: skip
+                            probe_seconds, backend.requested())  # fmt: skip
     db = database.connect()
     candidates = planning.plan(
         db, gpus=planning.parse_gpus(gpus), cpus=planning.parse_cpus(cpus), spot=spot,

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
 from advisor.cli.progress import run_with_progress
@@ -36,6 +37,7 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
 @click.option("--force", is_flag=True, help="Let --export replace an existing file.")
 @click.option("--thread-scaling", is_flag=True,
               help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
+@backend_option
 @output_format
 def probe(
     model: str,
@@ -56,6 +58,7 @@ def probe(
       advisor probe --model lstm
       advisor probe --model mnist_cnn --epochs 3 --json
       advisor probe --model my_model.keras --samples 50000 --epochs 10
+      advisor probe --model lstm --backend jax
     """
     from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
@@ -89,9 +92,19 @@ def probe(
         emit([payload], fmt, payload=payload)
 
 
-_TABLE_COLUMNS = ["workload", "samples", "epochs", "batch_size", "step_seconds",
+def _split_source(result: Any) -> str:
+    """Where the op split came from: the backend's profiler, or the model's layers."""
+    from probes.backend import BACKENDS
+
+    if not result.op_split:
+        return "none"
+    framework = BACKENDS.get(result.device.backend)
+    return framework.split_source if framework is not None else "unknown"
+
+
+_TABLE_COLUMNS = ["workload", "backend", "samples", "epochs", "batch_size", "step_seconds",
                   "fit_seconds", "interval_80", "startup_seconds", "probe_seconds",
-                  "cached"]  # fmt: skip
+                  "cached", "extrapolated_from"]  # fmt: skip
 
 
 def summary(
@@ -115,6 +128,7 @@ def summary(
         "workload": c.workload,
         "device": d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)",
         "device_key": d.key,
+        "backend": d.backend,
         "samples": c.samples,
         "validation_samples": c.validation_samples,
         "epochs": c.epochs,
@@ -141,7 +155,9 @@ def summary(
         "thread_scaling": result.thread_scaling,
         "op_split": result.op_split,
         "architecture": asdict(result.architecture) if result.architecture else None,
+        "op_split_source": _split_source(result),
         "extrapolated": result.extrapolated,
+        "extrapolated_from": result.extrapolated_from,
         "created_at": result.created_at,
         "cached": cached,
     }
@@ -165,6 +181,7 @@ def models(fmt: str) -> None:
             "epochs": w.epochs,
             "batch_size": w.batch_size,
             "optimizer": w.optimizer,
+            "family": w.family,
         }
         for w in zoo.WORKLOADS
     ]

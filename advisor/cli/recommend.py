@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 import click
 
 from advisor.cli import output
+from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
+from advisor.estimate.machine import PRECISIONS
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import OBJECTIVES, Constraints
 from pricing.offers import Filters
@@ -25,6 +27,7 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 @click.command(context_settings=_HELP)
+@backend_option
 @click.option(
     "--model", "-m", required=True, help="Zoo id, alias (lstm, mlp, cnn, ...) or a .keras file."
 )
@@ -43,7 +46,11 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     show_default=True,
     help="cheapest that meets the deadline, or fastest within the budget.",
 )
-@click.option("--spot/--no-spot", default=None, help="Only spot, or only on-demand (default both).")
+@click.option(
+    "--spot/--no-spot",
+    default=None,
+    help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).",
+)
 @click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
 @click.option("--region", help="Only this region.")
 @click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
@@ -51,10 +58,12 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
 @click.option(
     "--precision",
-    type=click.Choice(["fp32", "mixed"]),
+    type=click.Choice(PRECISIONS),
     default="fp32",
     show_default=True,
-    help="Training precision.",
+    help="Training precision: fp32 (TensorFlow's default, TF32 on Ampere+), tf32, fp16 or "
+    "bf16 mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs); "
+    "each device is rated at its datasheet peak for it.",
 )
 @click.option(
     "--confidence",
@@ -105,7 +114,10 @@ def recommend(
     """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget.
 
     Uses the stored probe of MODEL on this machine (or probes it first), predicts the training
-    time on every offered machine and prices it with billing rules and spot preemptions.
+    time on every offered machine and prices it with billing rules and the spot risk measured in
+    public traces (availability and time to preemption). Under a deadline it also ranks a third
+    way to pay: spot with an on-demand fallback that keeps the deadline (Uniform Progress).
+    Options within the uncertainty of #1 are called ties, with the bench that would settle them.
 
     \b
       advisor recommend --model lstm --deadline 8h
@@ -193,6 +205,12 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
     chosen = rec.best or rec.fastest
     if chosen is None:
         raise AdvisorError("nothing to emit: no option was found")
-    written = write_task(path, chosen.rentable, workload=rec.workload, overwrite=force)
+    written = write_task(
+        path,
+        chosen.rentable,
+        workload=rec.workload,
+        overwrite=force,
+        plan=chosen.outcome.fallback,
+    )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {written}{note}", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich import box
@@ -9,9 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor import display
+from advisor.bench import plan as bench_plan
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Option, Recommendation
-from advisor.recommend.report import explain, infeasible_lines
+from advisor.recommend.report import explain, fallback_words, infeasible_lines, spot_risk_words
 
 
 def _hours(option: Option) -> str:
@@ -37,15 +39,12 @@ def _measured(option: Option) -> bool:
 
 
 def spot_risk(option: Option) -> str:
-    """``0.05/h, ~0.2 preemptions``: the rate and what it means for this run."""
-    result = option.outcome
+    """``~6 interruptions expected (spot traces, AWS V100 Apr 2023)``: the measured risk in words."""
     if option.rentable.pricing != "spot":
         return "-"
-    text = f"{result.interruptions_per_hour:.2g}/h"
-    if result.expected_preemptions >= 0.05:
-        text += f", ~{result.expected_preemptions:.1f} preemptions"
-    if result.cap_restarts:
-        text += f", {result.cap_restarts} forced restarts"
+    text = spot_risk_words(option.outcome)
+    if option.outcome.cap_restarts:
+        text += f", {option.outcome.cap_restarts} forced restarts"
     return text
 
 
@@ -76,6 +75,8 @@ def render_options(
         pricing = r.pricing.replace("_", "-")
         if r.pricing == "spot":
             pricing += f" {spot_risk(option)}"
+        elif option.outcome.fallback is not None:
+            pricing = f"spot, on-demand fallback ({fallback_words(option.outcome)})"
         cells: list[str | Text] = [
             str(option.rank) if option.rank else "",
             display.safe_text(f"{r.provider} {r.region}"),
@@ -97,6 +98,60 @@ def render_reasons(options: Sequence[Option]) -> Text:
     return display.safe_text("\n".join(f"#{o.rank} {o.why}" for o in options if o.rank and o.why))
 
 
+def _bench_args(options: Sequence[Option]) -> tuple[str, float]:
+    """``--gpus T4 --cpus 4`` for the devices of ``options`` (a probe runs on one device), and
+    the bench's expected cost at these options' prices (``advisor.bench.plan``'s running time:
+    provisioning, setup, the probe)."""
+    gpus: dict[str, float] = {}
+    cpus: dict[int, float] = {}
+    for o in options:
+        r = o.rentable
+        if r.accelerator:
+            gpus[r.accelerator] = min(gpus.get(r.accelerator, math.inf), r.usd_per_hour)
+        else:
+            vcpus = round(r.vcpus or 0)
+            cpus[vcpus] = min(cpus.get(vcpus, math.inf), r.usd_per_hour)
+    base = bench_plan.PROVISION_SECONDS + bench_plan.PROBE_OVERHEAD_SECONDS + 20.0
+    cost = sum(p * (base + bench_plan.SETUP_SECONDS["gpu"]) / 3600 for p in gpus.values())
+    cost += sum(p * (base + bench_plan.SETUP_SECONDS["cpu"]) / 3600 for p in cpus.values())
+    args = (f" --gpus {','.join(gpus)}" if gpus else "") + (
+        f" --cpus {','.join(map(str, cpus))}" if cpus else ""
+    )
+    if all(o.rentable.pricing != "on_demand" for o in options):
+        args += " --spot"
+    return args, cost
+
+
+def settle_lines(rec: Recommendation) -> list[str]:
+    """For each tie with #1: what would settle it, and whether it is worth its cost."""
+    first = rec.best
+    if first is None:
+        return []
+    lines = []
+    for option in rec.options:
+        if not option.tie:
+            continue
+        head = f"#{option.rank} ties with #1: {option.p_cheaper:.0%} chance it is really cheaper"
+        stake = display.money(option.stake_usd)
+        if option.outcome.prediction.measured and first.outcome.prediction.measured:
+            lines.append(
+                f"{head}; both were measured: a bench would not settle it ({stake} at stake)"
+            )
+            continue
+        args, cost = _bench_args([first, option])
+        command = f"advisor bench --model {rec.workload}{args}"
+        worth = option.stake_usd >= cost
+        lines.append(
+            f"{head}; {command} (about {display.money(cost)}) would settle it"
+            + (
+                f": worth it, {stake} expected overpay at stake"
+                if worth
+                else f", but it costs more than the {stake} at stake: not worth it"
+            )
+        )
+    return lines
+
+
 def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[Table | Text]:
     """Everything ``advisor recommend`` prints as a table, in order."""
     c = rec.constraints
@@ -114,6 +169,8 @@ def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[
         render_options(rec.options, title=title, with_deadline=with_deadline),
         render_reasons(rec.options),
     ]
+    for line in settle_lines(rec):
+        parts.append(display.safe_text(line, style="yellow"))
     for line in infeasible_lines(rec):
         parts.append(display.safe_text(line, style="bold yellow"))
     contrast = [

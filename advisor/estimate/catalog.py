@@ -34,6 +34,10 @@ class Accelerator:
     """Per chip, dense tensor-core TF32 (Ampere and later; 0 when absent)."""
     half_tflops: float
     """Per chip, dense FP16/BF16 tensor throughput (FP32 rate where there are no tensor cores)."""
+    fp16_tflops: float
+    """Per chip, dense FP16 datasheet peak (0 where the datasheet gives none: TPUs)."""
+    bf16_tflops: float
+    """Per chip, dense BF16 datasheet peak (0 before Ampere: V100, T4 have no bf16 units)."""
     memory_gib: float
     """Per chip."""
     bandwidth_gbs: float
@@ -92,6 +96,8 @@ def accelerators() -> dict[str, Accelerator]:
             fp32_tflops=fp32,
             tf32_tflops=_float(row["tf32_tflops"]),
             half_tflops=half or fp32,
+            fp16_tflops=_float(row["fp16_tflops"]),
+            bf16_tflops=_float(row["bf16_tflops"]),
             memory_gib=_float(row["memory_gib"]),
             bandwidth_gbs=_float(row["bandwidth_gbs"]),
             interconnect=row["interconnect"],

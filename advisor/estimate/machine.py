@@ -16,7 +16,11 @@ from advisor.estimate import catalog
 from advisor.estimate.kernels import shipped_fit
 from advisor.estimate.parameters import Calibration
 
-PRECISIONS = ("fp32", "mixed")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "mixed")
+"""``fp32``: the framework's default (TensorFlow 2 runs fp32 matmuls as TF32 on Ampere and
+later); ``tf32``: TF32 tensor cores asked for; ``fp16`` and ``bf16``: mixed precision with that
+16-bit type (fp16 tensor cores from Volta, bf16 from Ampere, bf16 on every TPU); ``mixed``: the
+device's mixed precision (fp16 on a GPU, bf16 on a TPU)."""
 CALIBRATED_ACCELERATORS = frozenset({"K80", "V100"})
 CALIBRATED_CPU_FAMILIES = frozenset({"skylake"})
 
@@ -106,7 +110,7 @@ def cpu_machine(
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"
-    if precision == "mixed":
+    if precision != "fp32":
         path += " (mixed precision gives no speed-up here: fp32 kernels assumed)"
     return Machine(
         kind="cpu",
@@ -150,23 +154,28 @@ def accelerator_machine(
             interconnect_bytes_s=spec.interconnect_gbs * 1e9,
             memory_bytes=spec.memory_gib * 2**30,
             half_precision=True,
-            kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel",
+            kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
+            + ("" if precision in ("bf16", "mixed") else f" ({precision} asked: TPUs run bf16)"),
             lstm_kernel="XLA while-loop LSTM",
             extrapolated=True,
         )
-    if precision == "mixed" and spec.half_tflops > spec.fp32_tflops:
-        peak, efficiency, path = spec.half_tflops, calibration.tensor_efficiency, "mixed fp16"
+    half_peak, half_name = _half_peak(spec, precision)
+    half = half_peak > spec.fp32_tflops
+    tf32 = spec.tf32_tflops > 0 and (precision == "tf32" or stack.uses_tf32)
+    if half:
+        peak, efficiency, path = half_peak, calibration.tensor_efficiency, f"mixed {half_name}"
         winograd = False  # tensor-core kernels run 3x3 convolutions as implicit GEMM
         path += " on tensor cores" if spec.has_tensor_cores else " (fast fp16, no tensor cores)"
-    elif spec.tf32_tflops and stack.uses_tf32:
+    elif tf32:
         peak, efficiency, path = spec.tf32_tflops, calibration.tensor_efficiency, "fp32 as TF32"
         winograd = False
     else:
         peak, efficiency, path = spec.fp32_tflops, calibration.gpu_efficiency, "fp32, Winograd 3x3"
         winograd = True  # cuDNN picks Winograd for 3x3 stride-1 convolutions on CUDA cores
-        if precision == "mixed":
-            path += " (no fast fp16 on this GPU)"
-    half = precision == "mixed" and spec.half_tflops > spec.fp32_tflops
+    if precision not in ("fp32", "mixed") and not (half or (tf32 and precision == "tf32")):
+        path += f" ({precision} does not run faster than fp32 on {name}: fp32 assumed)"
+    elif precision == "mixed" and not half:
+        path += " (no fast fp16 on this GPU)"
     cudnn = cudnn_eligible and stack.uses_cudnn_rnn
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     return Machine(
@@ -187,6 +196,15 @@ def accelerator_machine(
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=name not in CALIBRATED_ACCELERATORS,
     )
+
+
+def _half_peak(spec: catalog.Accelerator, precision: str) -> tuple[float, str]:
+    """The datasheet peak of a GPU's 16-bit type for ``precision`` (0 when it runs none)."""
+    if precision in ("fp16", "mixed"):
+        return spec.fp16_tflops or spec.half_tflops, "fp16"
+    if precision == "bf16":
+        return spec.bf16_tflops, "bf16"
+    return 0.0, ""
 
 
 def check_precision(precision: str) -> None:

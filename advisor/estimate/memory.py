@@ -42,9 +42,12 @@ class Fit:
         return f"{text}; the model does not fit even at batch 1"
 
 
-def static_bytes(parameters: int, optimizer: str) -> float:
-    """Weights, gradients and optimizer slots in fp32."""
-    return 4.0 * parameters * (2 + optimizer_slots(optimizer))
+def static_bytes(parameters: int, optimizer: str, half_precision: bool = False) -> float:
+    """Weights, gradients and optimizer slots in fp32 (AdamW: 16 bytes a parameter), plus the
+    16-bit copy of the weights that mixed precision computes with (2 more)."""
+    return 4.0 * parameters * (2 + optimizer_slots(optimizer)) + (
+        2.0 * parameters if half_precision else 0.0
+    )
 
 
 def activation_bytes_per_sample(
@@ -64,7 +67,7 @@ def check(
     """The fit on ``machine`` (None on a CPU: host memory is the instance's own concern)."""
     if machine.memory_bytes is None:
         return None
-    static = static_bytes(probe.parameters, optimizer)
+    static = static_bytes(probe.parameters, optimizer, machine.half_precision)
     per_sample = activation_bytes_per_sample(probe, traffic_per_sample, static)
     if machine.half_precision:
         per_sample /= 2

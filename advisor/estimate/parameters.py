@@ -67,6 +67,14 @@ class Calibration:
     """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
+    transformer_traffic_scale: float = 1.0
+    """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
+    dropout passes that frameworks fuse or not). Not one of ``FREE_PARAMETERS``: it is fitted on
+    published transformer measurements alone by ``python -m advisor.estimate.transformer_fit``
+    and kept in ``data/calibration-transformers.json``, so the main refit leaves it alone."""
+    transformer_log_sigma: float = 0.0
+    """Spread (log space) of GPU-to-GPU predictions of a transformer, from the same fit; 0 where
+    none was measured (the ``gpu->gpu`` spread of ``log_sigma`` then applies)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
     """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
     fitted: tuple[str, ...] = ()
@@ -74,8 +82,11 @@ class Calibration:
 
 
 FREE_PARAMETERS: tuple[str, ...] = tuple(
-    name for name in Calibration.__dataclass_fields__ if name not in ("log_sigma", "fitted")
+    name
+    for name in Calibration.__dataclass_fields__
+    if name not in ("log_sigma", "fitted", "transformer_traffic_scale", "transformer_log_sigma")
 )
+TRANSFORMER_CALIBRATION_FILE = "calibration-transformers.json"
 PRIOR = Calibration()
 DEFAULT_LOG_SIGMA = 0.5
 """Spread used where validation measured none (a kind pair absent from the reference set)."""
@@ -104,8 +115,18 @@ def read(path: Path) -> Calibration:
 
 @lru_cache(maxsize=1)
 def shipped_calibration() -> Calibration:
-    """The committed fit (the prior when the file is absent, e.g. before the first fit)."""
+    """The committed fit (the prior when the file is absent, e.g. before the first fit), with
+    the transformer fit laid over it."""
     try:
-        return read(shipped(CALIBRATION_FILE))
+        calibration = read(shipped(CALIBRATION_FILE))
     except FileNotFoundError:
-        return PRIOR
+        calibration = PRIOR
+    try:
+        blob = json.loads(shipped(TRANSFORMER_CALIBRATION_FILE).read_text())
+    except FileNotFoundError:
+        return calibration
+    return replace(
+        calibration,
+        transformer_traffic_scale=float(blob["transformer_traffic_scale"]),
+        transformer_log_sigma=float(blob.get("transformer_log_sigma", 0.0)),
+    )

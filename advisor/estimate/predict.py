@@ -36,7 +36,7 @@ from advisor.estimate.steps import (
     allreduce_seconds,
     step_parts,
 )
-from probes import reference
+from probes import backend, reference
 from probes.result import Fingerprint, ProbeResult
 
 EXTRAPOLATION_LOG_SIGMA = 0.35
@@ -103,13 +103,21 @@ def predict(
     fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer)
     # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
     # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
-    extrapolated = machine.extrapolated or source.extrapolated or source_guess or probe.extrapolated
+    extrapolated = (
+        machine.extrapolated
+        or source.extrapolated
+        or source_guess
+        or probe.extrapolated
+        or not backend.calibrated(probe.device.backend)
+    )
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     return Prediction(
         seconds=seconds,
-        log_sigma=_spread(probe, source, machine, calibration, extrapolated, run_log_sigma),
+        log_sigma=_spread(
+            probe, source, machine, calibration, extrapolated, run_log_sigma, facts.family
+        ),
         fits=fit is None or fit.fits,
-        reason=None if fit is None or fit.fits else fit.reason(batch),
+        reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
         steps=(
@@ -184,9 +192,12 @@ def _spread(
     calibration: Calibration,
     extrapolated: bool,
     run_log_sigma: float | None,
+    family: str = "",
 ) -> float:
     kind = f"{source.kind}->{'gpu' if target.kind == 'tpu' else target.kind}"
     model = calibration.log_sigma.get(kind) or calibration.log_sigma.get("all", DEFAULT_LOG_SIGMA)
+    if family == "transformer" and kind == "gpu->gpu" and calibration.transformer_log_sigma > 0:
+        model = calibration.transformer_log_sigma
     extra = EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0
     local = local_log_sigma(probe, run_log_sigma)
     return math.sqrt(model**2 + extra**2 + local**2)
@@ -199,12 +210,22 @@ def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> f
 
     Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
     as much again, so a local prediction misses the real run by sqrt(2) x that."""
+    return spread_of_local(probe_log_sigma(probe), probe.machine_drift, run_log_sigma)
+
+
+def spread_of_local(
+    probe_log_sigma: float, machine_drift: float, run_log_sigma: float | None = None
+) -> float:
+    """``local_log_sigma`` from its parts: the probe's own spread, the reference kernel's drift
+    while it ran and this device's probe-to-probe spread (``DEFAULT_RUN_LOG_SIGMA`` without
+    history)."""
     runs = math.sqrt(2) * run_log_sigma if run_log_sigma is not None else DEFAULT_RUN_LOG_SIGMA
-    drift = math.log1p(max(0.0, abs(probe.machine_drift) - reference.NOISE))
-    return math.hypot(max(_probe_log_sigma(probe), runs), drift)
+    drift = math.log1p(max(0.0, abs(machine_drift) - reference.NOISE))
+    return math.hypot(max(probe_log_sigma, runs), drift)
 
 
-def _probe_log_sigma(probe: ProbeResult) -> float:
+def probe_log_sigma(probe: ProbeResult) -> float:
+    """What the probe's own measurements allow, in log units (its 95% interval's width)."""
     low, high = probe.predicted_interval
     if low <= 0 or high <= low:
         return 0.0
@@ -226,7 +247,7 @@ def _excluded(reason: str) -> Prediction:
 
 
 def _probe_precision(precision: str) -> str:
-    return "fp32" if precision == "fp32" else "mixed"
+    return "fp32" if precision in ("fp32", "tf32") else "mixed"
 
 
 def _target_precision(probe_precision: str) -> str:

@@ -16,13 +16,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from advisor.errors import UsageError
 from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import Calibration
-from probes import zoo
+from probes import transformers, zoo
 
 PART_NAMES = ("overhead", "compute", "memory", "sequential", "input_pipeline")
-_OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adadelta": 2, "adam": 2}
+_OPTIMIZER_SLOTS = {
+    "sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adadelta": 2, "adam": 2, "adamw": 2,
+}  # fmt: skip
 # Forward activation elements per sample, summed over layer outputs (counted by hand from the
 # architectures in WORKLOADS.md; ImageNet nets rounded from their published memory footprints).
 _ACTIVATIONS_PER_SAMPLE = {
@@ -138,7 +141,12 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
 
 
 def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
-    """Activation traffic per sample: counted for the zoo, from FLOPs for anything else."""
+    """Activation traffic per sample: counted for the zoo, from FLOPs for anything else. A
+    transformer's is counted from its shape (Korthikanti et al. 2022, in ``probes.transformers``:
+    attention's sequence-squared x heads term included), in fp32 (twice the 16-bit bytes)."""
+    shape = _transformer_shape(workload_id)
+    if shape is not None:
+        return 2.0 * shape.activation_bytes_16bit() * _ACTIVATION_PASSES
     elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
     if elements is None:
         return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
@@ -148,6 +156,13 @@ def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
 def activation_bytes_of(elements: float) -> float:
     """Activation traffic per sample of ``elements`` fp32 activations counted per sample."""
     return 4.0 * elements * _ACTIVATION_PASSES
+
+
+def _transformer_shape(workload_id: str) -> transformers.Shape | None:
+    try:
+        return zoo.get(workload_id).transformer
+    except UsageError:
+        return None
 
 
 def optimizer_slots(optimizer: str) -> int:
@@ -190,6 +205,8 @@ def step_parts(
     activation_bytes = (
         facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
     )
+    if facts.family == "transformer":
+        activation_bytes *= calibration.transformer_traffic_scale
     if machine.half_precision:
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes

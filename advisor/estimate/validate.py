@@ -63,6 +63,15 @@ INTERVAL = (0.1, 0.9)
 """The quantiles of the interval whose coverage validation reports."""
 
 
+def pair_sigma(calibration: Calibration, kinds: str, family: str) -> float:
+    """The spread of one prediction: a transformer's own between GPUs where it was measured
+    (``advisor.estimate.transformer_fit``), else that of its ``source->target`` kind."""
+    between_gpus = kinds.replace("->tpu", "->gpu") == "gpu->gpu"
+    if family == "transformer" and between_gpus and calibration.transformer_log_sigma > 0:
+        return calibration.transformer_log_sigma
+    return sigma_of_kind(calibration.log_sigma, kinds)
+
+
 def sigma_of_kind(log_sigma: dict[str, float], kinds: str) -> float:
     """The spread of a ``source->target`` kind (a TPU target counts as a GPU one)."""
     kinds = kinds.replace("->tpu", "->gpu")
@@ -77,7 +86,7 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
         tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
         cudnn_rnn=row.cudnn_rnn,
     )
-    precision = "mixed" if row.precision in ("mixed", "fp16", "bf16") else "fp32"
+    precision = row.precision if row.precision in ("mixed", "fp16", "bf16") else "fp32"
     if row.is_cpu:
         family = catalog.resolve_family(row.cpu_family)
         return cpu_machine(family, row.vcpus or 1, calibration, stack=stack, precision=precision)
@@ -213,7 +222,7 @@ def pair_results(
                     order_right=_same_order(measured_s, predicted_t, measured_t),
                     log_error=math.log(predicted_t / measured_t),
                     measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
-                    log_sigma=sigma_of_kind(calibration.log_sigma, kinds),
+                    log_sigma=pair_sigma(calibration, kinds, s.facts.family),
                 )
             )
     return pairs

@@ -1,8 +1,9 @@
 """How long one run takes on one kind of machine, and how much of it is billed.
 
 On-demand: the prediction itself (log-normal), plus the start-up paid once. Spot: the same run
-under preemptions, checkpoints and restarts (``spot``), simulated with a fixed seed. Computed
-once per distinct device, provider, pricing and preemption rate, shared by all its offerings.
+under the measured availability and preemptions of its trace family (``pricing.spot_risk``),
+checkpoints and restarts (``spot``), simulated with a fixed seed. Computed once per distinct
+device, provider, pricing and spot family, shared by all its offerings.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from advisor.recommend import spot
 from advisor.recommend.billing import billed_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Outcome
 from pricing.offers import BillingRule
+from pricing.spot_risk import SpotRisk
 
 
 def outcome(
@@ -22,13 +24,12 @@ def outcome(
     constraints: Constraints,
     assumptions: Assumptions,
     *,
-    interruptions_per_hour: float = 0.0,
+    risk: SpotRisk | None = None,
 ) -> Outcome:
-    """The wall-time distribution and billed hours of one run."""
-    cap = rule.max_runtime_seconds
-    if interruptions_per_hour <= 0 and (cap is None or prediction.quantile(0.999) < cap):
+    """The wall-time distribution and billed hours of one run (``risk``: on a spot machine)."""
+    if risk is None:
         return _uninterrupted(prediction, rule, constraints, assumptions.startup_seconds)
-    return _preemptible(prediction, rule, constraints, assumptions, interruptions_per_hour)
+    return _preemptible(prediction, rule, constraints, assumptions, risk)
 
 
 def _uninterrupted(
@@ -56,21 +57,21 @@ def _preemptible(
     rule: BillingRule,
     constraints: Constraints,
     assumptions: Assumptions,
-    rate: float,
+    risk: SpotRisk,
 ) -> Outcome:
     start, deadline = assumptions.startup_seconds, constraints.deadline_seconds
-    restart = assumptions.reacquire_seconds + start
     checkpoint, cap = assumptions.checkpoint_seconds, rule.max_runtime_seconds
-    walls = [
-        w + start
-        for w in spot.simulate(
-            prediction.seconds, prediction.log_sigma, rate, checkpoint, restart, cap
-        )
-    ]
+    restart = restart_seconds(assumptions)
+    runs = spot.simulate(prediction.seconds, prediction.log_sigma, risk, checkpoint, restart, cap)
+    walls = [run.wall + start for run in runs]
+    # waiting for capacity is not billed: billed hours come from the time on machines
+    machine = sorted(run.wall - run.waited + start for run in runs)
+    rate = 3600 / (sum(z.mean_life_seconds for z in risk.zones) / len(risk.zones))
     run = spot.expected_run(prediction.seconds, rate, checkpoint, restart, cap)
     p50, p90 = spot.quantile(walls, 0.5), spot.quantile(walls, 0.9)
     confident = spot.quantile(walls, constraints.confidence)
     mean = sum(walls) / len(walls)  # inf when any sample never finishes
+    p_meet = 1.0 if deadline is None else spot.fraction_within(walls, deadline)
     return Outcome(
         prediction=prediction,
         rule=rule,
@@ -78,16 +79,32 @@ def _preemptible(
         p90_seconds=p90,
         confident_seconds=confident,
         expected_seconds=mean,
-        p_meet=1.0 if deadline is None else spot.fraction_within(walls, deadline),
-        interruptions_per_hour=rate,
-        expected_preemptions=run.expected_preemptions,
+        p_meet=min(p_meet, 1 - 1 / (2 * len(walls))),  # a sample cannot show certainty
+        interruptions_per_hour=risk.interruptions_per_hour,
+        expected_preemptions=sum(r.preemptions for r in runs) / len(runs),
+        expected_wait_seconds=sum(r.waited for r in runs) / len(runs),
+        spot_risk=risk,
         checkpoint_interval_seconds=(
             run.interval_seconds if math.isfinite(run.interval_seconds) else None
         ),
         cap_restarts=run.cap_restarts,
         checkpoint_seconds=checkpoint,
         restart_seconds=restart,
-        billed_hours=billed_hours(rule, p50, p90, confident, mean),
+        billed_hours=billed_hours(
+            rule,
+            spot.quantile(machine, 0.5),
+            spot.quantile(machine, 0.9),
+            spot.quantile(machine, constraints.confidence),
+            sum(machine) / len(machine),
+        ),
+    )
+
+
+def restart_seconds(assumptions: Assumptions) -> float:
+    """One restart after a preemption, once a machine is had: boot it, start the training again
+    and restore the last checkpoint (read back at the speed it was written)."""
+    return (
+        assumptions.reacquire_seconds + assumptions.startup_seconds + assumptions.checkpoint_seconds
     )
 
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate.prediction import Prediction, Target
+from advisor.recommend import fallback, ties
 from advisor.recommend.billing import rule_for
 from advisor.recommend.outcome import outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
@@ -28,6 +29,7 @@ from advisor.recommend.recommendation import (
     Recommendation,
 )
 from pricing.offers import BillingRule, OfferGroup, Rentable
+from pricing.spot_risk import SpotRisks, exponential
 
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
@@ -85,8 +87,13 @@ def recommend(
     constraints: Constraints = DEFAULTS,
     assumptions: Assumptions = ASSUMED,
     context: tuple[str, ...] = (),
+    spot_risks: SpotRisks | None = None,
 ) -> Recommendation:
     """Rank every offering of ``offers`` for ``workload`` under the user's constraints.
+
+    ``spot_risks``: the measured spot risk (``pricing.spot_risk.shipped_risks()``, which the
+    service passes); without it a spot offering is taken back at its database rate, memoryless,
+    always available, and no spot-with-fallback plan is made (it needs measured availability).
 
     ``offers`` are already the ones the user asked for (``pricing.query.offer_groups`` applies
     the filters; ``pricing.offers.select`` and ``group_offers`` do it for lists in memory)."""
@@ -103,12 +110,16 @@ def recommend(
     priced: list[_PricedGroup] = []
     excluded: Counter[str] = Counter()
     for group in offered:
-        result = _outcome_for(group.first, predictions, predict, rules, constraints, assumptions)
+        result = _outcome_for(
+            group.first, predictions, predict, rules, constraints, assumptions, spot_risks
+        )
         if result is None:
             excluded[_reason(predictions[target_of(group.first)])] += len(group)
             continue
         priced.append(_PricedGroup(result, group, _affordable(result, group, constraints)))
-    considered = sum(map(len, offered))
+    plans = _fallbacks(priced, constraints, assumptions) if spot_risks else []
+    priced += plans
+    considered = sum(map(len, offered)) + len(plans)
     return _assemble(priced, key, workload, constraints, excluded, considered, context)
 
 
@@ -117,6 +128,41 @@ class _PricedGroup(NamedTuple):
     group: OfferGroup
     feasible_count: int
     """How many of the group's members are feasible (a prefix: they are sorted by price)."""
+
+
+def _twin_key(r: Rentable) -> tuple[object, ...]:
+    return (r.provider, r.accelerator, r.accelerator_count, r.vcpus, r.cpu_family)
+
+
+def _fallbacks(
+    priced: list[_PricedGroup], constraints: Constraints, assumptions: Assumptions
+) -> list[_PricedGroup]:
+    """Spot with an on-demand fallback, for each spot group with an on-demand twin (the same
+    provider, machine and count; its cheapest offering), under a deadline. One option per spot
+    group: its cheapest offering (the others would only cost more)."""
+    on_demand: dict[tuple[object, ...], Rentable] = {}
+    for p in priced:
+        if p.group.first.pricing == "on_demand":
+            on_demand.setdefault(_twin_key(p.group.first), p.group.first)
+    candidates = [
+        (p, twin)
+        for p in priced
+        if p.group.first.pricing == "spot"
+        and (twin := on_demand.get(_twin_key(p.group.first))) is not None
+    ]
+    # a plan costs at least its spot price for the median work: plan only the `top` groups
+    # cheapest by that bound (a simulation each), the only ones that can reach the table
+    candidates.sort(key=lambda c: c[0].group.first.usd_per_hour * c[0].outcome.prediction.seconds)
+    plans = []
+    for p, twin in candidates[: constraints.top]:
+        spot_offer = p.group.first
+        result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumptions)
+        if result is None:
+            continue
+        offer = spot_offer._replace(pricing="spot_fallback")
+        group = OfferGroup([offer], [offer.usd_per_hour])
+        plans.append(_PricedGroup(result, group, _affordable(result, group, constraints)))
+    return plans
 
 
 def _affordable(result: Outcome, group: OfferGroup, constraints: Constraints) -> int:
@@ -139,6 +185,7 @@ def _outcome_for(
     rules: Rules,
     constraints: Constraints,
     assumptions: Assumptions,
+    spot_risks: SpotRisks | None,
 ) -> Outcome | None:
     target = target_of(r)
     if target not in predictions:
@@ -146,9 +193,15 @@ def _outcome_for(
     prediction = predictions[target]
     if not prediction.fits or prediction.reason or not prediction.seconds > 0:
         return None
-    rate = r.interruptions_per_hour if r.pricing == "spot" else 0.0
     rule = rule_for(rules, r.provider, r.pricing)
-    return outcome(prediction, rule, constraints, assumptions, interruptions_per_hour=rate)
+    risk = None
+    if r.pricing == "spot":
+        risk = (
+            spot_risks.for_machine(r.provider, r.accelerator)
+            if spot_risks
+            else exponential(r.interruptions_per_hour, rule.source)
+        )
+    return outcome(prediction, rule, constraints, assumptions, risk=risk)
 
 
 def _reason(prediction: Prediction) -> str:
@@ -196,8 +249,13 @@ def _assemble(
     if not feasible and cheapest:
         hint_deadline, hint_budget = _hints(cheapest, constraints)
     ranked = tuple(
-        replace(o, rank=i, why=explain_why(o, i, best[0], constraints))
-        for i, o in enumerate(best, start=1)
+        ties.with_ties(
+            [
+                replace(o, rank=i, why=explain_why(o, i, best[0], constraints))
+                for i, o in enumerate(best, start=1)
+            ],
+            constraints.objective,
+        )
     )
     return Recommendation(
         workload=workload,

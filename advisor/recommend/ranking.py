@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from advisor import display
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.report import usd
 
@@ -50,7 +51,9 @@ def explain_why(option: Option, rank: int, first: Option, constraints: Constrain
     result = option.outcome
     deadline = constraints.deadline_seconds
     chance = (
-        f"{result.p_meet:.0%} chance to finish in {describe_seconds(deadline)}" if deadline else ""
+        f"{display.chance(result.p_meet)} chance to finish in {describe_seconds(deadline)}"
+        if deadline
+        else ""
     )
     if not option.feasible:
         misses = []

@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 from advisor.errors import UsageError
 from advisor.estimate.prediction import Prediction
 from pricing.offers import BillingRule, Rentable
+from pricing.spot_risk import SpotRisk
 
 OBJECTIVES = ("cheapest", "fastest")
+TIE_CHANCE = 0.2
+"""An option with at least this chance of being really cheaper than #1 is a tie (one in five)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,25 @@ class Assumptions:
     """Time to get a replacement machine after a preemption (``spot.REACQUIRE_SECONDS``)."""
 
 
+PRICINGS = ("on_demand", "spot", "spot_fallback")
+"""Ways to pay: on-demand, spot, and spot with an on-demand fallback under the deadline."""
+
+
+@dataclass(frozen=True)
+class FallbackPlan:
+    """Spot with an on-demand fallback (``advisor.recommend.fallback``): what the plan is."""
+
+    on_demand: Rentable
+    """The on-demand twin it falls back to (same provider, machine and count)."""
+    plan_seconds: float
+    """The work it plans for: a high quantile of the predicted time, not the median."""
+    restart_seconds: float
+    on_demand_share: float
+    """Expected share of the billed machine time on on-demand."""
+    switch_rule: str
+    """The policy in words, with this run's numbers."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """Time of one run on one kind of machine under one pricing model (shared by every offering
@@ -74,7 +96,15 @@ class Outcome:
     checkpoint_seconds: float = 0.0
     """Cost of one checkpoint assumed for a spot run (0 on demand)."""
     restart_seconds: float = 0.0
-    """Cost of one restart after a preemption: a new machine plus start-up (0 on demand)."""
+    """Cost of one restart after a preemption once a machine is had: boot, start-up, checkpoint
+    restore (0 on demand)."""
+    expected_wait_seconds: float = 0.0
+    """Mean time spent waiting for a spot machine to be had (at the start, after preemptions)."""
+    spot_risk: SpotRisk | None = None
+    """The measured spot risk the run was simulated under (None on demand)."""
+    fallback: FallbackPlan | None = None
+    """Set for spot with an on-demand fallback; its ``billed_hours`` are then its costs divided
+    by the spot price (so price x billed hours is the plan's cost, as for the other kinds)."""
     billed_hours: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     """Billed hours at p50, p90, the confidence quantile and the mean."""
 
@@ -96,6 +126,16 @@ class Option:
     within_budget: bool
     rank: int = 0
     why: str = ""
+    p_cheaper: float | None = None
+    """Chance this option is really cheaper than #1 (``ties``; None for #1 and where not
+    compared: an infeasible option, or the objective is speed)."""
+    stake_usd: float = 0.0
+    """Expected overpay of keeping #1 when this one is cheaper: what settling the tie is worth."""
+
+    @property
+    def tie(self) -> bool:
+        """Within the uncertainty of #1: a real chance (``ties.TIE``) of being cheaper."""
+        return self.p_cheaper is not None and self.p_cheaper >= TIE_CHANCE
 
     @property
     def feasible(self) -> bool:

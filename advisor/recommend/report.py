@@ -14,7 +14,7 @@ from typing import Any
 from advisor import display
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.deadline import describe_seconds, format_duration
-from advisor.recommend.recommendation import Option, Recommendation
+from advisor.recommend.recommendation import Option, Outcome, Recommendation
 
 OPTION_KEYS = (
     "rank",
@@ -64,14 +64,42 @@ def option_row(option: Option) -> dict[str, Any]:
         "within_budget": option.within_budget,
         "expected_hours": _hours(result.expected_seconds),
         "expected_cost_usd": _usd(option.expected_cost_usd),
-        "interruptions_per_hour": result.interruptions_per_hour,
+        "interruptions_per_hour": round(result.interruptions_per_hour, 4),
         "expected_preemptions": round(result.expected_preemptions, 3),
+        "expected_wait_hours": _hours(result.expected_wait_seconds),
+        "spot_risk_source": _risk_source(result),
+        "fallback": _fallback_row(result),
         "vcpus": r.vcpus,
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
         "why": option.why,
+        "p_cheaper_than_first": None if option.p_cheaper is None else round(option.p_cheaper, 4),
+        "tie_stake_usd": _usd(option.stake_usd) if option.p_cheaper is not None else None,
     }
+
+
+def _fallback_row(result: Outcome) -> dict[str, Any] | None:
+    plan = result.fallback
+    if plan is None:
+        return None
+    twin = plan.on_demand
+    return {
+        "policy": "uniform_progress",
+        "plan_hours": _hours(plan.plan_seconds),
+        "on_demand_share": round(plan.on_demand_share, 4),
+        "on_demand_provider": twin.provider,
+        "on_demand_region": twin.region,
+        "on_demand_instance_type": twin.instance_type,
+        "on_demand_usd_per_hour": round(twin.usd_per_hour, 5),
+        "restart_hours": _hours(plan.restart_seconds),
+        "switch_rule": plan.switch_rule,
+    }
+
+
+def _risk_source(result: Outcome) -> str | None:
+    risk = result.spot_risk
+    return f"{risk.describe()}; {risk.source}" if risk else None
 
 
 def as_json(rec: Recommendation) -> dict[str, Any]:
@@ -139,24 +167,11 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         + (f", kernels: {p.kernel_path}" if p.kernel_path else "")
     )
     lines += [f"  {step}" for step in p.steps]
-    if r.pricing == "spot":
-        interval = result.checkpoint_interval_seconds
-        every = (
-            f"a {result.checkpoint_seconds:.1f} s checkpoint every {describe_seconds(interval)}"
-            if interval
-            else "no periodic checkpoint (the run is shorter than the optimal interval)"
-        )
-        lines.append(
-            f"Preemption: {result.interruptions_per_hour:g}/h (Poisson); {every} (Young); "
-            f"{describe_seconds(result.restart_seconds)} per restart; "
-            f"{result.expected_preemptions:.2f} expected preemptions"
-            + (
-                f", {result.cap_restarts} forced restarts (lifetime cap)"
-                if result.cap_restarts
-                else ""
-            )
-            + f"; expected wall {describe_seconds(result.expected_seconds)}"
-        )
+    if result.fallback is not None:
+        lines += spot_lines(result)[:1] + fallback_lines(option)
+        return lines + tie_lines(option)
+    if r.pricing == "spot" and result.spot_risk is not None:
+        lines += spot_lines(result)
     else:
         lines.append("Preemption: none (on-demand)")
     lines.append(
@@ -169,7 +184,86 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
         f"mean {display.money(option.expected_cost_usd)})"
     )
-    return lines
+    return lines + tie_lines(option)
+
+
+def spot_risk_words(result: Outcome) -> str:
+    """The risk of one spot run in words: ``~6 interruptions expected (spot traces, AWS V100 Apr
+    2023)``."""
+    risk = result.spot_risk
+    if risk is None:
+        return ""
+    count = result.expected_preemptions
+    shown = f"~{count:.0f}" if count >= 1.5 else f"~{count:.1f}" if count >= 0.05 else "<0.05"
+    plural = "" if shown == "~1" else "s"
+    stand_in = ", stand-in" if risk.stand_in else ""
+    return f"{shown} interruption{plural} expected ({risk.label}{stand_in})"
+
+
+def spot_lines(result: Outcome) -> list[str]:
+    """``--explain`` for a spot run: the measured risk, its source, and what it costs this run."""
+    risk = result.spot_risk
+    assert risk is not None
+    interval = result.checkpoint_interval_seconds
+    every = (
+        f"a {result.checkpoint_seconds:.1f} s checkpoint every {describe_seconds(interval)}"
+        if interval
+        else "no periodic checkpoint (the run is shorter than the optimal interval)"
+    )
+    lives = sorted(z.up_scale_seconds * math.log(2) ** (1 / z.up_shape) for z in risk.zones)
+    return [
+        f"Preemption: {risk.describe()}: a machine could be had {risk.availability:.0%} of the "
+        f"time; median lifetime {describe_seconds(lives[0])} to {describe_seconds(lives[-1])} "
+        f"by zone (Weibull, heavy-tailed), {risk.interruptions_per_hour:.2g} interruptions per "
+        f"running hour on average; source {risk.source}",
+        f"  this run: {spot_risk_words(result)}, "
+        f"{describe_seconds(result.expected_wait_seconds)} waiting for capacity on average; "
+        f"{every} (Young); {describe_seconds(result.restart_seconds)} per restart "
+        "(new machine, start-up, checkpoint restore)"
+        + (f", {result.cap_restarts} forced restarts (lifetime cap)" if result.cap_restarts else "")
+        + f"; expected wall {describe_seconds(result.expected_seconds)}",
+    ]
+
+
+def tie_lines(option: Option) -> list[str]:
+    """``--explain`` for an option compared with #1 (``ties``)."""
+    if option.p_cheaper is None:
+        return []
+    kind = "a tie" if option.tie else "not a tie"
+    return [
+        f"Against #1: {display.chance(option.p_cheaper)} chance it is really cheaper ({kind}); "
+        f"expected overpay of keeping #1 {display.money(option.stake_usd)} (p50 costs times the "
+        "time predictions' log-normal errors: one error on one device kind, independent across)"
+    ]
+
+
+def fallback_words(result: Outcome) -> str:
+    """``~12% on on-demand``: how much of a fallback plan runs on its on-demand twin."""
+    plan = result.fallback
+    return f"~{plan.on_demand_share:.0%} on on-demand" if plan else ""
+
+
+def fallback_lines(option: Option) -> list[str]:
+    """``--explain`` for spot with an on-demand fallback: the plan, the rule, the cost."""
+    result, r = option.outcome, option.rentable
+    plan = result.fallback
+    assert plan is not None
+    twin = plan.on_demand
+    return [
+        f"Fallback plan (Uniform Progress, Wu et al. NSDI 2024): plan for "
+        f"{describe_seconds(plan.plan_seconds)} of work (a high quantile of the prediction, "
+        f"not the median); fall back to {twin.provider} {twin.region} "
+        f"{twin.instance_type or '(attached)'} on-demand at ${display.rate(twin.usd_per_hour, 4)}/h",
+        f"  switch rule: {plan.switch_rule}",
+        f"  expected: {fallback_words(result)} of the machine time, "
+        f"{result.expected_preemptions:.1f} preemptions, {display.chance(result.p_meet)} chance "
+        f"to meet the deadline, wall {describe_seconds(result.p50_seconds)} (p50) to "
+        f"{describe_seconds(result.p90_seconds)} (p90)",
+        f"Cost: spot at ${display.rate(r.usd_per_hour, 4)}/h plus on-demand at "
+        f"${display.rate(twin.usd_per_hour, 4)}/h: {display.money(option.cost_usd)} (p50), "
+        f"{display.money(option.cost_usd_p90)} (p90), {display.money(option.expected_cost_usd)} "
+        f"expected; billed per second",
+    ]
 
 
 def usd(value: float) -> str:

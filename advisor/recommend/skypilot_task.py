@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from advisor.recommend.files import write_atomic
+from advisor.recommend.recommendation import FallbackPlan
 from pricing.offers import Rentable
 
 PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command\n"
@@ -25,8 +26,15 @@ _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 
 
-def task(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> dict[str, Any]:
-    """The task as plain data: ``name``, ``resources`` and ``run`` (ours), nothing else."""
+def task(
+    rentable: Rentable,
+    *,
+    workload: str,
+    run: str = PLACEHOLDER_RUN,
+    plan: FallbackPlan | None = None,
+) -> dict[str, Any]:
+    """The task as plain data: ``name``, ``resources`` and ``run`` (ours), and for spot with an
+    on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``."""
     resources: dict[str, Any] = {
         "cloud": _CLOUDS.get(rentable.provider, str(rentable.provider)),
         "region": str(rentable.region),
@@ -37,8 +45,30 @@ def task(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> di
         resources["instance_type"] = str(rentable.instance_type)
     if rentable.accelerator:
         resources["accelerators"] = f"{rentable.accelerator}:{int(rentable.accelerator_count)}"
-    resources["use_spot"] = rentable.pricing == "spot"
-    return {"name": f"advisor-{workload}", "resources": resources, "run": _Block(run)}
+    resources["use_spot"] = rentable.pricing in {"spot", "spot_fallback"}
+    body: dict[str, Any] = {"name": f"advisor-{workload}", "resources": resources}
+    if plan is not None:
+        # a managed job relaunches after each preemption (FAILOVER: same region first); the switch
+        # to on-demand is the plan's, which SkyPilot does not make itself: the envs carry it
+        resources["job_recovery"] = {"strategy": "FAILOVER"}
+        body["envs"] = _plan_envs(plan)
+    body["run"] = _Block(run)
+    return body
+
+
+def _plan_envs(plan: FallbackPlan) -> dict[str, str]:
+    """The fallback plan for the job's controller (values are ours; catalog names are quoted
+    scalars like every other)."""
+    twin = plan.on_demand
+    return {
+        "ADVISOR_RECOVERY": "uniform_progress",
+        "ADVISOR_PLAN_WORK_HOURS": f"{plan.plan_seconds / 3600:.3f}",
+        "ADVISOR_RESTART_HOURS": f"{plan.restart_seconds / 3600:.4f}",
+        "ADVISOR_FALLBACK_CLOUD": _CLOUDS.get(twin.provider, str(twin.provider)),
+        "ADVISOR_FALLBACK_REGION": str(twin.region),
+        "ADVISOR_FALLBACK_INSTANCE_TYPE": str(twin.instance_type or ""),
+        "ADVISOR_SWITCH_RULE": plan.switch_rule,
+    }
 
 
 class _Block(str):
@@ -56,10 +86,16 @@ def _block(dumper: yaml.SafeDumper, value: _Block) -> yaml.ScalarNode:
 _Dumper.add_representer(_Block, _block)
 
 
-def task_yaml(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) -> str:
-    """The task YAML text for ``rentable``."""
+def task_yaml(
+    rentable: Rentable,
+    *,
+    workload: str,
+    run: str = PLACEHOLDER_RUN,
+    plan: FallbackPlan | None = None,
+) -> str:
+    """The task YAML text for ``rentable`` (and its fallback ``plan``)."""
     body = yaml.dump(
-        task(rentable, workload=workload, run=run),
+        task(rentable, workload=workload, run=run, plan=plan),
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
@@ -72,6 +108,12 @@ def task_yaml(rentable: Rentable, *, workload: str, run: str = PLACEHOLDER_RUN) 
         f"# advisor: where to train {_safe(workload)}: {_safe(rentable.provider)} "
         f"{_safe(rentable.region)}, {shown} ({_safe(rentable.pricing)})\n"
     )
+    if plan is not None:
+        comment += (
+            "# advisor: spot with an on-demand fallback (Uniform Progress, NSDI 2024): run as a\n"
+            "# managed job (sky jobs launch); switch to the ADVISOR_FALLBACK_* machine by the\n"
+            "# rule in ADVISOR_SWITCH_RULE (SkyPilot recovers on spot but does not switch itself)\n"
+        )
     return comment + body
 
 
@@ -81,8 +123,14 @@ def _safe(value: object) -> str:
 
 
 def write_task(
-    path: str | Path, rentable: Rentable, *, workload: str, overwrite: bool = True
+    path: str | Path,
+    rentable: Rentable,
+    *,
+    workload: str,
+    overwrite: bool = True,
+    plan: FallbackPlan | None = None,
 ) -> Path:
     """Write the task file atomically (never through a symlink; over an existing file only when
     ``overwrite``), returning its path."""
-    return write_atomic(path, task_yaml(rentable, workload=workload), overwrite=overwrite)
+    text = task_yaml(rentable, workload=workload, plan=plan)
+    return write_atomic(path, text, overwrite=overwrite)

@@ -2,8 +2,11 @@
 
 Model (written down so it can be checked):
 
-- Preemptions arrive as a Poisson process at ``rate`` per hour of running (from the price
-  database: AWS Spot Advisor where published, else the provider's stated default).
+- Spot risk is measured (``pricing.spot_risk``: public traces per provider and accelerator, else a
+  stated conservative default). A spot machine can be had at the start with the trace's
+  availability, lives a Weibull lifetime (heavy-tailed: shape < 1 in most zones), and after a
+  preemption the run waits a Weibull spell of unavailability before it gets another. The trace
+  family's zones are an equal mixture (where a machine lands is not known in advance).
 - The run saves a checkpoint every ``tau`` seconds of work; a checkpoint costs ``C`` seconds.
   ``tau`` is Young's optimum, ``sqrt(2 C / rate)`` (J. W. Young, "A first order approximation to
   the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher order estimate of
@@ -13,12 +16,13 @@ Model (written down so it can be checked):
 - A cap on a machine's lifetime (GCP preemptible: 24 h) forces a restart even at rate 0; the stop
   is known in advance, so a checkpoint is saved just before it and no work is lost.
 
-Expected wall time, Daly's exact formula for exponential failures with mean time between them
-``M = 1 / rate``: ``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006; when
-``tau >= T`` the run is one segment of length ``T`` without checkpoints). The spread (p50, p90,
-the chance of meeting a deadline) comes from a Monte Carlo simulation of the same process with a
-FIXED seed, over the prediction's log-normal training time: the same inputs, the same answer.
-A run expected to take more than ``HOPELESS`` times its work is called endless and not simulated.
+The wall time's distribution (p50, p90, mean, the chance of meeting a deadline, the expected
+number of interruptions) comes from a Monte Carlo simulation of that process with a FIXED seed,
+over the prediction's log-normal training time: the same inputs, the same answer. Daly's exact
+formula for exponential failures with mean time between them ``M``,
+``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006), at the shortest mean lifetime of
+the family's zones, screens out runs expected to take more than ``HOPELESS`` times their work:
+they are called endless and not simulated.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ import math
 import random
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import NamedTuple
+
+from pricing.spot_risk import SpotRisk, ZoneRisk
 
 SEED = 20_061_974
 """Fixed seed of the simulation (reproducible recommendations)."""
 SAMPLES = 256
-"""Monte Carlo samples per distinct (device, rate, cap): resolution 0.4% in probability. The
-training time is stratified over the log-normal's quantiles; preemptions are random."""
+"""Monte Carlo samples per distinct (device, spot family, cap): resolution 0.4% in probability.
+The training time is stratified over the log-normal's quantiles; preemptions are random."""
 HOPELESS = 100.0
 """Expected wall over work beyond which a spot run is treated as never finishing."""
 MAX_RESTARTS = 10_000
@@ -108,90 +115,141 @@ def expected_run(
     return SpotRun(work, expected, interval, rate * expected, restarts)
 
 
+def weibull(rng: random.Random, shape: float, scale: float) -> float:
+    """One Weibull variate (``scale`` may be inf: never)."""
+    if not math.isfinite(scale):
+        return math.inf
+    return scale * (-math.log(1.0 - rng.random())) ** (1 / shape)
+
+
+def residual(rng: random.Random, shape: float, scale: float) -> float:
+    """What is left of a Weibull spell found under way at a random moment (the stationary
+    residual: a length-biased spell, ``scale * Gamma(1 + 1/shape) ** (1/shape)``, cut at a
+    uniform point). Heavy tails make it longer than a fresh spell: a machine had at a random
+    moment tends to sit in a long spell."""
+    if not math.isfinite(scale):
+        return math.inf
+    biased = scale * rng.gammavariate(1 + 1 / shape, 1.0) ** (1 / shape)
+    return rng.random() * biased
+
+
+class Sim(NamedTuple):
+    wall: float
+    preemptions: int
+    waited: float
+    """Seconds spent waiting for a spot machine to be had (at the start and after preemptions)."""
+
+
 def simulate_wall(
     work: float,
-    rate_per_hour: float,
+    zone: ZoneRisk,
     checkpoint: float,
     restart: float,
     cap_seconds: float | None,
-    draws: list[float],
-    stream: int = 0,
-) -> float:
-    """One simulated wall time of ``work`` seconds of training under preemptions and a cap.
+    rng: random.Random,
+) -> Sim:
+    """One simulated run of ``work`` seconds of training on spot machines of one ``zone``.
 
-    ``draws`` are standard exponential variates: the i-th time to preemption is
-    ``draws[i] / rate``. A run that needs more extends them from its own ``stream`` (the sample's
-    number), deterministically.
+    At the start a machine is there with the zone's availability and lives what is left of its
+    spell, else the run waits what is left of a spell of unavailability (``residual``); every
+    later machine lives a fresh Weibull lifetime; a preemption loses the work since the
+    last checkpoint, then the run waits for capacity (a spell of unavailability: the trace's
+    preemption is the capacity going away) and pays ``restart`` (boot, start-up, restore).
     """
-    rate = rate_per_hour / 3600
-    tau = young_interval(checkpoint, rate_per_hour)
+    tau = young_interval(checkpoint, 3600 / zone.mean_life_seconds)
     if tau >= work:
         tau = math.inf
     segment = tau + checkpoint
     lease = cap_seconds if cap_seconds is not None else math.inf
-    remaining, wall = work, 0.0
-    for i in range(MAX_RESTARTS):
+    remaining, wall, waited, count = work, 0.0, 0.0, 0
+    first = rng.random() < zone.availability  # a machine is there at the start
+    if not first:
+        waited = residual(rng, zone.down_shape, zone.down_scale_seconds)
+        wall += waited
+    for _ in range(MAX_RESTARTS):
         saves = math.ceil(remaining / tau) - 1 if tau < math.inf else 0
         finish = remaining + saves * checkpoint
-        if i >= len(draws):
-            more = random.Random(f"{SEED}:{stream}:{len(draws)}")
-            draws.extend(more.expovariate(1.0) for _ in range(16))
-        up = draws[i] / rate if rate > 0 else math.inf
+        if first:
+            up, first = residual(rng, zone.up_shape, zone.up_scale_seconds), False
+        else:
+            up = weibull(rng, zone.up_shape, zone.up_scale_seconds)
         if finish <= up and finish <= lease:
-            return wall + finish
+            return Sim(wall + finish, count, waited)
         if up < lease:  # preempted: keep the work up to the last checkpoint
             done = math.floor(up / segment) * tau if tau < math.inf else 0.0
-            wall += up + restart
+            wait = weibull(rng, zone.down_shape, zone.down_scale_seconds)
+            wall += up + wait + restart
+            waited += wait
+            count += 1
         else:  # the lifetime cap: save just before the stop
             done = lease * tau / segment if tau < math.inf else lease - checkpoint
             wall += lease + restart
         remaining -= done
-    return math.inf  # preempted faster than it can progress
+    return Sim(math.inf, count, waited)  # preempted faster than it can progress
 
 
-def _common_draws(samples: int) -> list[tuple[float, list[float]]]:
-    """Per sample: a stratified standard normal and standard exponential variates (fixed seed,
-    shared by every simulation: common random numbers make options comparable)."""
-    if samples not in _DRAWS:
-        rng = random.Random(SEED)
-        normal = NormalDist()
-        _DRAWS[samples] = [
-            (normal.inv_cdf((i + 0.5) / samples), [rng.expovariate(1.0) for _ in range(4)])
-            for i in range(samples)
-        ]
-    return _DRAWS[samples]
+class _Stream(random.Random):
+    """Uniform variates of one sample: a cached head drawn once per process, then a generator of
+    its own seeded from the same stream. Seeding a generator per sample and option cost more than
+    the simulation; the cache keeps the numbers and drops that cost."""
+
+    def __init__(self, stream: int) -> None:  # no super().__init__: random() is ours
+        self._stream, self._i = stream, 0
+        self._more: random.Random | None = None
+        if stream not in _HEADS:
+            head = random.Random(f"{SEED}:{stream}")
+            _HEADS[stream] = [head.random() for _ in range(HEAD)]
+        self._head = _HEADS[stream]
+
+    def random(self) -> float:
+        if self._i < len(self._head):
+            self._i += 1
+            return self._head[self._i - 1]
+        if self._more is None:
+            self._more = random.Random(f"{SEED}:{self._stream}:more")
+        return self._more.random()
 
 
-_DRAWS: dict[int, list[tuple[float, list[float]]]] = {}
+HEAD = 48
+"""Cached uniform variates per sample (a run with few preemptions needs fewer)."""
+_HEADS: dict[int, list[float]] = {}
+
+
+def sample_rng(stream: int) -> random.Random:
+    """The random numbers of Monte Carlo sample ``stream`` (fixed seed; the same for every option:
+    common random numbers make options comparable)."""
+    return _Stream(stream)
 
 
 def simulate(
     median: float,
     log_sigma: float,
-    rate_per_hour: float,
+    risk: SpotRisk,
     checkpoint: float,
     restart: float,
     cap_seconds: float | None,
     samples: int = SAMPLES,
-) -> list[float]:
-    """Sorted simulated wall times over a log-normal training time (fixed seed)."""
+) -> list[Sim]:
+    """Simulated runs, sorted by wall time, over a log-normal training time (stratified over its
+    quantiles) and the family's zones (an equal mixture: sample i runs in zone i mod zones)."""
+    normal = NormalDist()
     worst = median * math.exp(3 * log_sigma)
-    if expected_run(worst, rate_per_hour, checkpoint, restart).expected_seconds > HOPELESS * worst:
-        return [math.inf] * samples
-    walls = [
+    rate = 3600 / min(z.mean_life_seconds for z in risk.zones)
+    if expected_run(worst, rate, checkpoint, restart).expected_seconds > HOPELESS * worst:
+        return [Sim(math.inf, 0, 0.0)] * samples
+    runs = [
         simulate_wall(
-            median * math.exp(z * log_sigma),
-            rate_per_hour,
+            median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma),
+            risk.zones[i % len(risk.zones)],
             checkpoint,
             restart,
             cap_seconds,
-            draws,
-            stream,
+            sample_rng(i),
         )
-        for stream, (z, draws) in enumerate(_common_draws(samples))
+        for i in range(samples)
     ]
-    walls.sort()
-    return walls
+    runs.sort()
+    return runs
 
 
 def quantile(sorted_values: list[float], q: float) -> float:

@@ -109,7 +109,8 @@ def run_probe(
 
 def describe_probe(probe: ProbeResult) -> str:
     return (
-        f"Measured here: {probe.step_seconds * 1000:.3g} ms/step, full training here "
+        f"Measured here on {probe.device.backend}: {probe.step_seconds * 1000:.3g} ms/step, "
+        "full training here "
         f"{describe_seconds(probe.fit_seconds)} ({probe.created_at[:16]})"
     )
 
@@ -158,7 +159,11 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         text = json.dumps(row, indent=2, allow_nan=False, default=str)
         return write_atomic(path, text + "\n", overwrite=overwrite, flag="confirm")
     return skypilot_task.write_task(
-        path, option.rentable, workload=rec.workload, overwrite=overwrite
+        path,
+        option.rentable,
+        workload=rec.workload,
+        overwrite=overwrite,
+        plan=option.outcome.fallback,
     )
 
 

@@ -33,8 +33,22 @@ def _machine(o: Option) -> str:
     return f"{shown} \u2713" if o.outcome.prediction.measured else shown  # measured there
 
 
+_PRICING = {"on_demand": "on-demand", "spot": "spot", "spot_fallback": "spot+OD"}
+"""The third way to pay, spot with an on-demand fallback, in the column's nine characters."""
+
+
 def _pricing(o: Option) -> str:
-    return o.rentable.pricing.replace("_", "-")
+    return _PRICING.get(o.rentable.pricing, o.rentable.pricing)
+
+
+def _risk(o: Option) -> str:
+    """The spot risk in words (its source is in the explanation panel)."""
+    if o.outcome.fallback is not None:
+        return f"{o.outcome.fallback.on_demand_share:.0%} on-demand"
+    if o.outcome.spot_risk is None:
+        return "-"
+    count = o.outcome.expected_preemptions
+    return f"~{count:.0f} interruptions" if count >= 1.5 else f"~{count:.1f} interruptions"
 
 
 Column = tuple[str, str, int, Callable[["Option"], str], Callable[["Option"], Any]]
@@ -52,6 +66,7 @@ COLUMNS: tuple[Column, ...] = (
     ("pricing", "pricing", 9, _pricing, _pricing),
     ("usd_per_hour", "$/h", 7, lambda o: display.rate(o.rentable.usd_per_hour),
      lambda o: o.rentable.usd_per_hour),
+    ("risk", "spot risk", 18, _risk, lambda o: o.outcome.expected_preemptions),
 )  # fmt: skip
 """Key, header, width, cell text, sort value. The first six fit 120 columns beside the form;
 fixed widths keep the table's shape while it re-ranks (the snapshot tests rely on it)."""

@@ -119,6 +119,7 @@ def test_every_accelerator_of_the_shipped_seed_database_is_in_the_catalog() -> N
 def test_every_device_of_the_shipped_measurements_is_in_the_catalog() -> None:
     files = [
         shipped("benchmarks.csv"),
+        shipped("calibration-transformers.csv"),
         *sorted(shipped_data_dir().glob("calibration-holdout-*.csv")),
     ]
     devices = {row.device for path in files for row in read_reference(path) if not row.is_cpu}

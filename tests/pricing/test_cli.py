@@ -142,7 +142,7 @@ def test_prices_shows_providers_and_offerings_per_source(server: FixtureServer) 
     )
     assert code == 0, err
     assert "skypilot/runpod: ok, 8 added" in out
-    assert "2 offerings of 2 accelerators without a device (no prediction): RTX4000-Ada" in out
+    assert "1 offering of 1 accelerator without a device (no prediction): RTX4000-Ada" in out
     code, out, _ = invoke("prices", "--json")
     rows = {(row["source"], row["cloud"]): row for row in json.loads(out)}
     runpod = rows[("skypilot", "runpod")]

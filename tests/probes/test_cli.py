@@ -32,9 +32,14 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_models_lists_the_zoo() -> None:
     code, out, _ = invoke("models", "--json")
     rows = json.loads(out)
-    assert code == 0 and len(rows) == 12
+    assert code == 0 and len(rows) == 19
     lstm = next(r for r in rows if r["id"] == "imdb_bilstm")
     assert lstm["parameters"] == 2_658_945 and "lstm" in lstm["aliases"]
+    gpt2 = next(r for r in rows if r["id"] == "gpt2_large")
+    assert gpt2["family"] == "transformer" and gpt2["optimizer"] == "adamw"
+    assert {"bert_base", "bert_large", "gpt2_small", "gpt2_medium", "vit_b16"} <= {
+        r["id"] for r in rows
+    }
 
 
 @pytest.mark.parametrize(

@@ -50,3 +50,21 @@ def test_shares_are_of_the_steady_steps_not_of_the_profiled_call() -> None:
     events = [("lstm/while/MatMul:MatMul", 0.14), ("dense/Relu:Relu", 0.02)]
     assert shares(events, steps_wall(4, 0.05, 0.5))["overhead"] == pytest.approx(0.2)
     assert shares(events, 0.5)["overhead"] == pytest.approx(0.68)  # the old, inflated figure
+
+
+@pytest.mark.tf
+def test_the_layer_split_puts_the_arithmetic_where_the_layers_are() -> None:
+    """The split of backends without a profiler here (JAX, PyTorch): by layer FLOPs."""
+    from keras import Input, Sequential, layers
+
+    from probes.profile import layer_split
+
+    recurrent = Sequential([Input((40, 57)), layers.LSTM(128), layers.Dense(57)])
+    dense = Sequential([Input((784,)), layers.Dense(512), layers.Dropout(0.2), layers.Dense(10)])
+    conv = Sequential(
+        [Input((28, 28, 1)), layers.Conv2D(32, 3), layers.Flatten(), layers.Dense(10)]
+    )
+    assert layer_split(recurrent)["recurrent"] > 0.9
+    assert layer_split(dense)["matmul_conv"] > 0.99 and layer_split(dense)["elementwise"] > 0
+    split = layer_split(conv)
+    assert split["matmul_conv"] > 0.9 and sum(split.values()) == pytest.approx(1, abs=1e-3)

@@ -7,6 +7,13 @@ import math
 import pytest
 
 from advisor.recommend import spot
+from pricing.spot_risk import SpotRisk, ZoneRisk, exponential
+
+
+def walls_of(median: float, sigma: float, rate: float, *args: object, **kw: object) -> list[float]:
+    """Simulated wall times of a memoryless, always available spot machine at ``rate`` per hour."""
+    runs = spot.simulate(median, sigma, exponential(rate, "test"), *args, **kw)  # type: ignore[arg-type]
+    return [run.wall for run in runs]
 
 
 def test_checkpoint_cost_from_model_size() -> None:
@@ -54,7 +61,7 @@ def test_preemptible_24h_cap_forces_restarts_even_at_rate_zero() -> None:
     assert run.cap_restarts == 2
     assert run.expected_seconds == 200_400
     # the simulation walks the same leases: 86,350 s of work saved in each of the first two
-    walls = spot.simulate(200_000, 0.0, 0.0, 50, 150, 86_400, samples=8)
+    walls = walls_of(200_000, 0.0, 0.0, 50, 150, 86_400, samples=8)
     assert walls == [200_400] * 8
 
 
@@ -62,11 +69,11 @@ def test_preempted_far_faster_than_it_saves_never_finishes() -> None:
     # 500 /h: M = 7.2 s, a restart alone takes 25 M: e^25 restarts per segment
     run = spot.expected_run(3600, 500.0, 5, 180)
     assert run.expected_seconds > spot.HOPELESS * 3600
-    assert spot.simulate(3600, 0.1, 500.0, 5, 180, None) == [math.inf] * spot.SAMPLES
+    assert walls_of(3600, 0.1, 500.0, 5, 180, None) == [math.inf] * spot.SAMPLES
 
 
 def test_simulation_mean_matches_the_closed_form() -> None:
-    walls = spot.simulate(36_000, 0.0, 0.36, 50, 150, None)
+    walls = walls_of(36_000, 0.0, 0.36, 50, 150, None)
     mean = sum(walls) / len(walls)
     # the simulation saves no checkpoint at the very end, ignores preemptions during a restart
     # and is random: within 2% of Daly's 40,458 s
@@ -75,13 +82,13 @@ def test_simulation_mean_matches_the_closed_form() -> None:
 
 
 def test_simulation_is_reproducible_and_sorted() -> None:
-    first = spot.simulate(36_000, 0.2, 0.36, 50, 150, None)
-    assert first == spot.simulate(36_000, 0.2, 0.36, 50, 150, None)
+    first = walls_of(36_000, 0.2, 0.36, 50, 150, None)
+    assert first == walls_of(36_000, 0.2, 0.36, 50, 150, None)
     assert first == sorted(first)
 
 
 def test_without_preemptions_the_spread_is_the_prediction() -> None:
-    walls = spot.simulate(1000, 0.3, 0.0, 50, 150, None)
+    walls = walls_of(1000, 0.3, 0.0, 50, 150, None)
     assert spot.quantile(walls, 0.5) == pytest.approx(1000, rel=0.01)
     assert spot.quantile(walls, 0.9) == pytest.approx(1000 * math.exp(1.2816 * 0.3), rel=0.01)
     assert spot.fraction_within(walls, 1000) == pytest.approx(0.5, abs=0.01)
@@ -95,10 +102,37 @@ def test_quantile_and_fraction_within() -> None:
     assert spot.fraction_within(values, 0.5) == 0.0
 
 
-def test_runs_with_many_preemptions_draw_independent_extra_variates() -> None:
-    # ~16 preemptions a run: more than the 4 variates each sample starts with
-    walls = spot.simulate(36_000, 0.0, 1.6, 5, 60, None, samples=32)
-    assert len(set(walls)) > 16  # samples differ although the training time is the same
-    extra = [tuple(draws[4:12]) for _, draws in spot._common_draws(32)]
-    assert all(len(e) == 8 for e in extra)
-    assert len(set(extra)) == 32
+def zone(availability: float, up_shape: float, up_hours: float, down_hours: float) -> ZoneRisk:
+    return ZoneRisk("z", availability, up_shape, up_hours * 3600, 1.0, down_hours * 3600, 0.0)
+
+
+def test_weibull_lifetimes_have_the_fitted_mean() -> None:
+    rng = spot.sample_rng(0)
+    draws = [spot.weibull(rng, 0.6, 3600.0) for _ in range(40_000)]
+    assert sum(draws) / len(draws) == pytest.approx(3600 * math.gamma(1 + 1 / 0.6), rel=0.05)
+    median = sorted(draws)[len(draws) // 2]
+    assert median == pytest.approx(3600 * math.log(2) ** (1 / 0.6), rel=0.03)
+
+
+def test_waiting_for_capacity_lengthens_the_run() -> None:
+    # 10 h of work, machines live ~2 h; one family always has capacity, the other has it 20% of
+    # the time and makes the run wait 3 h (mean) after each preemption
+    always = SpotRisk("a", "a", (zone(1.0, 0.7, 2.0, 1e-6),), "test")
+    scarce = SpotRisk("s", "s", (zone(0.2, 0.7, 2.0, 3.0),), "test")
+    easy = spot.simulate(36_000, 0.0, always, 20, 300, None, samples=200)
+    hard = spot.simulate(36_000, 0.0, scarce, 20, 300, None, samples=200)
+    assert sum(r.waited for r in easy) / 200 < 1.0
+    mean_wait = sum(r.waited for r in hard) / 200
+    preemptions = sum(r.preemptions for r in hard) / 200
+    # each preemption waits 3 h on average, and 80% of runs wait once more at the start
+    assert mean_wait == pytest.approx(3 * 3600 * (preemptions + 0.8), rel=0.2)
+    assert spot.quantile([r.wall for r in hard], 0.5) > spot.quantile([r.wall for r in easy], 0.5)
+
+
+def test_a_family_is_an_equal_mixture_of_its_zones() -> None:
+    good, bad = zone(1.0, 1.0, 1000.0, 0.1), zone(1.0, 1.0, 0.5, 0.1)
+    mixed = SpotRisk("m", "m", (good, bad), "test")
+    runs = spot.simulate(36_000, 0.0, mixed, 20, 300, None, samples=100)
+    # the good zone (mean life 1000 h) is almost never preempted in 10 h, the bad one often
+    quiet = sum(1 for r in runs if r.preemptions == 0)
+    assert 40 <= quiet <= 55

@@ -1,0 +1,281 @@
+"""Spot with an on-demand fallback that keeps the deadline: the Uniform Progress policy.
+
+Wu et al., "Can't Be Late: Optimizing Spot Instance Savings under Deadlines" (NSDI 2024; code in
+andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C``, the deadline
+``D``, the restart overhead ``d``. The policy keeps the work done at or above the line
+``t * C / D``:
+
+- ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
+- behind it: spot when one can be had, else on-demand;
+- on on-demand, go back to spot only when ahead of the line by ``2 d`` and spot is there;
+- safety net: once the work left plus ``2 d`` reaches the time left, on-demand to the end. Here
+  the margin also holds one checkpoint interval: the paper loses at most ``d`` to a preemption,
+  a run here the work since its last checkpoint. A waiting run steps exactly to the moment it
+  falls behind the line or reaches the safety net.
+
+advisor plans with a high quantile of the predicted time as ``C`` (the user's confidence
+quantile, p90 by default), not the median: the prediction's uncertainty is the slack. A job that
+has done its planned work and is still not finished took longer than planned: it goes on-demand to
+the end. The policy assumes on-demand can always be had.
+
+The simulation walks a spot process (``SpotProcess``: the fitted spells of a trace family here,
+the traces themselves in ``benchmarks/spot_replay.py``) from event to event, at most ``dt`` apart:
+a preemption loses the work since the last checkpoint (every ``tau`` of work, Young's interval);
+leaving spot by choice saves a checkpoint first; every start of a machine costs ``d`` seconds
+without progress, billed. Checkpoint writes themselves are not counted (seconds in hours).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+from statistics import NormalDist
+from typing import Protocol
+
+from advisor.recommend import spot
+from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.recommendation import Assumptions, Constraints, FallbackPlan, Outcome
+from pricing.offers import Rentable
+from pricing.spot_risk import SpotRisk, ZoneRisk
+
+SAMPLES = 128
+"""Monte Carlo samples per fallback plan (stratified over the training time's quantiles)."""
+STEPS = 400
+"""Decisions at least every deadline / STEPS seconds (and at every change of spot capacity)."""
+
+SPOT, ON_DEMAND, IDLE = "spot", "on_demand", "idle"
+POLICIES = ("uniform_progress", "spot_only", "on_demand_only")
+
+
+class SpotProcess(Protocol):
+    """Whether a spot machine can be had, over time."""
+
+    def at(self, t: float) -> tuple[bool, float]:
+        """(available at ``t``, when that changes next); ``t`` never decreases between calls."""
+        ...
+
+
+class FittedSpells:
+    """Alternating Weibull spells of one zone: available with the zone's availability at 0."""
+
+    def __init__(self, zone: ZoneRisk, rng: random.Random) -> None:
+        self.zone, self.rng = zone, rng
+        self.available = rng.random() < zone.availability
+        shape, scale = (
+            (zone.up_shape, zone.up_scale_seconds)
+            if self.available
+            else (zone.down_shape, zone.down_scale_seconds)
+        )
+        self.until = spot.residual(rng, shape, scale)  # found under way at time 0
+
+    def _spell(self) -> float:
+        z = self.zone
+        if self.available:
+            return spot.weibull(self.rng, z.up_shape, z.up_scale_seconds)
+        return spot.weibull(self.rng, z.down_shape, z.down_scale_seconds)
+
+    def at(self, t: float) -> tuple[bool, float]:
+        while self.until <= t:
+            self.available = not self.available
+            self.until += self._spell()
+        return self.available, self.until
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulated run under a policy."""
+
+    wall: float
+    spot_seconds: float
+    """Seconds billed on spot machines."""
+    on_demand_seconds: float
+    preemptions: int
+
+    def cost(self, spot_price: float, on_demand_price: float) -> float:
+        return (self.spot_seconds * spot_price + self.on_demand_seconds * on_demand_price) / 3600
+
+
+def run(
+    work: float,
+    plan: float,
+    deadline: float,
+    restart: float,
+    tau: float,
+    process: SpotProcess,
+    policy: str = "uniform_progress",
+) -> Run:
+    """``work`` seconds of training under ``policy`` (``plan``: the work it plans for)."""
+    dt = deadline / STEPS
+    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
+    t = done = since_save = overhead = 0.0
+    billed = {SPOT: 0.0, ON_DEMAND: 0.0}
+    mode, last_resort, preemptions = IDLE, policy == "on_demand_only", 0
+    while t < 20 * deadline + work:
+        available, change = process.at(t)
+        if mode == SPOT and not available:  # preempted: back to the last checkpoint
+            done -= since_save
+            since_save, mode, preemptions = 0.0, IDLE, preemptions + 1
+        if policy == "uniform_progress" and not last_resort:
+            last_resort = done >= plan or plan - done + margin >= deadline - t
+        want = _decide(policy, last_resort, mode, available, done - t * plan / deadline, restart)
+        if want != mode:
+            since_save = 0.0 if mode == SPOT else since_save  # leaving by choice: save first
+            mode, overhead = want, (restart if want != IDLE else 0.0)
+        step = min(dt, change - t)
+        if mode == IDLE and policy == "uniform_progress" and not last_resort:
+            # waiting changes nothing but the clock: step exactly to where the line or the
+            # safety net is reached
+            for when in (done * deadline / plan, deadline - (plan - done + margin)):
+                if when > t:
+                    step = min(step, when - t)
+        step = max(step, 1e-6)
+        if mode != IDLE:
+            paid = min(overhead, step)  # starting the machine: billed, no progress
+            progress = step - paid
+            if done + progress >= work:  # finishes inside this step
+                used = paid + work - done
+                billed[mode] += used
+                return Run(t + used, billed[SPOT], billed[ON_DEMAND], preemptions)
+            overhead -= paid
+            billed[mode] += step
+            done += progress
+            if mode == SPOT and math.isfinite(tau):
+                since_save = (since_save + progress) % tau
+        t += step
+    return Run(math.inf, billed[SPOT], billed[ON_DEMAND], preemptions)
+
+
+def _decide(
+    policy: str, last_resort: bool, mode: str, available: bool, lead: float, restart: float
+) -> str:
+    """The machine to be on now (``lead``: work done minus the line ``t C / D``)."""
+    if policy == "spot_only":
+        return SPOT if available else IDLE
+    if last_resort:
+        return ON_DEMAND
+    if mode == ON_DEMAND:
+        return SPOT if available and lead >= 2 * restart else ON_DEMAND
+    if available:
+        return SPOT
+    return IDLE if lead >= 0 else ON_DEMAND
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Sorted per-sample results of one plan."""
+
+    walls: list[float]
+    costs: list[float]
+    on_demand_share: float
+    """Expected share of the billed machine time that is on-demand."""
+    preemptions: float
+    """Expected preemptions of a run."""
+
+
+def simulate(
+    median: float,
+    log_sigma: float,
+    plan: float,
+    deadline: float,
+    restart: float,
+    checkpoint: float,
+    risk: SpotRisk,
+    prices: tuple[float, float],
+    samples: int = SAMPLES,
+) -> Simulated:
+    """The plan over the log-normal training time (stratified) and the family's zones (sample i in
+    zone i mod zones), fixed seed: the same inputs, the same answer."""
+    normal = NormalDist()
+    runs = []
+    for i in range(samples):
+        zone = risk.zones[i % len(risk.zones)]
+        tau = spot.young_interval(checkpoint, 3600 / zone.mean_life_seconds)
+        work = median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma)
+        process = FittedSpells(zone, spot.sample_rng(i))
+        runs.append(run(work, plan, deadline, restart, tau, process))
+    machine = [r.spot_seconds + r.on_demand_seconds for r in runs]
+    share = sum(r.on_demand_seconds for r in runs) / max(sum(machine), 1e-9)
+    return Simulated(
+        walls=sorted(r.wall for r in runs),
+        costs=sorted(r.cost(*prices) for r in runs),
+        on_demand_share=share,
+        preemptions=sum(r.preemptions for r in runs) / samples,
+    )
+
+
+def switch_rule(plan: float, deadline: float, restart: float, tau: float) -> str:
+    """The policy in words, with this run's numbers."""
+    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
+    share = plan / deadline
+    return (
+        f"keep the work done at or above {share:.0%} of the time elapsed (plan: "
+        f"{describe_seconds(plan)} of work in {describe_seconds(deadline)}); ahead: spot, or wait when "
+        f"none can be had; behind: spot, else on-demand; leave on-demand only when "
+        f"{describe_seconds(2 * restart)} ahead; on-demand to the end once the work left plus "
+        f"{describe_seconds(margin)} reaches the time left"
+    )
+
+
+PLAN_QUANTILE = 0.9
+"""The plan's work: at least the p90 of the predicted time (the user's confidence if higher)."""
+
+
+def plan_outcome(
+    spot_outcome: Outcome,
+    spot_offer: Rentable,
+    on_demand: Rentable,
+    constraints: Constraints,
+    assumptions: Assumptions,
+) -> Outcome | None:
+    """The fallback plan for a spot offering and its on-demand twin (None without a deadline or a
+    measured spot risk: the plan needs both)."""
+    deadline, risk = constraints.deadline_seconds, spot_outcome.spot_risk
+    if deadline is None or risk is None:
+        return None
+    prediction = spot_outcome.prediction
+    plan = prediction.quantile(max(PLAN_QUANTILE, constraints.confidence))
+    restart = spot_outcome.restart_seconds
+    sim = simulate(
+        prediction.seconds,
+        prediction.log_sigma,
+        plan,
+        deadline,
+        restart,
+        assumptions.checkpoint_seconds,
+        risk,
+        (spot_offer.usd_per_hour, on_demand.usd_per_hour),
+    )
+    walls, costs, q = sim.walls, sim.costs, constraints.confidence
+    mean_cost = sum(costs) / len(costs)
+    price = spot_offer.usd_per_hour
+    p_meet = spot.fraction_within(walls, deadline)
+    return replace(
+        spot_outcome,
+        p50_seconds=spot.quantile(walls, 0.5),
+        p90_seconds=spot.quantile(walls, 0.9),
+        confident_seconds=spot.quantile(walls, q),
+        expected_seconds=sum(walls) / len(walls),
+        p_meet=min(p_meet, 1 - 1 / (2 * len(walls))),
+        expected_preemptions=sim.preemptions,
+        expected_wait_seconds=0.0,
+        billed_hours=(
+            spot.quantile(costs, 0.5) / price,
+            spot.quantile(costs, 0.9) / price,
+            spot.quantile(costs, q) / price,
+            mean_cost / price,
+        ),
+        fallback=FallbackPlan(
+            on_demand=on_demand,
+            plan_seconds=plan,
+            restart_seconds=restart,
+            on_demand_share=sim.on_demand_share,
+            switch_rule=switch_rule(plan, deadline, restart, spot_outcome_tau(spot_outcome)),
+        ),
+    )
+
+
+def spot_outcome_tau(result: Outcome) -> float:
+    """The checkpoint interval of the spot run (inf: none)."""
+    interval = result.checkpoint_interval_seconds
+    return interval if interval else math.inf

@@ -1,0 +1,295 @@
+"""Derive advisor's spot risk tables from public spot traces (re-runnable; not run by the app).
+
+Reads two git mirrors (their committed trees, at a named commit) and writes two small files:
+
+- ``data/spot-trace-spells.csv``: every trace as run lengths of available and unavailable ticks
+  (lossless: ``a12 u3 a40`` is 12 ticks available, 3 not, 40 available), with the repository,
+  commit and path it came from. The replay benchmark replays these.
+- ``data/spot-risk.csv``: per trace family and zone, the share of time a spot machine could be had,
+  and Weibull fits (maximum likelihood) of the spells a machine lived (time to preemption) and of
+  the spells none could be had (the wait to get one back).
+
+Sources (docs/SOURCES.md, section "Spot risk"):
+
+- skypilot-org/spot-traces (Wu et al., NSDI 2024): JSON ``{"metadata": {"gap_seconds": g},
+  "data": [...]}``, one tick every ``g`` seconds, 0 = a spot machine was available (or kept
+  running), 1 = none could be had (or it had been preempted), the encoding of ``sky_spot/trace.py``
+  in andylizf/skynomad-artifact.
+- andylizf/skynomad-artifact ``data/converted_multi_region_aligned_h100_16_merged.tar.gz``: GCP
+  H100 spot, 13 zones, October 2025, a tick every 600 s; ``full.json`` per zone, whose
+  ``gap_filled`` stretch (a pause in collection filled with the last state) is cut out here, so
+  each zone is two parts.
+
+Usage::
+
+    python benchmarks/spot_traces_derive.py /work/.mirror/skypilot-org+spot-traces/repo \
+        /work/.mirror/andylizf+skynomad-artifact/repo
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+SPOT_TRACES = {
+    # family: (provider, accelerator class, directory, file suffix, what)
+    "aws-v100-preemption-2023-04": (
+        "aws",
+        "V100",
+        "preemption/1-node/aws-04-22-2023/",
+        "_v100_1.json",
+        "AWS p3.2xlarge (1x V100) spot, 4 zones, 7 days from 2023-04-22",
+    ),
+    "aws-v100-availability-2023-02": (
+        "aws",
+        "V100",
+        "availability/1-node/aws-02-15-2023/",
+        "_v100_1.json",
+        "AWS p3.2xlarge (1x V100) spot, 9 zones, 45 days from 2023-02-15",
+    ),
+    "aws-k80-availability-2022-10": (
+        "aws",
+        "K80",
+        "availability/1-node/aws-10-26-2022/",
+        "_k80_1.json",
+        "AWS p2.xlarge (1x K80) spot, 2 zones, 13 days from 2022-10-26",
+    ),
+    "aws-cpu-preemption-2023-04": (
+        "aws",
+        "cpu",
+        "preemption/1-node/aws-04-19-2023/",
+        "_intel_64.json",
+        "AWS r5.16xlarge (64 vCPU) spot, 3 zones, 7 days from 2023-05-01",
+    ),
+}
+"""The GCP c3-highcpu-88 preemption trace (``preemption/1-node/gcp-04-30-2023``) is left out: read
+with this encoding three of its four zones are never available, which contradicts what it was
+collected for; its encoding is not documented."""
+LABELS = {
+    "aws-v100-preemption-2023-04": "spot traces, AWS V100 Apr 2023",
+    "aws-v100-availability-2023-02": "spot traces, AWS V100 Feb-Mar 2023",
+    "aws-k80-availability-2022-10": "spot traces, AWS K80 Oct 2022",
+    "aws-cpu-preemption-2023-04": "spot traces, AWS r5 CPU May 2023",
+    "gcp-h100-availability-2025-10": "spot traces, GCP H100 Oct 2025",
+}
+"""How the app names each family when it states a risk."""
+H100_ARCHIVE = "data/converted_multi_region_aligned_h100_16_merged.tar.gz"
+H100_FAMILY = "gcp-h100-availability-2025-10"
+H100_WHAT = "GCP a3-highgpu (H100) spot, 13 zones, 14 days of October 2025, a probe every 10 min"
+
+
+@dataclass(frozen=True)
+class Trace:
+    family: str
+    provider: str
+    accelerator: str
+    repo: str
+    commit: str
+    path: str
+    zone: str
+    part: int
+    gap_seconds: float
+    ticks: list[int]
+    what: str
+
+
+def git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+def spot_traces(repo: Path) -> list[Trace]:
+    commit = git(repo, "rev-parse", "HEAD").decode().strip()
+    names = git(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().split()
+    traces = []
+    for family, (provider, accel, folder, suffix, what) in SPOT_TRACES.items():
+        for name in sorted(n for n in names if n.startswith(folder) and n.endswith(suffix)):
+            body = json.loads(git(repo, "show", f"HEAD:{name}"))
+            zone = name[len(folder) : -len(suffix)]
+            ticks = [1 if x else 0 for x in body["data"]]
+            gap = float(body["metadata"]["gap_seconds"])
+            traces.append(
+                Trace(family, provider, accel, "skypilot-org/spot-traces", commit, name, zone, 0,
+                      gap, ticks, what)
+            )  # fmt: skip
+    return traces
+
+
+def h100_traces(repo: Path) -> list[Trace]:
+    commit = git(repo, "rev-parse", "HEAD").decode().strip()
+    bodies = {}
+    with tarfile.open(fileobj=io.BytesIO(git(repo, "show", f"HEAD:{H100_ARCHIVE}"))) as archive:
+        for member in archive.getmembers():
+            handle = archive.extractfile(member) if member.name.endswith("/full.json") else None
+            if handle is not None:
+                bodies[member.name] = json.load(handle)
+    traces = []
+    for name, body in sorted(bodies.items()):
+        zone = body["metadata"]["zone"]
+        ticks = [1 if x else 0 for x in body["data"]]
+        filled = body["metadata"].get("gap_filled")
+        parts = [ticks]
+        if filled:
+            parts = [ticks[: filled["gap_start_index"]], ticks[filled["gap_end_index"] + 1 :]]
+        path = f"{H100_ARCHIVE}:{name}"
+        for i, part in enumerate(parts):
+            traces.append(
+                Trace(H100_FAMILY, "gcp", "H100", "andylizf/skynomad-artifact", commit, path, zone,
+                      i, float(body["metadata"]["gap_seconds"]), part, H100_WHAT)
+            )  # fmt: skip
+    return traces
+
+
+def runs(ticks: list[int]) -> list[tuple[int, int]]:
+    """``(state, length)`` run lengths of a 0/1 series."""
+    out: list[tuple[int, int]] = []
+    for t in ticks:
+        if out and out[-1][0] == t:
+            out[-1] = (t, out[-1][1] + 1)
+        else:
+            out.append((t, 1))
+    return out
+
+
+def encode(ticks: list[int]) -> str:
+    return " ".join(f"{'u' if state else 'a'}{n}" for state, n in runs(ticks))
+
+
+def decode(spells: str) -> list[int]:
+    """The 0/1 ticks of an ``encode``d trace (``a2 u1`` -> ``[0, 0, 1]``)."""
+    ticks: list[int] = []
+    for run in spells.split():
+        ticks += [0 if run[0] == "a" else 1] * int(run[1:])
+    return ticks
+
+
+def committed_traces() -> list[Trace]:
+    """The traces as committed in ``data/spot-trace-spells.csv`` (what the replay replays)."""
+    with (DATA / "spot-trace-spells.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    info = {f: (p, a, w) for f, (p, a, _, _, w) in SPOT_TRACES.items()}
+    info[H100_FAMILY] = ("gcp", "H100", H100_WHAT)
+    return [
+        Trace(row["family"], info[row["family"]][0], info[row["family"]][1], row["repo"],
+              row["commit"], row["path"], row["zone"], int(row["part"]),
+              float(row["gap_seconds"]), decode(row["spells"]), info[row["family"]][2])
+        for row in rows
+    ]  # fmt: skip
+
+
+def zone_rows(traces: list[Trace]) -> list[dict[str, object]]:
+    """One row of ``spot-risk.csv`` per family and zone."""
+    keys = dict.fromkeys((t.family, t.zone) for t in traces)
+    return [zone_row([t for t in traces if (t.family, t.zone) == key]) for key in keys]
+
+
+def weibull_fit(complete: list[float], censored: list[float]) -> tuple[float, float]:
+    """Maximum-likelihood Weibull ``(shape, scale)`` of spells, ``censored`` ones cut off by the
+    trace's ends (they only say the spell lasted at least that long); bisection on the shape."""
+    xs = complete + censored
+    mean_log = sum(math.log(x) for x in complete) / len(complete)
+
+    def score(k: float) -> float:
+        powers = [x**k for x in xs]
+        weighted = sum(p * math.log(x) for p, x in zip(powers, xs, strict=True))
+        return weighted / sum(powers) - 1 / k - mean_log
+
+    low, high = 0.05, 20.0
+    if score(high) < 0:  # all spells equal: no spread to fit
+        return high, complete[0]
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if score(mid) < 0 else (low, mid)
+    k = (low + high) / 2
+    return k, (sum(x**k for x in xs) / len(complete)) ** (1 / k)
+
+
+def spells(trace: Trace, state: int) -> tuple[list[float], list[float]]:
+    """Spells in ``state`` in hours: the complete ones, and the first and last of the trace, cut
+    off by its ends (censored)."""
+    hours = trace.gap_seconds / 3600
+    rs = runs(trace.ticks)
+    complete = [n * hours for s, n in rs[1:-1] if s == state]
+    ends = [rs[0]] + ([rs[-1]] if len(rs) > 1 else [])
+    return complete, [n * hours for s, n in ends if s == state]
+
+
+def zone_row(zone_traces: list[Trace]) -> dict[str, object]:
+    """One zone's availability and spell fits. A zone with fewer than two complete spells of a
+    kind gets an exponential whose mean is the hours observed in that state (at most one event in
+    the window: the usual conservative bound). ``ends_per_up_hour``: spells of availability that
+    ended inside the trace per hour available (for a running machine: preemptions per hour)."""
+    first = zone_traces[0]
+    row: dict[str, object] = {
+        "family": first.family,
+        "provider": first.provider,
+        "accelerator": first.accelerator,
+        "zone": first.zone,
+        "label": LABELS[first.family],
+    }
+    total = sum(len(t.ticks) * t.gap_seconds / 3600 for t in zone_traces)
+    for state, name in ((0, "up"), (1, "down")):
+        complete: list[float] = []
+        censored: list[float] = []
+        for t in zone_traces:
+            c, o = spells(t, state)
+            complete += c
+            censored += o
+        observed = sum(complete) + sum(censored)
+        if name == "up":
+            row["hours"] = round(total, 2)
+            row["availability"] = round(observed / total, 4)
+        if len(complete) >= 2 and len(set(complete + censored)) > 1:
+            shape, scale = weibull_fit(complete, censored)
+        else:
+            shape, scale = 1.0, max(observed, first.gap_seconds / 3600)
+        row[f"{name}_spells"] = len(complete)
+        row[f"{name}_shape"] = round(shape, 4)
+        row[f"{name}_scale_hours"] = round(scale, 4)
+        ordered = sorted(complete)
+        row[f"{name}_median_hours"] = round(ordered[len(ordered) // 2], 3) if ordered else ""
+    up_hours = sum(sum(c) + sum(o) for c, o in (spells(t, 0) for t in zone_traces))
+    ends = sum(1 for t in zone_traces for s, _ in runs(t.ticks)[:-1] if s == 0)
+    row["ends_per_up_hour"] = round(ends / up_hours, 4) if up_hours else ""
+    row["source"] = f"{first.repo}@{first.commit[:12]} {first.path} ({first.what})"
+    return row
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__.split("Usage::")[1], file=sys.stderr)
+        return 2
+    traces = spot_traces(Path(argv[1])) + h100_traces(Path(argv[2]))
+    with (DATA / "spot-trace-spells.csv").open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(["family", "zone", "part", "gap_seconds", "repo", "commit", "path", "spells"])
+        for t in traces:
+            out.writerow(
+                [t.family, t.zone, t.part, f"{t.gap_seconds:g}", t.repo, t.commit, t.path,
+                 encode(t.ticks)]
+            )  # fmt: skip
+    rows = zone_rows(traces)
+    with (DATA / "spot-risk.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    for row in rows:
+        print(
+            f"{row['family']:32} {row['zone']:18} avail {row['availability']:.2f} "
+            f"up k={row['up_shape']} scale={row['up_scale_hours']}h n={row['up_spells']} "
+            f"down k={row['down_shape']} scale={row['down_scale_hours']}h "
+            f"ends/up-h {row['ends_per_up_hour']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,179 @@
+"""Transformer shapes as plain facts: parameter counts, training FLOPs and activation memory.
+
+No TensorFlow here: the zoo, ``advisor models`` and the estimation layer read these counts
+without building a model (GPT-2 large has 774M parameters: building it to count them would take
+longer than a probe). ``probes.networks`` builds the same shapes from plain Keras 3 layers, and
+tests/probes check that the built models' weights match these counts exactly at tiny sizes.
+
+Counts (the published ones they reproduce are in tests/probes/test_transformers.py):
+
+* parameters: embeddings + ``layers`` x (attention 4(h^2 + h), feed-forward 2hf + f + h, two
+  LayerNorms 4h) + the task head;
+* training FLOPs per sample, Kaplan et al. 2020 ("Scaling Laws for Neural Language Models",
+  Table 1) and Hoffmann et al. 2022 (Chinchilla, Appendix F): forward ``2N + 2 n_layer n_ctx
+  d_model`` per token, training three times the forward, so per sample of T tokens
+  ``6 N T + 6 L T^2 h``; N counts the weights that multiply activations (every layer weight, the
+  ViT patch projection, and GPT-2's tied vocabulary projection, which Chinchilla counts and
+  Kaplan leaves out), never a lookup table (token, position, segment embeddings);
+* activations kept for the backward pass, Korthikanti et al. 2022 ("Reducing Activation
+  Recomputation in Large Transformer Models", section 4.1): ``s h (34 + 5 a s / h)`` bytes per
+  layer and sample in 16-bit training (the ``5 a s^2`` term is attention: sequence squared x
+  heads), twice that in fp32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENCODER = "encoder"
+"""BERT: bidirectional self-attention, post-LayerNorm, token + position + segment embeddings."""
+DECODER = "decoder"
+"""GPT-2: causal self-attention, pre-LayerNorm, output projection tied to the token embedding."""
+VISION = "vision"
+"""ViT: 16x16 patches projected to tokens, a class token, pre-LayerNorm, a linear head."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A transformer's published configuration (hidden size, layers, heads, vocabulary, ...)."""
+
+    kind: str
+    layers: int
+    hidden: int
+    heads: int
+    sequence: int
+    """Tokens per sample: the sequence length, or patches + 1 (class token) for a ViT."""
+    vocabulary: int = 0
+    """Token vocabulary (0 for a ViT)."""
+    positions: int = 0
+    """Rows of the learned position table (BERT 512, GPT-2 1024; a ViT's is ``sequence``)."""
+    head_units: int = 0
+    """Outputs of the task head: 2 for SQuAD start/end logits, classes for a classifier; a
+    decoder's head is its tied vocabulary projection (0 here)."""
+    pooled: bool = False
+    """A sequence classifier (BERT's pooled first token -> head) instead of a per-token head."""
+    image: int = 0
+    patch: int = 0
+
+    @property
+    def ffn(self) -> int:
+        """Feed-forward width: 4 x hidden in all of BERT, GPT-2 and ViT."""
+        return 4 * self.hidden
+
+    def layer_parameters(self) -> int:
+        h, f = self.hidden, self.ffn
+        return 4 * (h * h + h) + (2 * h * f + f + h) + 4 * h
+
+    def embedding_parameters(self) -> int:
+        """Lookup tables and the ViT patch projection, class token and positions."""
+        h = self.hidden
+        if self.kind == VISION:
+            return (3 * self.patch * self.patch * h + h) + h + self.sequence * h
+        segments = 2 * h if self.kind == ENCODER else 0
+        return self.vocabulary * h + self.positions * h + segments + 2 * h  # + LayerNorm
+
+    def head_parameters(self) -> int:
+        h = self.hidden
+        if self.kind == DECODER:
+            return 0  # tied to the token embedding; its final LayerNorm is counted with it
+        pooler = h * h + h if self.pooled else 0
+        final_norm = 2 * h if self.kind == VISION else 0
+        return pooler + final_norm + h * self.head_units + self.head_units
+
+    def parameters(self) -> int:
+        return (
+            self.embedding_parameters() + self.layers * self.layer_parameters()
+        ) + self.head_parameters()
+
+    def flop_parameters(self) -> int:
+        """N of the FLOP count: weights that multiply every token's activations."""
+        n = self.layers * self.layer_parameters()
+        if self.kind == DECODER:
+            n += self.vocabulary * self.hidden  # the tied logits projection
+        if self.kind == VISION:
+            n += 3 * self.patch * self.patch * self.hidden
+        if self.kind == ENCODER and not self.pooled:
+            n += self.hidden * self.head_units  # the per-token span head
+        return n
+
+    def train_flops_per_sample(self) -> float:
+        t = self.sequence
+        return 6.0 * self.flop_parameters() * t + 6.0 * self.layers * t * t * self.hidden
+
+    def activation_bytes_16bit(self) -> float:
+        """Activations one sample keeps for the backward pass, 16-bit training (Korthikanti)."""
+        s, h, a = self.sequence, self.hidden, self.heads
+        per_layer = s * h * (34 + 5 * a * s / h)
+        logits = 4.0 * s * self.vocabulary if self.kind == DECODER else 0.0  # fp32 logits + grad
+        return self.layers * per_layer + logits
+
+    def proxy(self, layers: int, sequence: int) -> Shape:
+        """The same width and heads at fewer layers, a shorter sequence and at most
+        ``PROXY_VOCABULARY`` tokens: what a probe can step on a small CPU within its budget (GPT-2
+        large's 64M-weight vocabulary table alone would dwarf two of its layers)."""
+        if self.kind == VISION:
+            side = max(1, round((sequence - 1) ** 0.5))
+            return Shape(
+                VISION, layers, self.hidden, self.heads, side * side + 1,
+                head_units=self.head_units, image=side * self.patch, patch=self.patch,
+            )  # fmt: skip
+        return Shape(
+            self.kind, layers, self.hidden, self.heads, sequence,
+            min(self.vocabulary, PROXY_VOCABULARY), max(self.positions, sequence),
+            self.head_units, self.pooled,
+        )  # fmt: skip
+
+
+PROXY_LAYERS = 2
+"""Layers of a probe's proxy: two, so that a layer hands its output to another."""
+PROXY_MIN_SEQUENCE = 64
+PROXY_VOCABULARY = 8192
+"""Vocabulary of a proxy: the logits' matmul is counted in the FLOP ratio, the table's optimizer
+pass in the parameter ratio, so a smaller table changes what is scaled, not what is predicted."""
+
+
+def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
+    """What a probe steps for ``full``: itself when two samples cost at most ``flop_budget``
+    training FLOPs (or no budget is given), else ``PROXY_LAYERS`` layers of the same width,
+    heads and vocabulary, at the longest sequence (halved from the real one, at least
+    ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget."""
+    if flop_budget is None or 2 * full.train_flops_per_sample() <= flop_budget:
+        return full
+    layers = min(full.layers, PROXY_LAYERS)
+    sequence = full.sequence
+    shape = full.proxy(layers, sequence)
+    while (
+        full.kind != VISION
+        and 2 * shape.train_flops_per_sample() > flop_budget
+        and sequence // 2 >= PROXY_MIN_SEQUENCE
+    ):
+        sequence //= 2
+        shape = full.proxy(layers, sequence)
+    return shape
+
+
+def describe_proxy(proxy: Shape, full: Shape) -> str:
+    text = f"{proxy.layers} of {full.layers} layers"
+    if proxy.sequence != full.sequence:
+        text += f", {proxy.sequence} of {full.sequence} tokens"
+    return text
+
+
+def bert(
+    layers: int, hidden: int, heads: int, sequence: int, head_units: int, pooled: bool
+) -> Shape:
+    """BERT (Devlin et al. 2019): WordPiece vocabulary 30,522, 512 positions."""
+    return Shape(ENCODER, layers, hidden, heads, sequence, 30_522, 512, head_units, pooled)
+
+
+def gpt2(layers: int, hidden: int, heads: int) -> Shape:
+    """GPT-2 (Radford et al. 2019): BPE vocabulary 50,257, context 1,024."""
+    return Shape(DECODER, layers, hidden, heads, 1024, 50_257, 1024)
+
+
+def vit(layers: int, hidden: int, heads: int, image: int, patch: int, classes: int) -> Shape:
+    """ViT (Dosovitskiy et al. 2021): (image / patch)^2 patches and a class token."""
+    tokens = (image // patch) ** 2 + 1
+    return Shape(
+        VISION, layers, hidden, heads, tokens, head_units=classes, image=image, patch=patch
+    )

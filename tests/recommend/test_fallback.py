@@ -1,0 +1,191 @@
+"""Spot with an on-demand fallback (Uniform Progress): the policy, the plan, and the real ranker."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from advisor.cli.recommend import write_emit
+from advisor.estimate.prediction import Prediction, Target
+from advisor.recommend import fallback, spot
+from advisor.recommend.ranker import recommend
+from advisor.recommend.recommendation import Constraints, Recommendation
+from advisor.recommend.report import as_json, explain
+from advisor.recommend.skypilot_task import task_yaml
+from pricing.offers import BillingRule, Rentable, group_offers
+from pricing.spot_risk import SpotRisk, ZoneRisk, shipped_risks
+
+HOUR = 3600.0
+V100 = Rentable(
+    "aws", "us-east-1", None, "p3.2xlarge", 8.0, 61.0, None, "V100", 1, 16.0, "on_demand",
+    3.06, 3.06, 0.0, 0.0, "2025-01-01", "test",
+)  # fmt: skip
+V100_SPOT = V100._replace(region="us-west-2", pricing="spot", usd_per_hour=0.918)
+RULES = {("aws", "spot"): BillingRule("aws", "spot", 1, 60, None, 120, 0.00018, "AWS")}
+
+
+class Always:
+    """A spot machine is always there and never taken back."""
+
+    def at(self, t: float) -> tuple[bool, float]:
+        return True, math.inf
+
+
+class Never:
+    """No spot machine can ever be had."""
+
+    def at(self, t: float) -> tuple[bool, float]:
+        return False, math.inf
+
+
+class Every:
+    """Spot for ``up`` seconds, then none for ``down`` seconds, over and over."""
+
+    def __init__(self, up: float, down: float) -> None:
+        self.up, self.down = up, down
+
+    def at(self, t: float) -> tuple[bool, float]:
+        phase = t % (self.up + self.down)
+        start = t - phase
+        if phase < self.up:
+            return True, start + self.up
+        return False, start + self.up + self.down
+
+
+def test_spot_always_there_runs_all_on_spot() -> None:
+    r = fallback.run(10 * HOUR, 10 * HOUR, 20 * HOUR, 300, 1800, Always())
+    assert r.on_demand_seconds == 0
+    assert r.spot_seconds == pytest.approx(10 * HOUR + 300)  # the work plus one start
+    assert r.wall == pytest.approx(10 * HOUR + 300)
+    assert r.cost(1.0, 3.0) == pytest.approx(10 + 300 / HOUR)
+
+
+def test_no_spot_ever_falls_back_and_keeps_the_deadline() -> None:
+    r = fallback.run(10 * HOUR, 10 * HOUR, 15 * HOUR, 300, 1800, Never())
+    # waits while ahead of the line (at first nothing is owed), then on-demand to the end
+    assert r.spot_seconds == 0
+    assert r.on_demand_seconds == pytest.approx(10 * HOUR + 300)
+    assert r.wall <= 15 * HOUR
+
+
+def test_spot_only_never_pays_on_demand_and_misses() -> None:
+    r = fallback.run(10 * HOUR, 10 * HOUR, 12 * HOUR, 300, 1800, Every(HOUR, HOUR), "spot_only")
+    assert r.on_demand_seconds == 0
+    assert r.wall > 12 * HOUR  # half the time without a machine: about 20 h
+    assert r.preemptions > 5
+
+
+def test_uniform_progress_mixes_and_meets_a_tight_deadline() -> None:
+    # spot one hour in two: pure spot needs ~20 h; with 12 h allowed the plan tops up on-demand
+    r = fallback.run(10 * HOUR, 10 * HOUR, 12 * HOUR, 300, 1800, Every(HOUR, HOUR))
+    assert r.wall <= 12 * HOUR
+    assert 0 < r.on_demand_seconds < r.wall
+    assert r.spot_seconds > HOUR
+    assert r.cost(0.3, 1.0) < 10 + 300 / HOUR  # cheaper than all on-demand
+
+
+def test_measured_families_meet_slack_of_1_1x_when_the_plan_is_right() -> None:
+    for family in ("aws-v100-preemption-2023-04", "gcp-h100-availability-2025-10"):
+        risk = shipped_risks().families[family]
+        sim = fallback.simulate(
+            20 * HOUR, 0.0, 20 * HOUR, 22 * HOUR, 300, 10, risk, (0.918, 3.06), samples=128
+        )
+        assert spot.fraction_within(sim.walls, 22 * HOUR) >= 0.99, family
+        assert sum(sim.costs) / len(sim.costs) < 3.06 * (20 + 300 / HOUR)
+
+
+def test_simulation_is_reproducible() -> None:
+    risk = SpotRisk("f", "f", (ZoneRisk("z", 0.5, 0.7, HOUR, 0.7, HOUR, 1.0),), "test")
+    args = (10 * HOUR, 0.2, 12 * HOUR, 20 * HOUR, 300, 10, risk, (1.0, 3.0))
+    assert fallback.simulate(*args) == fallback.simulate(*args)  # type: ignore[arg-type]
+
+
+def resnet50(target: Target) -> Prediction:
+    return Prediction(20 * HOUR, 0.3)
+
+
+def ranked(offers: list[Rentable], deadline_hours: float | None) -> Recommendation:
+    return recommend(
+        group_offers(offers),
+        resnet50,
+        RULES,
+        workload="resnet50",
+        constraints=Constraints(deadline_seconds=deadline_hours * HOUR if deadline_hours else None),
+        spot_risks=shipped_risks(),
+    )
+
+
+def test_ranker_offers_the_plan_beside_spot_and_on_demand() -> None:
+    rec = ranked([V100, V100_SPOT], 40)
+    kinds = {o.rentable.pricing: o for o in rec.options}
+    assert set(kinds) == {"on_demand", "spot", "spot_fallback"}
+    plan = kinds["spot_fallback"]
+    assert plan.outcome.fallback is not None
+    assert plan.outcome.fallback.on_demand.region == "us-east-1"  # the twin
+    # it plans for the p90 of the prediction, not the median
+    assert plan.outcome.fallback.plan_seconds == pytest.approx(
+        20 * HOUR * math.exp(1.2816 * 0.3), rel=1e-3
+    )
+    # pure spot misses a 2x deadline often at the measured risk; the plan keeps it and is cheaper
+    # than on-demand
+    assert kinds["spot"].outcome.p_meet < 0.9
+    assert plan.outcome.p_meet >= 0.9 and plan.feasible
+    assert plan.expected_cost_usd < kinds["on_demand"].expected_cost_usd
+    assert 0 < plan.outcome.fallback.on_demand_share < 1
+    assert plan.rank < kinds["on_demand"].rank  # cheaper, and it meets the deadline
+
+
+def test_plan_in_explain_json_and_skypilot_export() -> None:
+    rec = ranked([V100, V100_SPOT], 40)
+    plan = next(o for o in rec.options if o.rentable.pricing == "spot_fallback")
+    lines = "\n".join(explain(rec, plan))
+    assert "Uniform Progress" in lines and "switch rule: keep the work done" in lines
+    row = next(r for r in as_json(rec)["options"] if r["pricing"] == "spot_fallback")
+    assert row["fallback"]["on_demand_instance_type"] == "p3.2xlarge"
+    assert row["fallback"]["policy"] == "uniform_progress"
+    text = task_yaml(plan.rentable, workload="resnet50", plan=plan.outcome.fallback)
+    body = yaml.safe_load(text)
+    assert body["resources"]["use_spot"] is True
+    assert body["resources"]["job_recovery"] == {"strategy": "FAILOVER"}
+    assert body["envs"]["ADVISOR_FALLBACK_REGION"] == "us-east-1"
+    assert body["envs"]["ADVISOR_SWITCH_RULE"].startswith("keep the work done")
+    assert set(body) == {"name", "resources", "envs", "run"}
+
+
+def test_no_plan_without_a_deadline_or_a_twin() -> None:
+    assert all(
+        o.rentable.pricing != "spot_fallback" for o in ranked([V100, V100_SPOT], None).options
+    )
+    alone = ranked([V100_SPOT], 40)
+    assert [o.rentable.pricing for o in alone.options] == ["spot"]
+
+
+def test_replay_walks_a_trace_as_recorded() -> None:
+    """The replay benchmark's trace process: run lengths as recorded, wrapping at the end."""
+    from benchmarks.spot_replay import TraceProcess
+    from benchmarks.spot_traces_derive import Trace
+
+    trace = Trace("f", "aws", "V100", "r", "c", "p", "z", 0, 60.0, [0, 0, 1, 1, 1, 0], "w")
+    process = TraceProcess(trace, offset=0.0)
+    assert process.at(0.0) == (True, 120.0)
+    assert process.at(130.0) == (False, 300.0)
+    assert process.at(300.0) == (True, 360.0)
+    assert process.at(370.0) == (True, 480.0)  # wrapped: the first spell again
+    late = TraceProcess(trace, offset=150.0)
+    assert late.at(0.0) == (False, 150.0)
+
+
+def test_emit_writes_the_plan_of_a_chosen_fallback(tmp_path: Path) -> None:
+    rec = ranked([V100, V100_SPOT], 40)
+    assert rec.best is not None and rec.best.rentable.pricing == "spot_fallback"
+    target = tmp_path / "task.yaml"
+    write_emit(rec, str(target))
+    body = yaml.safe_load(target.read_text())
+    assert body["resources"]["use_spot"] is True
+    assert body["envs"]["ADVISOR_RECOVERY"] == "uniform_progress"
+    assert float(body["envs"]["ADVISOR_PLAN_WORK_HOURS"]) == pytest.approx(
+        rec.best.outcome.fallback.plan_seconds / HOUR, abs=1e-3
+    )
