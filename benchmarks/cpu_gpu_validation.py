@@ -140,12 +140,21 @@ def show(title: str, results: dict[str, list[PairResult]]) -> None:
 PROBES_DIR = "cpu-gpu-probes"
 
 
-def probe_replay(counted_flops: bool) -> list[tuple[str, float, float, float, float]]:
+REPLAYS = {
+    "stored": "without the architecture (no FLOPs, time steps inferred from the op split)",
+    "hand": "FLOPs counted by hand, no architecture",
+    "architecture": "with the architecture the probe reads (probes.architecture)",
+}
+
+
+def probe_replay(mode: str) -> list[tuple[str, float, float, float, float]]:
     """Per stored probe: workload, published CPU:GPU time ratio, predicted ratio, and the
     predicted 8-vCPU and GPU times against the published ones (factors, >1: predicted slower).
 
-    A probe of a user's .keras file records no FLOPs today; ``counted_flops`` gives it the
-    hand-counted ones of ``data/cpu-gpu-workloads.csv`` (what a probe that counted them would)."""
+    ``mode`` (``REPLAYS``): ``stored`` drops the probe's ``architecture`` (what a probe of a
+    user's .keras file recorded before it read the model: no FLOPs, no recurrent layers);
+    ``hand`` gives it instead the hand-counted FLOPs of ``data/cpu-gpu-workloads.csv``;
+    ``architecture`` replays it as stored, with what ``probes.architecture`` read."""
     published: dict[str, dict[str, dict[str, str]]] = {}
     with shipped(SUITE_FILES[0]).open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
@@ -155,7 +164,9 @@ def probe_replay(counted_flops: bool) -> list[tuple[str, float, float, float, fl
     out = []
     for path in sorted((shipped_data_dir() / PROBES_DIR).glob("*.json")):
         probe = from_json(path.read_text(encoding="utf-8"))
-        if counted_flops:
+        if mode != "architecture":
+            probe = replace(probe, architecture=None)
+        if mode == "hand":
             probe = replace(probe, flops_per_sample=flops[path.stem])
         rows = published[path.stem]
         cpu, gpu = rows["CPU"], next(v for k, v in rows.items() if k != "CPU")
@@ -171,18 +182,18 @@ def probe_replay(counted_flops: bool) -> list[tuple[str, float, float, float, fl
 
 
 def show_replay(title: str) -> None:
-    for counted in (False, True):
-        flops = "FLOPs counted by hand" if counted else "as stored (no FLOPs)"
-        print(f"\n## {title}; {flops}")
+    for mode, label in REPLAYS.items():
+        print(f"\n## {title}; {label}")
         print(
             f"{'workload':18s} {'published CPU:GPU':>17s} {'predicted':>9s} {'ratio error':>11s} "
             f"{'8-vCPU time':>11s} {'GPU time':>9s}"
         )
-        factors, gpu_factors = [], []
-        for workload, measured, predicted, cpu_factor, gpu_factor in probe_replay(counted):
+        factors, gpu_factors, faster_right = [], [], 0
+        for workload, measured, predicted, cpu_factor, gpu_factor in probe_replay(mode):
             error = predicted / measured
             factors.append(max(error, 1 / error))
             gpu_factors.append(max(gpu_factor, 1 / gpu_factor))
+            faster_right += (predicted > 1) == (measured > 1)
             print(
                 f"{workload:18s} {measured:>17.2f} {predicted:>9.2f} {error:>10.2f}x "
                 f"{cpu_factor:>10.2f}x {gpu_factor:>8.2f}x"
@@ -190,6 +201,7 @@ def show_replay(title: str) -> None:
         if factors:
             print(
                 f"ratio error: median {percentile(factors, 50):.2f}x, worst {max(factors):.2f}x; "
+                f"faster side right {faster_right}/{len(factors)}; "
                 f"GPU time error: median {percentile(gpu_factors, 50):.2f}x, "
                 f"worst {max(gpu_factors):.2f}x"
             )

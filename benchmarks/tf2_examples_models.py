@@ -2,18 +2,26 @@
 
     python benchmarks/tf2_examples_models.py OUT_DIR
     advisor probe --model OUT_DIR/tf_mnist_hrnn.keras --samples 60000 --epochs 2 --batch-size 256
+    python benchmarks/tf2_examples_models.py --read-architecture data/cpu-gpu-probes
 
 The architectures are those of tensorflow/tensorflow at 003fbbf2b772,
 ``tensorflow/python/keras/benchmarks/keras_examples_benchmarks/*_benchmark_test.py`` (parameter
 counts match ``data/cpu-gpu-workloads.csv``); the published figures they are checked against are
 in ``data/cpu-gpu-validation.csv``. The probes taken of them are stored in
 ``data/cpu-gpu-probes/`` and replayed by ``benchmarks/cpu_gpu_validation.py``. Needs Keras.
+
+``--read-architecture DIR`` fills the ``architecture`` field of the stored probes in ``DIR`` that
+predate it: what ``probes.architecture`` reads from the same model (the field a probe records
+today; it is counted from the model alone, so it is the same whoever probes it). Their measured
+fields are left as they are.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # (samples, batch size) of each model's CPU row in data/cpu-gpu-validation.csv
 PROBE_SETTINGS = {
@@ -65,9 +73,33 @@ def build(name: str):  # type: ignore[no-untyped-def]
     return model
 
 
+def read_architecture(probes_dir: Path) -> None:
+    """Add the counted architecture to each stored probe of these models that lacks it."""
+    import json
+    from dataclasses import replace
+
+    from probes import architecture
+    from probes.history import from_json, to_json
+
+    for name in PROBE_SETTINGS:
+        path = probes_dir / f"{name}.json"
+        probe = from_json(path.read_text(encoding="utf-8"))
+        if probe.architecture is None:
+            probe = replace(probe, architecture=architecture.read(build(name)))
+            blob = json.dumps(json.loads(to_json(probe)), indent=1, sort_keys=True)
+            path.write_text(blob + "\n", encoding="utf-8")
+        print(f"{name}: {probe.architecture}")
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--read-architecture":
+        read_architecture(Path(argv[1]))
+        return 0
     if len(argv) != 1:
-        print("usage: tf2_examples_models.py OUT_DIR", file=sys.stderr)
+        print(
+            "usage: tf2_examples_models.py OUT_DIR | --read-architecture PROBES_DIR",
+            file=sys.stderr,
+        )
         return 2
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)

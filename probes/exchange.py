@@ -22,7 +22,7 @@ from typing import Any, Literal, TextIO, overload
 
 from advisor.errors import AdvisorError, UsageError
 from probes import backend, zoo
-from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from probes.validity import problem
 
 COLUMNS = ("source", "workload", "device", "vcpus", "cpu_family", "software", "precision",
@@ -63,6 +63,8 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
         "accelerator_memory_gib": d.accelerator_memory_gib or "", "onednn": int(d.onednn),
         "xla": int(d.xla),
     }  # fmt: skip
+    if result.architecture is not None:
+        facts["architecture"] = architecture_note(result.architecture)
     notes = "; ".join([MARK, *(f"{k}={_clean(v)}" for k, v in facts.items())])
     return [
         {**common, "metric": "seconds_total", "value": result.predicted_seconds, "notes": notes},
@@ -376,7 +378,38 @@ def _result(row: Row) -> ProbeResult:
         parameters=int(facts["parameters"]), peak_host_bytes=int(facts["peak_host_bytes"]),
         batch_scaling={config.batch_size: step}, extrapolated=facts["extrapolated"] == "1",
         created_at=_created_at(facts["created_at"]),
+        architecture=architecture_of_note(facts["architecture"]) if "architecture" in facts else None,
     )  # fmt: skip
+
+
+def architecture_note(counted: Architecture) -> str:
+    """A probe's counted architecture in one notes value: ``flops|winograd|activations|layers``,
+    each recurrent layer ``cell:units:inputs:timesteps:directions:sequences:cudnn``, joined by
+    ``+`` (an optional field: exports without it still import)."""
+    layers = "+".join(
+        f"{r.cell}:{r.units}:{r.inputs}:{r.timesteps}:{r.directions}:{r.sequences}:{int(r.cudnn)}"
+        for r in counted.recurrent
+    )
+    return (
+        f"{counted.train_flops_per_sample:.6g}|{counted.winograd_share:.4g}|"
+        f"{counted.activation_elements:.6g}|{layers}"
+    )
+
+
+def architecture_of_note(text: str) -> Architecture:
+    """The inverse of ``architecture_note`` (a ValueError on anything else)."""
+    flops, winograd, activations, layers = text.split("|")
+    recurrent = []
+    for layer in filter(None, layers.split("+")):
+        cell, *counts, cudnn = layer.split(":")
+        if len(counts) != 5 or cudnn not in ("0", "1"):
+            raise ValueError(f"bad recurrent layer {layer[:40]!r}")
+        units, inputs, timesteps, directions, sequences = (int(c) for c in counts)
+        recurrent.append(
+            RecurrentLayer(cell, units, inputs, timesteps, directions, sequences, cudnn == "1")
+        )
+    # ranges are checked with the rest of the result (probes.validity)
+    return Architecture(float(flops), float(winograd), float(activations), tuple(recurrent))
 
 
 def _clean(value: object) -> str:

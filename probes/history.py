@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.errors import AdvisorError
 from advisor.store import migrate
-from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
 from probes.validity import problem
 
 _log = logging.getLogger(__name__)
@@ -217,4 +217,6 @@ def from_json(blob: str) -> ProbeResult:
             raw[name] = tuple(raw[name])
     for name in ("thread_scaling", "batch_scaling"):
         raw[name] = {int(k): float(v) for k, v in raw[name].items()}
+    if raw.get("architecture") is not None:
+        raw["architecture"] = Architecture.from_dict(raw["architecture"])
     return ProbeResult(**raw)

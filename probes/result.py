@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,81 @@ class WorkloadConfig:
     @property
     def validation_steps(self) -> int:
         return -(-self.validation_samples // self.batch_size) if self.validation_samples else 0
+
+
+TRAINING_PASSES = 3
+"""Training FLOPs per forward FLOP: forward + backward to inputs + backward to weights
+(``probes.architecture``)."""
+GATES = {"lstm": 4, "gru": 3, "vanilla": 1}
+"""Matrix products per recurrent time step, one per gate; ``vanilla`` is Keras's SimpleRNN."""
+
+
+@dataclass(frozen=True)
+class RecurrentLayer:
+    """One recurrent layer of a model, as ``probes.architecture`` read it."""
+
+    cell: str
+    """``lstm``, ``gru`` or ``vanilla`` (SimpleRNN)."""
+    units: int
+    inputs: int
+    """Features per time step."""
+    timesteps: int
+    """Time steps of one sequence (an open time axis at the length the probe fed it)."""
+    directions: int = 1
+    """2 inside ``Bidirectional``."""
+    sequences: int = 1
+    """Sequences per sample run side by side (the time axis of a ``TimeDistributed`` wrapper)."""
+    cudnn: bool = False
+    """The layer's config lets Keras run cuDNN's fused kernel on a GPU (LSTM/GRU with default
+    activations, no recurrent dropout, not unrolled); False: the generic per-step loop."""
+
+    @property
+    def step_flops(self) -> float:
+        """Forward FLOPs of one time step of one direction, for all its ``sequences``."""
+        return (
+            2.0 * GATES.get(self.cell, 1) * (self.inputs + self.units) * self.units * self.sequences
+        )
+
+    @property
+    def forward_flops(self) -> float:
+        """Forward FLOPs of the layer for one sample."""
+        return self.step_flops * self.timesteps * self.directions
+
+    @property
+    def train_flops(self) -> float:
+        """Training FLOPs of the layer for one sample."""
+        return TRAINING_PASSES * self.forward_flops
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a model's layers say about its work (``probes.architecture``): plain counts."""
+
+    train_flops_per_sample: float
+    """Forward + backward FLOPs of one sample (3 x forward)."""
+    winograd_share: float = 0.0
+    """Share of the FLOPs in 3x3 stride-1 2D convolutions (cuDNN's Winograd case)."""
+    activation_elements: float = 0.0
+    """Layer outputs (and recurrent gate states) per sample, the activations a step keeps."""
+    recurrent: tuple[RecurrentLayer, ...] = ()
+    uncounted: tuple[str, ...] = ()
+    """Classes of layers with weights the reader could not count (counted as nothing)."""
+
+    @property
+    def cudnn_rnn(self) -> bool:
+        """Every recurrent layer can run cuDNN's kernel (one that cannot sets the GPU's pace)."""
+        return all(layer.cudnn for layer in self.recurrent)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Architecture:
+        """The inverse of ``dataclasses.asdict`` (JSON lists back to tuples)."""
+        return cls(
+            train_flops_per_sample=float(raw["train_flops_per_sample"]),
+            winograd_share=float(raw.get("winograd_share", 0.0)),
+            activation_elements=float(raw.get("activation_elements", 0.0)),
+            recurrent=tuple(RecurrentLayer(**layer) for layer in raw.get("recurrent", ())),
+            uncounted=tuple(str(name) for name in raw.get("uncounted", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -128,6 +204,9 @@ class ProbeResult:
     already in ``predicted_seconds`` and ``startup_seconds``; 0 for older probes."""
     created_at: str = ""
     """ISO-8601 UTC time of the measurement."""
+    architecture: Architecture | None = None
+    """The model's layers as ``probes.architecture`` counted them; None when not read (older
+    probes, imports)."""
 
     @property
     def fit_seconds(self) -> float:

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import backend, data, device, epochs, quiet, stats, teardown
+from probes import architecture, backend, data, device, epochs, quiet, stats, teardown
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -162,6 +162,7 @@ def _probe(
         split = framework.op_split(
             prepared.model, *measured.arrays, config.batch_size, measured.step_seconds
         )
+    counted = architecture.read(prepared.model)
     return ProbeResult(
         config=config,
         device=device.fingerprint(threads=threads),
@@ -176,7 +177,8 @@ def _probe(
         predicted_interval=measured.predicted_interval,
         samples_per_second=config.batch_size / measured.step_seconds,
         probe_seconds=time.perf_counter() - started,
-        flops_per_sample=prepared.flops_per_sample,
+        flops_per_sample=prepared.flops_per_sample or counted.train_flops_per_sample,
+        architecture=counted,
         parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
         peak_device_bytes=framework.peak_device_bytes(),

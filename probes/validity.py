@@ -19,8 +19,9 @@ from probes.limits import (
     MAX_SAMPLES,
     MAX_STEP_SECONDS,
 )
-from probes.result import ProbeResult
+from probes.result import GATES, Architecture, ProbeResult
 
+MAX_RECURRENT_LAYERS = 10_000
 _RELATIVE_SLACK = 1e-9
 """Rounding allowed when an interval's bound equals its value."""
 
@@ -100,6 +101,29 @@ def _problem(result: ProbeResult) -> str | None:
         return f"reference_seconds must be two times in seconds, got {result.reference_seconds!r}"
     if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:
         return f"device_kernels must be a whole number in [0, 10,000,000], got {result.device_kernels!r}"
+    return None if result.architecture is None else _architecture_problem(result.architecture)
+
+
+def _architecture_problem(counted: Architecture) -> str | None:
+    """What is wrong with a probe's counted architecture, or None."""
+    for name, value, high in (
+        ("train_flops_per_sample", counted.train_flops_per_sample, MAX_FLOPS_PER_SAMPLE),
+        ("winograd_share", counted.winograd_share, 1.000001),
+        ("activation_elements", counted.activation_elements, MAX_BYTES),
+    ):
+        if not _finite(value) or not 0 <= value <= high:
+            return f"architecture {name} must be in [0, {high:g}], got {value!r}"
+    if len(counted.recurrent) > MAX_RECURRENT_LAYERS:
+        return f"architecture lists {len(counted.recurrent)} recurrent layers"
+    for layer in counted.recurrent:
+        if layer.cell not in GATES:
+            return f"architecture has an unknown recurrent cell {layer.cell!r}"
+        for name in ("units", "inputs", "timesteps", "directions", "sequences"):
+            count = getattr(layer, name)
+            if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 10**9:
+                return f"architecture recurrent {name} must be a whole number, got {count!r}"
+        if layer.directions not in (1, 2) or not isinstance(layer.cudnn, bool):
+            return f"architecture recurrent layer is malformed: {layer!r}"
     return None
 
 

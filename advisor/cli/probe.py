@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,7 @@ def summary(
         "batch_scaling": result.batch_scaling,
         "thread_scaling": result.thread_scaling,
         "op_split": result.op_split,
+        "architecture": asdict(result.architecture) if result.architecture else None,
         "op_split_source": _split_source(result),
         "extrapolated": result.extrapolated,
         "extrapolated_from": result.extrapolated_from,

@@ -23,11 +23,12 @@ from advisor.estimate.steps import (
     Parts,
     WorkloadFacts,
     activation_bytes,
+    activation_bytes_of,
     facts_of,
     step_parts,
 )
 from probes import zoo
-from probes.result import Fingerprint, ProbeResult
+from probes.result import Architecture, Fingerprint, ProbeResult
 
 # Probe op classes -> the step part that scales like them.
 _OP_PARTS = {
@@ -58,7 +59,8 @@ def is_same_device(device: Fingerprint, target: Target) -> bool:
 
 
 def facts_for(probe: ProbeResult) -> WorkloadFacts:
-    """Zoo facts for a zoo workload; for a user's model, what its probe measured."""
+    """Zoo facts for a zoo workload; for a user's model, what its probe measured and, when the
+    probe read the model's layers (``probe.architecture``), what they say."""
     try:
         return facts_of(zoo.get(probe.config.workload))
     except UsageError:
@@ -69,11 +71,53 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         family = "recurrent"
     elif split.get("embedding", 0) >= 0.3:
         family = "embedding"
-    return WorkloadFacts(
-        flops_per_sample=probe.flops_per_sample,
+    counted = probe.architecture
+    flops = probe.flops_per_sample or (counted.train_flops_per_sample if counted else 0.0)
+    facts = WorkloadFacts(
+        flops_per_sample=flops,
         parameters=probe.parameters,
         family=family,
-        activation_bytes_per_sample=activation_bytes(probe.config.workload, probe.flops_per_sample),
+        activation_bytes_per_sample=activation_bytes(probe.config.workload, flops),
+    )
+    return facts if counted is None else with_architecture(facts, counted)
+
+
+RECURRENT_FAMILY_SHARE = 0.3
+"""Share of a model's FLOPs in recurrent layers from which its family is ``recurrent`` (the
+same bar as the op split's)."""
+
+
+def with_architecture(facts: WorkloadFacts, counted: Architecture) -> WorkloadFacts:
+    """``facts`` completed with what a model's layers say (``probes.architecture``).
+
+    Keras runs each recurrent layer, and each direction of a bidirectional one, as its own call
+    whose time steps follow one another, and a layer waits for the one below it. So the model's
+    serial time steps are the sum over layers of steps x directions (as one direction:
+    ``directions`` 1), its recurrent calls one per layer and direction, and the arithmetic of
+    one serial step the recurrent training FLOPs over the serial steps. A ``TimeDistributed``
+    LSTM runs its sequences side by side: its steps count once, its FLOPs for all of them."""
+    layers = [layer for layer in counted.recurrent if layer.timesteps > 0]
+    activations = counted.activation_elements
+    facts = replace(
+        facts,
+        winograd_share=counted.winograd_share,
+        activation_bytes_per_sample=(
+            activation_bytes_of(activations) if activations else facts.activation_bytes_per_sample
+        ),
+    )
+    if not layers:
+        return facts
+    serial = sum(layer.timesteps * layer.directions for layer in layers)
+    recurrent_flops = sum(layer.train_flops for layer in layers)
+    recurrent_share = recurrent_flops / facts.flops_per_sample if facts.flops_per_sample else 1.0
+    return replace(
+        facts,
+        family="recurrent" if recurrent_share >= RECURRENT_FAMILY_SHARE else facts.family,
+        timesteps=serial,
+        directions=1,
+        recurrent_layers=sum(layer.directions for layer in layers),
+        recurrent_flops_per_step=recurrent_flops / serial,
+        cudnn_rnn=counted.cudnn_rnn,
     )
 
 
@@ -96,6 +140,9 @@ def with_inferred_recurrence(
     latency. A recurrent model is taken to run cuDNN on a GPU (LSTM/GRU; a SimpleRNN does not,
     and the probe does not say which it is). Without this the recurrent share
     would scale by the ratio of step latencies alone, as if a CPU's LSTM did no arithmetic.
+
+    The fallback for probes that did not read their model's layers (older probes, imports): a
+    probe that did has its time steps counted (``with_architecture``) and is returned as it is.
     """
     split = probe.op_split
     share, total = split.get("recurrent", 0.0), sum(split.values())

@@ -72,13 +72,13 @@ def predict(
         return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
     calibration = with_measured_thread_scaling(shipped_calibration(), probe)
     facts = facts_for(probe)
-    source, source_guess = source_machine(probe.device, calibration)
+    source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
         return _excluded(
             f"the probe's accelerator {probe.device.accelerator} is not in the catalog"
         )
     facts = with_inferred_recurrence(probe, facts, source, calibration)
-    machine = target_machine(target, calibration, precision)
+    machine = target_machine(target, calibration, precision, facts.cudnn_rnn)
     batch = probe.config.batch_size
     parts_s = step_parts(facts, source, batch, calibration)
     parts_t = step_parts(facts, machine, batch, calibration)
@@ -132,21 +132,33 @@ def predict(
     )
 
 
-def source_machine(device: Fingerprint, calibration: Calibration) -> tuple[Machine | None, bool]:
-    """The machine a probe ran on, and whether its CPU family was guessed."""
+def source_machine(
+    device: Fingerprint, calibration: Calibration, cudnn_rnn: bool = True
+) -> tuple[Machine | None, bool]:
+    """The machine a probe ran on, and whether its CPU family was guessed (``cudnn_rnn``: the
+    workload's recurrent layers can run cuDNN's kernel on a GPU)."""
     precision = _target_precision(device.precision)
     if device.accelerator:
-        return accelerator_machine(device.accelerator, 1, calibration, precision=precision), False
+        machine = accelerator_machine(
+            device.accelerator, 1, calibration, precision=precision, cudnn_eligible=cudnn_rnn
+        )
+        return machine, False
     family, guessed = catalog.family_of_cpu_model(device.cpu_model)
     threads = device.threads or device.logical_cpus
     # TensorFlow 2 wheels are vectorised (AVX2/AVX-512) with or without oneDNN.
     return cpu_machine(family, threads, calibration, stack=MODERN, precision=precision), guessed
 
 
-def target_machine(target: Target, calibration: Calibration, precision: str) -> Machine:
+def target_machine(
+    target: Target, calibration: Calibration, precision: str, cudnn_rnn: bool = True
+) -> Machine:
     if target.accelerator:
         machine = accelerator_machine(
-            target.accelerator, target.accelerator_count, calibration, precision=precision
+            target.accelerator,
+            target.accelerator_count,
+            calibration,
+            precision=precision,
+            cudnn_eligible=cudnn_rnn,
         )
         if machine is None:  # checked by the caller; kept for the type checker
             raise UsageError(f"accelerator {target.accelerator} not in the device catalog")

@@ -97,6 +97,9 @@ class WorkloadFacts:
     recurrent_flops_per_step: float = 0.0
     """Training FLOPs per sample of one time step of one direction, over the recurrent layers:
     the arithmetic the recurrence serialises (0 when not known: latency alone is modelled)."""
+    cudnn_rnn: bool = True
+    """Every recurrent layer can run cuDNN's fused kernel on a GPU; False when one runs Keras's
+    generic per-step loop there (a SimpleRNN, an LSTM with a non-default activation, ...)."""
 
 
 @dataclass(frozen=True)

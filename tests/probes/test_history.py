@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from advisor.errors import AdvisorError, UsageError
 from advisor.store import connect, schema_version
 from probes import exchange, history
 from probes.device import fingerprint
-from probes.result import Fingerprint, ProbeResult, WorkloadConfig
+from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from tests.base.test_imports import imported_after
 
 CONFIG = WorkloadConfig("imdb_bilstm", 25_000, 25_000, 4, 32)
@@ -203,3 +204,59 @@ def test_every_probe_is_kept_as_a_run_and_their_spread_is_measured(tmp_path: Pat
     assert sigma == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in logs) / 3))
     assert history.find(db, CONFIG, here.key).predicted_seconds == 110.0  # type: ignore[union-attr]
     assert history.run_log_sigma(db, "another-device") is None
+
+
+def test_the_counted_architecture_survives_the_store_and_the_export(tmp_path: Path) -> None:
+    layer = RecurrentLayer("lstm", 64, 128, 100, directions=2, cudnn=True)
+    counted = dataclasses.replace(result(), architecture=Architecture(5.9e7, 0.0, 9.0e4, (layer,)))
+    db = connect(tmp_path / "a.db")
+    history.save(db, counted)
+    assert history.find(db, CONFIG, counted.device.key) == counted
+    exchange.write_csv(tmp_path / "x.csv", [counted])
+    (back,) = exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"))
+    assert back.architecture == counted.architecture
+
+
+def test_a_stored_probe_without_the_architecture_loads_with_none() -> None:
+    blob = history.to_json(result())
+    raw = json.loads(blob)
+    del raw["architecture"]
+    assert history.from_json(json.dumps(raw)).architecture is None
+
+
+def test_an_insane_architecture_is_refused() -> None:
+    from probes.validity import problem
+
+    bad = Architecture(float("nan"))
+    assert "train_flops_per_sample" in (
+        problem(dataclasses.replace(result(), architecture=bad)) or ""
+    )
+    odd = Architecture(1.0, recurrent=(RecurrentLayer("transformer", 1, 1, 1),))
+    assert "cell" in (problem(dataclasses.replace(result(), architecture=odd)) or "")
+
+
+def test_probe_json_shows_the_counted_architecture() -> None:
+    from advisor.cli.probe import summary
+
+    layer = RecurrentLayer("vanilla", 100, 1, 784)
+    counted = dataclasses.replace(result(), architecture=Architecture(4.75e7, recurrent=(layer,)))
+    shown = json.loads(json.dumps(summary(counted)))["architecture"]
+    assert shown["recurrent"][0] == {
+        "cell": "vanilla", "units": 100, "inputs": 1, "timesteps": 784,
+        "directions": 1, "sequences": 1, "cudnn": False,
+    }  # fmt: skip
+    assert summary(result())["architecture"] is None
+
+
+@pytest.mark.parametrize(
+    "note",
+    ["1e6|0|5", "1e6|0|5|lstm:64:128", "1e6|0|5|lstm:a:1:1:1:1:1", "nan|0|5|",
+     "1e6|0|5|rnn:1:1:1:1:1:0", "1e6|0|5|lstm:1:1:1:3:1:1"],
+)  # fmt: skip
+def test_a_bad_architecture_note_is_one_usage_error(tmp_path: Path, note: str) -> None:
+    counted = dataclasses.replace(result(), architecture=Architecture(1e6))
+    exchange.write_csv(tmp_path / "x.csv", [counted])
+    text = (tmp_path / "x.csv").read_text(encoding="utf-8")
+    (tmp_path / "x.csv").write_text(text.replace("1e+06|0|0|", note), encoding="utf-8")
+    with pytest.raises(UsageError, match=r"x\.csv:2: "):
+        exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"), str(tmp_path / "x.csv"))
