@@ -24,17 +24,33 @@ TRAIN_BATCHES = 2
 VALIDATION_BATCHES = 4
 
 
-def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[tuple[float, float]]:
-    """Each epoch boundary the steady fit crossed: the extra seconds of the step that began the
-    new epoch, and the age of the epoch before it (whose iterator was dropped there)."""
+def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:
+    """The work of each epoch boundary the steady fit crossed: the extra seconds of the step
+    that began the new epoch, less the seconds it waited with no CPU in use (dropping the old
+    epoch's iterator, ``probes.teardown``: the prediction adds that wait at the real run's ages,
+    a reading of it here would count it twice)."""
     epochs = stamps.train_epochs
-    ends = stamps.train_ends
-    crossed, began = [], stamps.fit_start
-    for i in range(1, len(durations)):
-        if epochs[i] != epochs[i - 1]:
-            crossed.append((durations[i] - step, ends[i - 1] - began))
-            began = ends[i - 1]
-    return crossed
+    return [
+        durations[i] - step - stamps.step_idle(i)
+        for i in range(1, len(durations))
+        if epochs[i] != epochs[i - 1]
+    ]
+
+
+def boundary_idle(stamps: Stamps, epoch: int) -> float:
+    """Seconds with no CPU in use where a fit drops iterators in ``epoch``: before its first
+    step, between its last step and its validation pass, and after the validation pass."""
+    indices = [i for i, e in enumerate(stamps.train_epochs) if e == epoch]
+    if not indices:
+        return 0.0
+    first, last = indices[0], indices[-1]
+    idle = stamps.idle("train_ends", first, "epoch_begins", epoch)
+    if epoch < len(stamps.test_begins):
+        idle += stamps.idle("test_begins", epoch, "train_ends", last)
+        idle += stamps.idle("epoch_ends", epoch, "test_ends", epoch)
+    elif epoch < len(stamps.epoch_ends):
+        idle += stamps.idle("epoch_ends", epoch, "train_ends", last)
+    return idle
 
 
 @dataclass(frozen=True)
@@ -71,7 +87,7 @@ def figures(stamps: Stamps, step: float, train_steps: int) -> EpochPhase:
     for e in range(1, len(totals)):
         validation = stamps.test_ends[e] - stamps.test_begins[e] if validates else 0.0
         val_count = len(stamps.test_batch_ends[e]) if validates else 0
-        train_over.append(totals[e] - validation - train_steps * step)
+        train_over.append(totals[e] - validation - train_steps * step - boundary_idle(stamps, e))
         val_over.append(validation - val_count * val_step)
     train_overhead = max(0.0, stats.bounded_mean(train_over))
     val_overhead = max(0.0, stats.bounded_mean(val_over))

@@ -221,14 +221,12 @@ def _measured(
         startup += timer.stamps.setup_seconds * (config.samples / rows - 1)
     phase = _epoch_phase(prepared, config, step, started, report, cancel)
     # every boundary read counts, the short epochs' and those the steady fit crossed on the
-    # full-size arrays; from the latter, the modelled wait of dropping an iterator of that age
-    # is taken out, since the prediction adds it at the real run's ages (``with_teardown``)
-    rates = teardown.shipped_rates()
-    crossed = [
-        extra - rates.epoch_start * teardown.mean_wait(age)
-        for extra, age in epochs.boundaries(timer.stamps, durations, step)
+    # full-size arrays, each without its idle wait: the prediction adds the iterator waits at
+    # the real run's ages (``with_teardown``)
+    readings = [
+        *phase.train_overhead_readings,
+        *epochs.boundaries(timer.stamps, durations, step),
     ]
-    readings = [*phase.train_overhead_readings, *crossed]
     if readings:
         phase = replace(phase, train_overhead=max(0.0, stats.bounded_mean(readings)))
     measured = _predict(config, steady, stats.drift(steady_steps), phase, startup)

@@ -38,6 +38,22 @@ class Stamps:
     test_ends: list[float] = field(default_factory=list)
     test_batch_ends: list[list[float]] = field(default_factory=list)
     """Per validation pass, the end of each validation step."""
+    cpu: dict[str, list[float]] = field(default_factory=dict)
+    """Process CPU seconds (``time.process_time``) at the same stamps, by the name of the list
+    (``train_ends``, ``epoch_begins``, ``epoch_ends``, ``test_begins``, ``test_ends``); empty
+    when not taken. Wall time that passed with no CPU in use is a wait (``probes.teardown``)."""
+
+    def idle(self, name: str, index: int, since: str, since_index: int) -> float:
+        """Seconds without CPU between two stamps (0 when CPU times were not taken)."""
+        if name not in self.cpu or since not in self.cpu:
+            return 0.0
+        wall = getattr(self, name)[index] - getattr(self, since)[since_index]
+        used = self.cpu[name][index] - self.cpu[since][since_index]
+        return max(0.0, wall - used)
+
+    def step_idle(self, i: int) -> float:
+        """Seconds without CPU in training step ``i`` (from the previous step's end)."""
+        return self.idle("train_ends", i, "train_ends", i - 1) if i > 0 else 0.0
 
     @property
     def setup_seconds(self) -> float:
@@ -105,19 +121,24 @@ def make_timer(rule: StopRule | None) -> Any:
             self._epoch = 0
             self._last_check = 0.0
 
+        def _stamp(self, name: str) -> float:
+            now = time.perf_counter()
+            getattr(self.stamps, name).append(now)
+            self.stamps.cpu.setdefault(name, []).append(time.process_time())
+            return now
+
         def on_train_begin(self, logs: Any = None) -> None:
             self.stamps.train_begin = time.perf_counter()
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             self._epoch = epoch
-            self.stamps.epoch_begins.append(time.perf_counter())
+            self._stamp("epoch_begins")
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            self.stamps.epoch_ends.append(time.perf_counter())
+            self._stamp("epoch_ends")
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            now = time.perf_counter()
-            self.stamps.train_ends.append(now)
+            now = self._stamp("train_ends")
             self.stamps.train_epochs.append(self._epoch)
             if rule is None or now - self._last_check < CHECK_EVERY_SECONDS:
                 return
@@ -125,14 +146,14 @@ def make_timer(rule: StopRule | None) -> Any:
             self._apply(rule, now)
 
         def on_test_begin(self, logs: Any = None) -> None:
-            self.stamps.test_begins.append(time.perf_counter())
+            self._stamp("test_begins")
             self.stamps.test_batch_ends.append([])
 
         def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
             self.stamps.test_batch_ends[-1].append(time.perf_counter())
 
         def on_test_end(self, logs: Any = None) -> None:
-            self.stamps.test_ends.append(time.perf_counter())
+            self._stamp("test_ends")
 
         def _apply(self, rule: StopRule, now: float) -> None:
             if rule.cancel is not None and rule.cancel.is_set():
