@@ -97,6 +97,9 @@ class WorkloadFacts:
     recurrent_flops_per_step: float = 0.0
     """Training FLOPs per sample of one time step of one direction, over the recurrent layers:
     the arithmetic the recurrence serialises (0 when not known: latency alone is modelled)."""
+    tokens: int = 0
+    """Tokens per sample of a transformer (0 otherwise): its matrix products are batch x tokens
+    rows wide, and run at the machine's ``matmul_flops``."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
             recurrent_flops_per_step(cell, hidden, inputs, 1)
             for cell, inputs, hidden in _RECURRENT_LAYERS.get(workload.id, ())
         ),
+        tokens=workload.transformer.sequence if workload.transformer is not None else 0,
     )
 
 
@@ -207,8 +211,10 @@ def step_parts(
     if machine.half_precision:
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
-    # Small per-replica batches leave wide machines idle: efficiency saturates with the batch.
-    occupancy = per_replica / (per_replica + _half_occupancy_batch(facts, machine, calibration))
+    # Small per-replica batches leave wide machines idle: efficiency saturates with the width of
+    # the products (the batch; a transformer's batch x tokens rows).
+    width = per_replica * max(facts.tokens, 1)
+    occupancy = width / (width + _half_occupancy_batch(facts, machine, calibration))
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
     recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
     sequential = (
@@ -218,13 +224,25 @@ def step_parts(
     )
     return Parts(
         overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
-        compute=flops / (machine.compute_flops * occupancy) if flops else 0.0,
+        compute=flops / (_matmul_rate(facts, machine) * occupancy) if flops else 0.0,
         memory=memory_bytes / machine.bandwidth,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
     )
+
+
+def _matmul_rate(facts: WorkloadFacts, machine: Machine) -> float:
+    """FLOP/s of the workload's matrix products: a transformer's wide GEMMs reach the same share
+    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``.
+
+    Its compute and memory parts are added, not overlapped (a roofline's max): the activation
+    traffic is softmax, dropout, LayerNorm, GELU, bias and residual kernels that run between the
+    GEMMs, each memory-bound on its own (the max fits the published rows worse: BENCHMARKS.md)."""
+    if facts.tokens and machine.matmul_flops:
+        return machine.matmul_flops
+    return machine.compute_flops
 
 
 def _half_occupancy_batch(
