@@ -195,7 +195,12 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
 def step_parts(
     facts: WorkloadFacts, machine: Machine, batch_size: int, calibration: Calibration
 ) -> Parts:
-    """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``."""
+    """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``.
+
+    Compute and memory add up, for a transformer too rather than overlapping (a roofline's max):
+    its activation traffic is softmax, dropout, LayerNorm, GELU, bias and residual kernels that
+    run between the GEMMs, each memory-bound by itself; the max fits the published BERT rows
+    worse (``benchmarks/transformer_step_variants.py``)."""
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
     recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
@@ -235,11 +240,7 @@ def step_parts(
 
 def _matmul_rate(facts: WorkloadFacts, machine: Machine) -> float:
     """FLOP/s of the workload's matrix products: a transformer's wide GEMMs reach the same share
-    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``.
-
-    Its compute and memory parts are added, not overlapped (a roofline's max): the activation
-    traffic is softmax, dropout, LayerNorm, GELU, bias and residual kernels that run between the
-    GEMMs, each memory-bound on its own (the max fits the published rows worse: BENCHMARKS.md)."""
+    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``."""
     if facts.tokens and machine.matmul_flops:
         return machine.matmul_flops
     return machine.compute_flops
