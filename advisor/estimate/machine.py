@@ -68,6 +68,13 @@ class Machine:
     aside."""
     recurrent_flops: float = 0.0
     """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``compute_flops``)."""
+    matmul_flops: float = 0.0
+    """FLOP/s of wide dense matrix products (a transformer's, as wide as batch x tokens), per
+    replica: on a GPU the kernel path's datasheet peak at the CUDA-core efficiency
+    (``gpu_efficiency``) whichever unit runs it; 0: ``compute_flops``. The lower
+    ``tensor_efficiency`` of ``compute_flops`` is fitted on convnets (cuDNN convolutions at the
+    seed's channel counts); a transformer's GEMMs reach the same share of the tensor-core peak
+    as of the CUDA-core one (docs/PREDICTION.md, "Transformers")."""
     recurrent_call_s: float = 0.0
     """Fixed cost of one recurrent layer call, one direction (cuDNN's per-call set-up)."""
     replicas: int = 1
@@ -182,6 +189,7 @@ def accelerator_machine(
         kind="gpu",
         label=f"{count}x {name}" if count > 1 else name,
         compute_flops=peak * 1e12 * efficiency,
+        matmul_flops=peak * 1e12 * calibration.gpu_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         overhead_s=calibration.gpu_overhead_s,
         cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,

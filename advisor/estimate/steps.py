@@ -100,6 +100,9 @@ class WorkloadFacts:
     cudnn_rnn: bool = True
     """Every recurrent layer can run cuDNN's fused kernel on a GPU; False when one runs Keras's
     generic per-step loop there (a SimpleRNN, an LSTM with a non-default activation, ...)."""
+    tokens: int = 0
+    """Tokens per sample of a transformer (0 otherwise): its matrix products are batch x tokens
+    rows wide, and run at the machine's ``matmul_flops``."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
             recurrent_flops_per_step(cell, hidden, inputs, 1)
             for cell, inputs, hidden in _RECURRENT_LAYERS.get(workload.id, ())
         ),
+        tokens=workload.transformer.sequence if workload.transformer is not None else 0,
     )
 
 
@@ -194,7 +198,12 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
 def step_parts(
     facts: WorkloadFacts, machine: Machine, batch_size: int, calibration: Calibration
 ) -> Parts:
-    """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``."""
+    """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``.
+
+    Compute and memory add up, for a transformer too rather than overlapping (a roofline's max):
+    its activation traffic is softmax, dropout, LayerNorm, GELU, bias and residual kernels that
+    run between the GEMMs, each memory-bound by itself; the max fits the published BERT rows
+    worse (``benchmarks/transformer_step_variants.py``)."""
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
     recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
@@ -210,8 +219,10 @@ def step_parts(
     if machine.half_precision:
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
-    # Small per-replica batches leave wide machines idle: efficiency saturates with the batch.
-    occupancy = per_replica / (per_replica + _half_occupancy_batch(facts, machine, calibration))
+    # Small per-replica batches leave wide machines idle: efficiency saturates with the width of
+    # the products (the batch; a transformer's batch x tokens rows).
+    width = per_replica * max(facts.tokens, 1)
+    occupancy = width / (width + _half_occupancy_batch(facts, machine, calibration))
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
     recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
     sequential = (
@@ -221,13 +232,21 @@ def step_parts(
     )
     return Parts(
         overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
-        compute=flops / (machine.compute_flops * occupancy) if flops else 0.0,
+        compute=flops / (_matmul_rate(facts, machine) * occupancy) if flops else 0.0,
         memory=memory_bytes / machine.bandwidth,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
     )
+
+
+def _matmul_rate(facts: WorkloadFacts, machine: Machine) -> float:
+    """FLOP/s of the workload's matrix products: a transformer's wide GEMMs reach the same share
+    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``."""
+    if facts.tokens and machine.matmul_flops:
+        return machine.matmul_flops
+    return machine.compute_flops
 
 
 def _half_occupancy_batch(
