@@ -28,7 +28,6 @@ without progress, billed. Checkpoint writes themselves are not counted (seconds 
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Protocol
@@ -37,7 +36,7 @@ from advisor.recommend import spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, FallbackPlan, Outcome
 from pricing.offers import Rentable
-from pricing.spot_risk import SpotRisk, ZoneRisk
+from pricing.spot_risk import SpotRisk
 
 SAMPLES = 128
 """Monte Carlo samples per fallback plan (stratified over the training time's quantiles)."""
@@ -57,28 +56,18 @@ class SpotProcess(Protocol):
 
 
 class FittedSpells:
-    """Alternating Weibull spells of one zone: available with the zone's availability at 0."""
+    """Alternating Weibull spells of one zone, available with the zone's availability at 0: the
+    spells of one Monte Carlo sample (``spot.Spells``, drawn once and shared)."""
 
-    def __init__(self, zone: ZoneRisk, rng: random.Random) -> None:
-        self.zone, self.rng = zone, rng
-        self.available = rng.random() < zone.availability
-        shape, scale = (
-            (zone.up_shape, zone.up_scale_seconds)
-            if self.available
-            else (zone.down_shape, zone.down_scale_seconds)
-        )
-        self.until = spot.residual(rng, shape, scale)  # found under way at time 0
-
-    def _spell(self) -> float:
-        z = self.zone
-        if self.available:
-            return spot.weibull(self.rng, z.up_shape, z.up_scale_seconds)
-        return spot.weibull(self.rng, z.down_shape, z.down_scale_seconds)
+    def __init__(self, sample: spot.Spells) -> None:
+        self.available = sample.available
+        self._lengths = iter(sample)
+        self.until = next(self._lengths)  # what is left of the spell found under way at time 0
 
     def at(self, t: float) -> tuple[bool, float]:
         while self.until <= t:
             self.available = not self.available
-            self.until += self._spell()
+            self.until += next(self._lengths)
         return self.available, self.until
 
 
@@ -187,13 +176,13 @@ def simulate(
     """The plan over the log-normal training time (stratified) and the family's zones (sample i in
     zone i mod zones), fixed seed: the same inputs, the same answer."""
     normal = NormalDist()
+    table = spot.spells(risk.zones, samples)
+    taus = [spot.young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
     runs = []
     for i in range(samples):
-        zone = risk.zones[i % len(risk.zones)]
-        tau = spot.young_interval(checkpoint, 3600 / zone.mean_life_seconds)
         work = median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma)
-        process = FittedSpells(zone, spot.sample_rng(i))
-        runs.append(run(work, plan, deadline, restart, tau, process))
+        process = FittedSpells(table[i])
+        runs.append(run(work, plan, deadline, restart, taus[i % len(taus)], process))
     machine = [r.spot_seconds + r.on_demand_seconds for r in runs]
     share = sum(r.on_demand_seconds for r in runs) / max(sum(machine), 1e-9)
     return Simulated(

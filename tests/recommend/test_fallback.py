@@ -189,3 +189,39 @@ def test_emit_writes_the_plan_of_a_chosen_fallback(tmp_path: Path) -> None:
     assert float(body["envs"]["ADVISOR_PLAN_WORK_HOURS"]) == pytest.approx(
         rec.best.outcome.fallback.plan_seconds / HOUR, abs=1e-3
     )
+
+
+class FreshSpells:
+    """The fitted spells as drawn before they were kept: from the sample's own fresh stream."""
+
+    def __init__(self, zone: ZoneRisk, stream: int) -> None:
+        self.zone, self.rng = zone, spot.sample_rng(stream)
+        self.available = self.rng.random() < zone.availability
+        self.until = spot.residual(self.rng, *self._shape())
+
+    def _shape(self) -> tuple[float, float]:
+        z = self.zone
+        return (
+            (z.up_shape, z.up_scale_seconds)
+            if self.available
+            else (z.down_shape, z.down_scale_seconds)
+        )
+
+    def at(self, t: float) -> tuple[bool, float]:
+        while self.until <= t:
+            self.available = not self.available
+            self.until += spot.weibull(self.rng, *self._shape())
+        return self.available, self.until
+
+
+def test_kept_spells_replay_the_fresh_draws_exactly() -> None:
+    z = ZoneRisk("z", 0.5, 0.6, 0.5 * HOUR, 0.7, 0.3 * HOUR, 2.0)
+    sample = spot.spells((z,), 4)
+    for stream in range(4):
+        for work, deadline in ((2 * HOUR, 2.2 * HOUR), (150 * HOUR, 300 * HOUR)):
+            kept = fallback.run(
+                work, work, deadline, 300, 900, fallback.FittedSpells(sample[stream])
+            )
+            fresh = fallback.run(work, work, deadline, 300, 900, FreshSpells(z, stream))
+            assert kept == fresh
+    assert any(len(s.lengths) == spot.CACHED_SPELLS for s in sample)  # the long runs went past
