@@ -7,11 +7,16 @@ andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C`
 
 - ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
 - behind it: spot when one can be had, else on-demand;
-- on on-demand, go back to spot only when ahead of the line by ``2 d`` and spot is there;
-- safety net: once the work left plus ``2 d`` reaches the time left, on-demand to the end. Here
-  the margin also holds one checkpoint interval: the paper loses at most ``d`` to a preemption,
-  a run here the work since its last checkpoint. A waiting run steps exactly to the moment it
-  falls behind the line or reaches the safety net.
+- on on-demand, go back to spot only when spot is there and the line is ``2 d`` of time behind
+  (ahead by ``2 d C / D`` of work, the artifact's ``_condition2``);
+- safety net, by state as in the artifact (``rc_cr_threshold``): waiting or on on-demand, once the
+  work left plus ``2 d`` reaches the time left, on-demand to the end; on a spot machine, once a
+  preemption now could no longer be made good on on-demand: the work left, plus the work since
+  the last checkpoint (the paper loses none to a preemption, a run here loses that), plus ``d``,
+  reaches the time left. The paper stays on spot there; here the run saves and moves to
+  on-demand, which still has ``d`` to start. The crossings are exact: a waiting run steps to the
+  moment it falls behind the line or reaches its net, a run on spot to the moment it reaches its
+  net (the work left plus the unsaved work stays constant while it runs).
 
 advisor plans with a high quantile of the predicted time as ``C`` (the user's confidence
 quantile, p90 by default), not the median: the prediction's uncertainty is the slack. A job that
@@ -96,7 +101,6 @@ def run(
 ) -> Run:
     """``work`` seconds of training under ``policy`` (``plan``: the work it plans for)."""
     dt = deadline / STEPS
-    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
     t = done = since_save = overhead = 0.0
     billed = {SPOT: 0.0, ON_DEMAND: 0.0}
     mode, last_resort, preemptions = IDLE, policy == "on_demand_only", 0
@@ -106,16 +110,22 @@ def run(
             done -= since_save
             since_save, mode, preemptions = 0.0, IDLE, preemptions + 1
         if policy == "uniform_progress" and not last_resort:
-            last_resort = done >= plan or plan - done + margin >= deadline - t
-        want = _decide(policy, last_resort, mode, available, done - t * plan / deadline, restart)
+            at_risk = since_save + restart if mode == SPOT else 2 * restart
+            last_resort = done >= plan or plan - done + at_risk >= deadline - t
+        lead = done - t * plan / deadline
+        want = _decide(policy, last_resort, mode, available, lead, 2 * restart * plan / deadline)
         if want != mode:
             since_save = 0.0 if mode == SPOT else since_save  # leaving by choice: save first
             mode, overhead = want, (restart if want != IDLE else 0.0)
         step = min(dt, change - t)
-        if mode == IDLE and policy == "uniform_progress" and not last_resort:
-            # waiting changes nothing but the clock: step exactly to where the line or the
-            # safety net is reached
-            for when in (done * deadline / plan, deadline - (plan - done + margin)):
+        if policy == "uniform_progress" and not last_resort and mode != ON_DEMAND:
+            # step exactly to where the line or the safety net is reached: waiting changes
+            # nothing but the clock; on spot the work left plus the unsaved work is constant
+            if mode == IDLE:
+                crossings = (done * deadline / plan, deadline - (plan - done + 2 * restart))
+            else:
+                crossings = (deadline - (plan - done + since_save + restart),)
+            for when in crossings:
                 if when > t:
                     step = min(step, when - t)
         step = max(step, 1e-6)
@@ -129,22 +139,23 @@ def run(
             overhead -= paid
             billed[mode] += step
             done += progress
-            if mode == SPOT and math.isfinite(tau):
+            if mode == SPOT:  # (x % inf == x: without checkpoints all of it is at stake)
                 since_save = (since_save + progress) % tau
         t += step
     return Run(math.inf, billed[SPOT], billed[ON_DEMAND], preemptions)
 
 
 def _decide(
-    policy: str, last_resort: bool, mode: str, available: bool, lead: float, restart: float
+    policy: str, last_resort: bool, mode: str, available: bool, lead: float, back: float
 ) -> str:
-    """The machine to be on now (``lead``: work done minus the line ``t C / D``)."""
+    """The machine to be on now (``lead``: work done minus the line ``t C / D``; ``back``: the
+    lead at which on-demand is left for spot)."""
     if policy == "spot_only":
         return SPOT if available else IDLE
     if last_resort:
         return ON_DEMAND
     if mode == ON_DEMAND:
-        return SPOT if available and lead >= 2 * restart else ON_DEMAND
+        return SPOT if available and lead >= back else ON_DEMAND
     if available:
         return SPOT
     return IDLE if lead >= 0 else ON_DEMAND
@@ -195,14 +206,16 @@ def simulate(
 
 def switch_rule(plan: float, deadline: float, restart: float, tau: float) -> str:
     """The policy in words, with this run's numbers."""
-    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
     share = plan / deadline
+    saved = f"the work since the last checkpoint (at most {describe_seconds(tau)})"
+    unsaved = saved if math.isfinite(tau) else "all the work done on it"
     return (
         f"keep the work done at or above {share:.0%} of the time elapsed (plan: "
         f"{describe_seconds(plan)} of work in {describe_seconds(deadline)}); ahead: spot, or wait when "
         f"none can be had; behind: spot, else on-demand; leave on-demand only when "
-        f"{describe_seconds(2 * restart)} ahead; on-demand to the end once the work left plus "
-        f"{describe_seconds(margin)} reaches the time left"
+        f"{describe_seconds(2 * restart)} ahead of that; on-demand to the end once the work left "
+        f"plus {describe_seconds(2 * restart)} reaches the time left, or, on spot, the work left plus "
+        f"{unsaved} plus {describe_seconds(restart)}"
     )
 
 

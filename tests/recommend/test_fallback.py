@@ -225,3 +225,52 @@ def test_kept_spells_replay_the_fresh_draws_exactly() -> None:
             fresh = fallback.run(work, work, deadline, 300, 900, FreshSpells(z, stream))
             assert kept == fresh
     assert any(len(s.lengths) == spot.CACHED_SPELLS for s in sample)  # the long runs went past
+
+
+class Until:
+    """A spot machine is there until ``end``, then never again (a preemption at ``end``)."""
+
+    def __init__(self, end: float) -> None:
+        self.end = end
+
+    def at(self, t: float) -> tuple[bool, float]:
+        return (True, self.end) if t < self.end else (False, math.inf)
+
+
+def test_a_run_on_spot_stays_while_a_preemption_could_be_made_good() -> None:
+    # 15 min of slack, a checkpoint every minute: after the start (5 min) a preemption would cost
+    # at most 1 min of work and 5 min to start on-demand, so the run stays on spot to the end (a
+    # margin of 2 d plus a checkpoint interval, as before, sent it to on-demand at once)
+    r = fallback.run(10 * HOUR, 10 * HOUR, 10 * HOUR + 900, 300, 60, Always())
+    assert r.on_demand_seconds == 0
+    assert r.wall == pytest.approx(10 * HOUR + 300)
+
+
+@pytest.mark.parametrize("tau", [600.0, 1800.0, math.inf])
+def test_a_preemption_at_any_moment_still_meets_the_deadline(tau: float) -> None:
+    # the net on spot counts the work since the last checkpoint (all of it without checkpoints):
+    # wherever the one preemption falls, on-demand finishes in time
+    work, deadline = 10 * HOUR, 10.5 * HOUR
+    for end in [k * 331.0 for k in range(1, 115)]:
+        r = fallback.run(work, work, deadline, 300, tau, Until(end))
+        assert r.wall <= deadline, (tau, end)
+        lost = r.spot_seconds + r.on_demand_seconds - work - 2 * 300
+        if r.preemptions and not math.isfinite(tau):
+            assert lost == pytest.approx(end - 300)  # everything done on spot is redone
+
+
+def test_on_demand_is_left_for_spot_when_the_line_is_2d_of_time_behind() -> None:
+    # C / D = 1/2: the run waits 3 min, falls behind and starts on-demand (5 min without
+    # progress); on it the lead is t / 2 - 8 min. Spot is there only from 26:40 to 33:20, when
+    # the lead is 5.3-8.7 min: past 2 d C / D (5 min of work, the line 2 d of time behind),
+    # short of 2 d (10 min of work). The run goes to spot there (the artifact's rule).
+    class Window:
+        def at(self, t: float) -> tuple[bool, float]:
+            if t < 1600:
+                return False, 1600.0
+            return (True, 2000.0) if t < 2000 else (False, math.inf)
+
+    r = fallback.run(10 * HOUR, 10 * HOUR, 20 * HOUR, 300, 1800, Window())
+    assert r.spot_seconds == pytest.approx(400)
+    assert r.preemptions == 1
+    assert r.wall <= 20 * HOUR
