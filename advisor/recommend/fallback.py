@@ -121,6 +121,7 @@ def run(
         if policy == "uniform_progress" and not last_resort and mode != ON_DEMAND:
             # step exactly to where the line or the safety net is reached: waiting changes
             # nothing but the clock; on spot the work left plus the unsaved work is constant
+            crossings: tuple[float, ...]
             if mode == IDLE:
                 crossings = (done * deadline / plan, deadline - (plan - done + 2 * restart))
             else:
