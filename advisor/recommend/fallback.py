@@ -8,13 +8,14 @@ andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C`
 - ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
 - behind it: spot when one can be had, else on-demand;
 - on on-demand, go back to spot only when spot is there and the line is ``2 d`` of time behind
-  (ahead by ``2 d C / D`` of work, the artifact's ``_condition2``);
-- safety net, by state as in the artifact (``rc_cr_threshold``): waiting or on on-demand, once the
-  work left plus ``2 d`` reaches the time left, on-demand to the end; on a spot machine, once a
-  preemption now could no longer be made good on on-demand: the work left, plus the work since
-  the last checkpoint (the paper loses none to a preemption, a run here loses that), plus ``d``,
-  reaches the time left. The paper stays on spot there; here the run saves and moves to
-  on-demand, which still has ``d`` to start. The crossings are exact: a waiting run steps to the
+  (ahead by ``2 d C / D`` of work: ``_condition2`` of the artifact's
+  ``sky_spot/strategies/multi_region_rc_cr_threshold.py``);
+- safety net, by state as in that file: waiting or on on-demand, once the work left plus ``2 d``
+  reaches the time left, on-demand to the end. On a spot machine the artifact keeps it until the
+  work left plus ``d`` reaches the time left (a preemption loses no work there); here a preemption
+  loses the work since the last checkpoint, so the run leaves spot (saving first) once a
+  preemption now could no longer be made good on on-demand: once the work left, plus the unsaved
+  work, plus ``d`` reaches the time left. The crossings are exact: a waiting run steps to the
   moment it falls behind the line or reaches its net, a run on spot to the moment it reaches its
   net (the work left plus the unsaved work stays constant while it runs).
 
