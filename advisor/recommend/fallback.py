@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from statistics import NormalDist
 from typing import Protocol
 
 from advisor.recommend import spot
@@ -193,12 +192,12 @@ def simulate(
 ) -> Simulated:
     """The plan over the log-normal training time (stratified) and the family's zones (sample i in
     zone i mod zones), fixed seed: the same inputs, the same answer."""
-    normal = NormalDist()
+    z = spot.strata(samples)
     table = spot.spells(risk.zones, samples)
     taus = [spot.young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
     runs = []
     for i in range(samples):
-        work = median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma)
+        work = median * math.exp(z[i] * log_sigma)
         process = FittedSpells(table[i])
         runs.append(run(work, plan, deadline, restart, taus[i % len(taus)], process))
     machine = [r.spot_seconds + r.on_demand_seconds for r in runs]

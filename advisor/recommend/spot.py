@@ -32,6 +32,7 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -237,7 +238,6 @@ def simulate(
     Each sample walks the spells of ``spells(risk.zones, samples)``, drawn once per process and
     shared by every offer group of the family (``_walk``); the few samples the walk does not
     cover are run by ``simulate_wall`` on the sample's own stream, with the same numbers."""
-    normal = NormalDist()
     worst = median * math.exp(3 * log_sigma)
     rate = 3600 / min(z.mean_life_seconds for z in risk.zones)
     if expected_run(worst, rate, checkpoint, restart).expected_seconds > HOPELESS * worst:
@@ -245,9 +245,10 @@ def simulate(
     table = spells(risk.zones, samples)
     taus = [young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
     lease = cap_seconds if cap_seconds is not None else math.inf
+    z = strata(samples)
     runs = []
     for i in range(samples):
-        work = median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma)
+        work = median * math.exp(z[i] * log_sigma)
         tau = taus[i % len(taus)]
         walked = _walk(work, table[i], tau, checkpoint, restart, lease)
         if walked is None:
@@ -351,6 +352,14 @@ def spells(zones: tuple[ZoneRisk, ...], samples: int) -> list[Spells]:
     for i in range(len(table), samples):
         table.append(Spells(zones[i % len(zones)], i))
     return table
+
+
+@cache
+def strata(samples: int) -> tuple[float, ...]:
+    """The standard normal's quantiles at the middle of ``samples`` equal slices: the stratified
+    training times of a simulation are ``median * exp(z * log_sigma)``."""
+    normal = NormalDist()
+    return tuple(normal.inv_cdf((i + 0.5) / samples) for i in range(samples))
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
