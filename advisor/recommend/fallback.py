@@ -48,6 +48,10 @@ SAMPLES = 128
 STEPS = 400
 """Decisions at least every deadline / STEPS seconds (and at every change of spot capacity)."""
 
+NET_ROUNDING = 1e-3
+"""Seconds within which a safety net counts as reached: a run steps exactly to it, and the sum
+that finds the moment rounds otherwise than the test that reads it."""
+
 SPOT, ON_DEMAND, IDLE = "spot", "on_demand", "idle"
 POLICIES = ("uniform_progress", "spot_only", "on_demand_only")
 
@@ -113,7 +117,7 @@ def run(
             since_save, mode, preemptions = 0.0, IDLE, preemptions + 1
         if policy == "uniform_progress" and not last_resort:
             at_risk = since_save + restart if mode == SPOT else 2 * restart
-            last_resort = done >= plan or plan - done + at_risk >= deadline - t
+            last_resort = done >= plan or plan - done + at_risk >= deadline - t - NET_ROUNDING
         lead = done - t * plan / deadline
         want = _decide(policy, last_resort, mode, available, lead, 2 * restart * plan / deadline)
         if want != mode:
