@@ -32,7 +32,7 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -237,13 +237,29 @@ def simulate(
 
     Each sample walks the spells of ``spells(risk.zones, samples)``, drawn once per process and
     shared by every offer group of the family (``_walk``); the few samples the walk does not
-    cover are run by ``simulate_wall`` on the sample's own stream, with the same numbers."""
+    cover are run by ``simulate_wall`` on the sample's own stream, with the same numbers. Offer
+    groups with the same prediction, zones and billing (the same machine in bands of the
+    database's interruption rate, say) share one simulation (``_simulated``)."""
+    args = (median, log_sigma, risk.zones, checkpoint, restart, cap_seconds, samples)
+    return list(_simulated(*args))
+
+
+@lru_cache(maxsize=4096)
+def _simulated(
+    median: float,
+    log_sigma: float,
+    zones: tuple[ZoneRisk, ...],
+    checkpoint: float,
+    restart: float,
+    cap_seconds: float | None,
+    samples: int,
+) -> tuple[Sim, ...]:
     worst = median * math.exp(3 * log_sigma)
-    rate = 3600 / min(z.mean_life_seconds for z in risk.zones)
+    rate = 3600 / min(z.mean_life_seconds for z in zones)
     if expected_run(worst, rate, checkpoint, restart).expected_seconds > HOPELESS * worst:
-        return [Sim(math.inf, 0, 0.0)] * samples
-    table = spells(risk.zones, samples)
-    taus = [young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
+        return (Sim(math.inf, 0, 0.0),) * samples
+    table = spells(zones, samples)
+    taus = [young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in zones]
     lease = cap_seconds if cap_seconds is not None else math.inf
     z = strata(samples)
     runs = []
@@ -252,11 +268,11 @@ def simulate(
         tau = taus[i % len(taus)]
         walked = _walk(work, table[i], tau, checkpoint, restart, lease)
         if walked is None:
-            zone = risk.zones[i % len(risk.zones)]
+            zone = zones[i % len(zones)]
             walked = simulate_wall(work, zone, checkpoint, restart, cap_seconds, sample_rng(i))
         runs.append(walked)
     runs.sort()
-    return runs
+    return tuple(runs)
 
 
 def _walk(

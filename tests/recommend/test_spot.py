@@ -196,3 +196,17 @@ def test_spells_are_the_streams_draws_in_order() -> None:
         assert sample.available == available
         assert drawn == expected
         assert [length for length, _ in zip(sample, expected, strict=False)] == expected
+
+
+def test_groups_with_the_same_inputs_share_one_simulation() -> None:
+    # two families with equal zones (a stand-in is one): the same runs, from one simulation, and
+    # each caller gets a list of its own
+    z = (zone(0.6, 0.7, 3.0, 1.0),)
+    one, other = SpotRisk("a", "a", z, "test"), SpotRisk("b", "b", z, "test", "a stand-in")
+    args = (5 * 3600.0, 0.25)
+    first = spot.simulate(*args, one, 20.0, 300.0, None, samples=64)
+    assert first == uncached(*args, one, 20.0, 300.0, None)
+    first.clear()
+    again = spot.simulate(*args, other, 20.0, 300.0, None, samples=64)
+    assert again == uncached(*args, one, 20.0, 300.0, None)
+    assert spot.simulate(*args, one, 20.0, 300.0, 2 * 3600.0, samples=64) != again  # a cap
