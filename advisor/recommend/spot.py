@@ -244,7 +244,7 @@ def simulate(
     return list(_simulated(*args))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=512)  # ~30 kB each: a few recommendations of a few hundred groups
 def _simulated(
     median: float,
     log_sigma: float,
