@@ -2,9 +2,12 @@
 
 ``advisor.recommend.ranker.recommend`` over 100k offerings (the real seed prices cycled over
 made-up regions), a hand-built predictor standing in for the estimation layer, medians of several
-runs. Two figures: grouping the plain rows into offer groups (``pricing.offers.group_offers``,
-what a caller without the price database pays; the database stores the groups ready), and the
-engine over the groups. The whole command, price database included, is
+runs. Three figures: grouping the plain rows into offer groups (``pricing.offers.group_offers``,
+what a caller without the price database pays; the database stores the groups ready), the engine
+over the groups with the database's stated spot rates, and the engine with the measured spot risk
+the service passes (``pricing.spot_risk.shipped_risks()``: a Monte Carlo run per spot group and a
+fallback plan for the cheapest). Its first call in a process is what one command pays: the spells
+the simulations share are drawn then and kept for the process. The whole command, price database included, is
 ``benchmarks/recommend_command.py``.
 
 Run: .venv/bin/python benchmarks/recommend_speed.py [--runs 7] [--offerings 100000]
@@ -25,6 +28,7 @@ from advisor.recommend.ranker import recommend  # noqa: E402
 from advisor.recommend.recommendation import Assumptions, Constraints  # noqa: E402
 from benchmarks.recommend_seed import many_rentables, speed_predictor  # noqa: E402
 from pricing.offers import BillingRule, OfferGroup, group_offers  # noqa: E402
+from pricing.spot_risk import SpotRisks, shipped_risks  # noqa: E402
 
 RULES = {
     ("aws", "on_demand"): BillingRule("aws", "on_demand", 1, 60, None, None, 0.0, "AWS"),
@@ -37,7 +41,7 @@ CONSTRAINTS = Constraints(deadline_seconds=8 * 3600)
 ASSUMPTIONS = Assumptions(startup_seconds=20.0, checkpoint_seconds=2.3)
 
 
-def engine_seconds(groups: list[OfferGroup]) -> float:
+def engine_seconds(groups: list[OfferGroup], risks: SpotRisks | None = None) -> float:
     _, predict = speed_predictor(ONE_CORE_SECONDS)
     start = time.perf_counter()
     recommend(
@@ -47,6 +51,7 @@ def engine_seconds(groups: list[OfferGroup]) -> float:
         workload="imdb_bilstm",
         constraints=CONSTRAINTS,
         assumptions=ASSUMPTIONS,
+        spot_risks=risks,
     )
     return time.perf_counter() - start
 
@@ -62,15 +67,17 @@ def main() -> None:
         start = time.perf_counter()
         groups = group_offers(rentables)
         grouping.append(time.perf_counter() - start)
-    cold = engine_seconds(groups)
-    warm = [engine_seconds(groups) for _ in range(args.runs)]
     print(f"offerings: {len(rentables):,} in {len(groups)} groups")
     print(f"group_offers, median of {args.runs}: {statistics.median(grouping) * 1000:.0f} ms")
-    print(f"engine, first call in the process: {cold * 1000:.0f} ms")
-    print(
-        f"engine, median of {args.runs}: {statistics.median(warm) * 1000:.0f} ms "
-        f"(min {min(warm) * 1000:.0f}, max {max(warm) * 1000:.0f})"
-    )
+    risks = shipped_risks()
+    for name, table in (("measured spot risk", risks), ("stated rates", None)):
+        cold = engine_seconds(groups, table)
+        warm = [engine_seconds(groups, table) for _ in range(args.runs)]
+        print(f"engine, {name}, first call in the process: {cold * 1000:.0f} ms")
+        print(
+            f"engine, {name}, median of {args.runs} more: {statistics.median(warm) * 1000:.0f} ms "
+            f"(min {min(warm) * 1000:.0f}, max {max(warm) * 1000:.0f})"
+        )
 
 
 if __name__ == "__main__":

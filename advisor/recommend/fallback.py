@@ -7,11 +7,17 @@ andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C`
 
 - ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
 - behind it: spot when one can be had, else on-demand;
-- on on-demand, go back to spot only when ahead of the line by ``2 d`` and spot is there;
-- safety net: once the work left plus ``2 d`` reaches the time left, on-demand to the end. Here
-  the margin also holds one checkpoint interval: the paper loses at most ``d`` to a preemption,
-  a run here the work since its last checkpoint. A waiting run steps exactly to the moment it
-  falls behind the line or reaches the safety net.
+- on on-demand, go back to spot only when spot is there and the line is ``2 d`` of time behind
+  (ahead by ``2 d C / D`` of work: ``_condition2`` of the artifact's
+  ``sky_spot/strategies/multi_region_rc_cr_threshold.py``);
+- safety net, by state as in that file: waiting or on on-demand, once the work left plus ``2 d``
+  reaches the time left, on-demand to the end. On a spot machine the artifact keeps it until the
+  work left plus ``d`` reaches the time left (a preemption loses no work there); here a preemption
+  loses the work since the last checkpoint, so the run leaves spot (saving first) once a
+  preemption now could no longer be made good on on-demand: once the work left, plus the unsaved
+  work, plus ``d`` reaches the time left. The crossings are exact: a waiting run steps to the
+  moment it falls behind the line or reaches its net, a run on spot to the moment it reaches its
+  net (the work left plus the unsaved work stays constant while it runs).
 
 advisor plans with a high quantile of the predicted time as ``C`` (the user's confidence
 quantile, p90 by default), not the median: the prediction's uncertainty is the slack. A job that
@@ -28,21 +34,23 @@ without progress, billed. Checkpoint writes themselves are not counted (seconds 
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, replace
-from statistics import NormalDist
 from typing import Protocol
 
 from advisor.recommend import spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, FallbackPlan, Outcome
 from pricing.offers import Rentable
-from pricing.spot_risk import SpotRisk, ZoneRisk
+from pricing.spot_risk import SpotRisk
 
 SAMPLES = 128
 """Monte Carlo samples per fallback plan (stratified over the training time's quantiles)."""
 STEPS = 400
 """Decisions at least every deadline / STEPS seconds (and at every change of spot capacity)."""
+
+NET_ROUNDING = 1e-3
+"""Seconds within which a safety net counts as reached: a run steps exactly to it, and the sum
+that finds the moment rounds otherwise than the test that reads it."""
 
 SPOT, ON_DEMAND, IDLE = "spot", "on_demand", "idle"
 POLICIES = ("uniform_progress", "spot_only", "on_demand_only")
@@ -57,28 +65,18 @@ class SpotProcess(Protocol):
 
 
 class FittedSpells:
-    """Alternating Weibull spells of one zone: available with the zone's availability at 0."""
+    """Alternating Weibull spells of one zone, available with the zone's availability at 0: the
+    spells of one Monte Carlo sample (``spot.Spells``, drawn once and shared)."""
 
-    def __init__(self, zone: ZoneRisk, rng: random.Random) -> None:
-        self.zone, self.rng = zone, rng
-        self.available = rng.random() < zone.availability
-        shape, scale = (
-            (zone.up_shape, zone.up_scale_seconds)
-            if self.available
-            else (zone.down_shape, zone.down_scale_seconds)
-        )
-        self.until = spot.residual(rng, shape, scale)  # found under way at time 0
-
-    def _spell(self) -> float:
-        z = self.zone
-        if self.available:
-            return spot.weibull(self.rng, z.up_shape, z.up_scale_seconds)
-        return spot.weibull(self.rng, z.down_shape, z.down_scale_seconds)
+    def __init__(self, sample: spot.Spells) -> None:
+        self.available = sample.available
+        self._lengths = iter(sample)
+        self.until = next(self._lengths)  # what is left of the spell found under way at time 0
 
     def at(self, t: float) -> tuple[bool, float]:
         while self.until <= t:
             self.available = not self.available
-            self.until += self._spell()
+            self.until += next(self._lengths)
         return self.available, self.until
 
 
@@ -105,11 +103,12 @@ def run(
     process: SpotProcess,
     policy: str = "uniform_progress",
 ) -> Run:
-    """``work`` seconds of training under ``policy`` (``plan``: the work it plans for)."""
+    """``work`` seconds of training under ``policy`` (``plan``: the work it plans for).
+
+    A recommendation runs this loop some 50,000 times: comparisons stand in for ``min`` and
+    ``max`` and two sums for a dict of bills (a third off its time, the same numbers)."""
     dt = deadline / STEPS
-    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
-    t = done = since_save = overhead = 0.0
-    billed = {SPOT: 0.0, ON_DEMAND: 0.0}
+    t = done = since_save = overhead = on_spot = on_demand = 0.0
     mode, last_resort, preemptions = IDLE, policy == "on_demand_only", 0
     while t < 20 * deadline + work:
         available, change = process.at(t)
@@ -117,45 +116,56 @@ def run(
             done -= since_save
             since_save, mode, preemptions = 0.0, IDLE, preemptions + 1
         if policy == "uniform_progress" and not last_resort:
-            last_resort = done >= plan or plan - done + margin >= deadline - t
-        want = _decide(policy, last_resort, mode, available, done - t * plan / deadline, restart)
+            at_risk = since_save + restart if mode == SPOT else 2 * restart
+            last_resort = done >= plan or plan - done + at_risk >= deadline - t - NET_ROUNDING
+        lead = done - t * plan / deadline
+        want = _decide(policy, last_resort, mode, available, lead, 2 * restart * plan / deadline)
         if want != mode:
             since_save = 0.0 if mode == SPOT else since_save  # leaving by choice: save first
             mode, overhead = want, (restart if want != IDLE else 0.0)
-        step = min(dt, change - t)
-        if mode == IDLE and policy == "uniform_progress" and not last_resort:
-            # waiting changes nothing but the clock: step exactly to where the line or the
-            # safety net is reached
-            for when in (done * deadline / plan, deadline - (plan - done + margin)):
-                if when > t:
-                    step = min(step, when - t)
-        step = max(step, 1e-6)
+        step = dt if dt <= change - t else change - t
+        if policy == "uniform_progress" and not last_resort and mode != ON_DEMAND:
+            # step exactly to where the line or the safety net is reached: waiting changes
+            # nothing but the clock; on spot the work left plus the unsaved work is constant
+            crossings: tuple[float, ...]
+            if mode == IDLE:
+                crossings = (done * deadline / plan, deadline - (plan - done + 2 * restart))
+            else:
+                crossings = (deadline - (plan - done + since_save + restart),)
+            for when in crossings:
+                if when > t and when - t < step:
+                    step = when - t
+        step = step if step > 1e-6 else 1e-6
         if mode != IDLE:
-            paid = min(overhead, step)  # starting the machine: billed, no progress
+            paid = overhead if overhead < step else step  # starting the machine: no progress
             progress = step - paid
-            if done + progress >= work:  # finishes inside this step
-                used = paid + work - done
-                billed[mode] += used
-                return Run(t + used, billed[SPOT], billed[ON_DEMAND], preemptions)
+            finished = done + progress >= work  # inside this step
+            used = paid + work - done if finished else step
+            if mode == SPOT:
+                on_spot += used
+            else:
+                on_demand += used
+            if finished:
+                return Run(t + used, on_spot, on_demand, preemptions)
             overhead -= paid
-            billed[mode] += step
             done += progress
-            if mode == SPOT and math.isfinite(tau):
+            if mode == SPOT:  # (x % inf == x: without checkpoints all of it is at stake)
                 since_save = (since_save + progress) % tau
         t += step
-    return Run(math.inf, billed[SPOT], billed[ON_DEMAND], preemptions)
+    return Run(math.inf, on_spot, on_demand, preemptions)
 
 
 def _decide(
-    policy: str, last_resort: bool, mode: str, available: bool, lead: float, restart: float
+    policy: str, last_resort: bool, mode: str, available: bool, lead: float, back: float
 ) -> str:
-    """The machine to be on now (``lead``: work done minus the line ``t C / D``)."""
+    """The machine to be on now (``lead``: work done minus the line ``t C / D``; ``back``: the
+    lead at which on-demand is left for spot)."""
     if policy == "spot_only":
         return SPOT if available else IDLE
     if last_resort:
         return ON_DEMAND
     if mode == ON_DEMAND:
-        return SPOT if available and lead >= 2 * restart else ON_DEMAND
+        return SPOT if available and lead >= back else ON_DEMAND
     if available:
         return SPOT
     return IDLE if lead >= 0 else ON_DEMAND
@@ -186,14 +196,14 @@ def simulate(
 ) -> Simulated:
     """The plan over the log-normal training time (stratified) and the family's zones (sample i in
     zone i mod zones), fixed seed: the same inputs, the same answer."""
-    normal = NormalDist()
+    z = spot.strata(samples)
+    table = spot.spells(risk.zones, samples)
+    taus = [spot.young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
     runs = []
     for i in range(samples):
-        zone = risk.zones[i % len(risk.zones)]
-        tau = spot.young_interval(checkpoint, 3600 / zone.mean_life_seconds)
-        work = median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma)
-        process = FittedSpells(zone, spot.sample_rng(i))
-        runs.append(run(work, plan, deadline, restart, tau, process))
+        work = median * math.exp(z[i] * log_sigma)
+        process = FittedSpells(table[i])
+        runs.append(run(work, plan, deadline, restart, taus[i % len(taus)], process))
     machine = [r.spot_seconds + r.on_demand_seconds for r in runs]
     share = sum(r.on_demand_seconds for r in runs) / max(sum(machine), 1e-9)
     return Simulated(
@@ -206,14 +216,16 @@ def simulate(
 
 def switch_rule(plan: float, deadline: float, restart: float, tau: float) -> str:
     """The policy in words, with this run's numbers."""
-    margin = 2 * restart + (tau if math.isfinite(tau) else 0.0)
     share = plan / deadline
+    saved = f"the work since the last checkpoint (at most {describe_seconds(tau)})"
+    unsaved = saved if math.isfinite(tau) else "all the work done on it"
     return (
         f"keep the work done at or above {share:.0%} of the time elapsed (plan: "
         f"{describe_seconds(plan)} of work in {describe_seconds(deadline)}); ahead: spot, or wait when "
         f"none can be had; behind: spot, else on-demand; leave on-demand only when "
-        f"{describe_seconds(2 * restart)} ahead; on-demand to the end once the work left plus "
-        f"{describe_seconds(margin)} reaches the time left"
+        f"{describe_seconds(2 * restart)} ahead of that; on-demand to the end once the work left "
+        f"plus {describe_seconds(2 * restart)} reaches the time left, or, on spot, the work left plus "
+        f"{unsaved} plus {describe_seconds(restart)}"
     )
 
 

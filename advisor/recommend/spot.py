@@ -30,7 +30,9 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -231,25 +233,149 @@ def simulate(
     samples: int = SAMPLES,
 ) -> list[Sim]:
     """Simulated runs, sorted by wall time, over a log-normal training time (stratified over its
-    quantiles) and the family's zones (an equal mixture: sample i runs in zone i mod zones)."""
-    normal = NormalDist()
+    quantiles) and the family's zones (an equal mixture: sample i runs in zone i mod zones).
+
+    Each sample walks the spells of ``spells(risk.zones, samples)``, drawn once per process and
+    shared by every offer group of the family (``_walk``); the few samples the walk does not
+    cover are run by ``simulate_wall`` on the sample's own stream, with the same numbers. Offer
+    groups with the same prediction, zones and billing (the same machine in bands of the
+    database's interruption rate, say) share one simulation (``_simulated``)."""
+    args = (median, log_sigma, risk.zones, checkpoint, restart, cap_seconds, samples)
+    return list(_simulated(*args))
+
+
+@lru_cache(maxsize=512)  # ~30 kB each: a few recommendations of a few hundred groups
+def _simulated(
+    median: float,
+    log_sigma: float,
+    zones: tuple[ZoneRisk, ...],
+    checkpoint: float,
+    restart: float,
+    cap_seconds: float | None,
+    samples: int,
+) -> tuple[Sim, ...]:
     worst = median * math.exp(3 * log_sigma)
-    rate = 3600 / min(z.mean_life_seconds for z in risk.zones)
+    rate = 3600 / min(z.mean_life_seconds for z in zones)
     if expected_run(worst, rate, checkpoint, restart).expected_seconds > HOPELESS * worst:
-        return [Sim(math.inf, 0, 0.0)] * samples
-    runs = [
-        simulate_wall(
-            median * math.exp(normal.inv_cdf((i + 0.5) / samples) * log_sigma),
-            risk.zones[i % len(risk.zones)],
-            checkpoint,
-            restart,
-            cap_seconds,
-            sample_rng(i),
-        )
-        for i in range(samples)
-    ]
+        return (Sim(math.inf, 0, 0.0),) * samples
+    table = spells(zones, samples)
+    taus = [young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in zones]
+    lease = cap_seconds if cap_seconds is not None else math.inf
+    z = strata(samples)
+    runs = []
+    for i in range(samples):
+        work = median * math.exp(z[i] * log_sigma)
+        tau = taus[i % len(taus)]
+        walked = _walk(work, table[i], tau, checkpoint, restart, lease)
+        if walked is None:
+            zone = zones[i % len(zones)]
+            walked = simulate_wall(work, zone, checkpoint, restart, cap_seconds, sample_rng(i))
+        runs.append(walked)
     runs.sort()
-    return runs
+    return tuple(runs)
+
+
+def _walk(
+    work: float, sample: Spells, tau: float, checkpoint: float, restart: float, lease: float
+) -> Sim | None:
+    """``simulate_wall`` over the sample's kept spells (the same numbers in the same order), or
+    None where it would need more than are kept or a machine reaches its lifetime cap (after
+    one, ``simulate_wall`` draws a lifetime where the spells hold a wait): ``simulate_wall``
+    runs that sample."""
+    if tau >= work:
+        tau = math.inf
+    segment = tau + checkpoint
+    remaining, wall, waited, count = work, 0.0, 0.0, 0
+    lengths, k = sample.lengths, 0
+    if not sample.available:
+        waited = lengths[0] if lengths else sample.spell(0)
+        wall += waited
+        k = 1
+    while k + 1 < CACHED_SPELLS:
+        saves = math.ceil(remaining / tau) - 1 if tau < math.inf else 0
+        finish = remaining + saves * checkpoint
+        up = lengths[k] if k < len(lengths) else sample.spell(k)
+        if finish <= up and finish <= lease:
+            return Sim(wall + finish, count, waited)
+        if up >= lease:
+            return None
+        done = math.floor(up / segment) * tau if tau < math.inf else 0.0
+        wait = lengths[k + 1] if k + 1 < len(lengths) else sample.spell(k + 1)
+        wall += up + wait + restart
+        waited += wait
+        count += 1
+        remaining -= done
+        k += 2
+    return None
+
+
+CACHED_SPELLS = 256
+"""Spells kept per sample (128 lifetimes and waits); a run that needs more draws them again."""
+
+
+class Spells:
+    """The spot capacity Monte Carlo sample ``stream`` sees in ``zone``: whether a machine is
+    there at time 0, then the lengths of alternating spells (available, not, ...; the first is
+    what is left of a spell found under way, ``residual``), in the order ``simulate_wall`` and
+    ``fallback.FittedSpells`` draw them from the sample's stream. The first ``CACHED_SPELLS``
+    are kept: a spell depends on the zone and the sample, never on the job, so every offer
+    group of a family and every plan reuses them instead of drawing its own (the draws cost more
+    than the runs)."""
+
+    __slots__ = ("_rng", "available", "lengths", "stream", "zone")
+
+    def __init__(self, zone: ZoneRisk, stream: int) -> None:
+        self.zone, self.stream = zone, stream
+        self._rng = sample_rng(stream)
+        self.available = self._rng.random() < zone.availability
+        self.lengths: list[float] = []
+
+    def spell(self, k: int) -> float:
+        """Spell ``k`` (k < ``CACHED_SPELLS``), drawn with those before it if not yet kept."""
+        while len(self.lengths) <= k:
+            self.lengths.append(self._draw(self._rng, len(self.lengths)))
+        return self.lengths[k]
+
+    def __iter__(self) -> Iterator[float]:
+        """Every spell in order: the kept ones, then the same stream drawn again past them."""
+        for k in range(CACHED_SPELLS):
+            yield self.spell(k)
+        rng = sample_rng(self.stream)
+        rng.random()
+        for skipped in range(CACHED_SPELLS):
+            self._draw(rng, skipped)
+        k = CACHED_SPELLS
+        while True:
+            yield self._draw(rng, k)
+            k += 1
+
+    def _draw(self, rng: random.Random, k: int) -> float:
+        z = self.zone
+        if (k % 2 == 0) == self.available:
+            shape, scale = z.up_shape, z.up_scale_seconds
+        else:
+            shape, scale = z.down_shape, z.down_scale_seconds
+        return residual(rng, shape, scale) if k == 0 else weibull(rng, shape, scale)
+
+
+_SPELLS: dict[tuple[ZoneRisk, ...], list[Spells]] = {}
+
+
+def spells(zones: tuple[ZoneRisk, ...], samples: int) -> list[Spells]:
+    """The spells of samples 0..``samples``-1 of a family (sample i in zone i mod zones), kept
+    for the process: the same zones, the same spells, whichever family or option asks."""
+    table = _SPELLS.setdefault(zones, [])
+    for i in range(len(table), samples):
+        table.append(Spells(zones[i % len(zones)], i))
+    return table
+
+
+@cache
+def strata(samples: int) -> tuple[float, ...]:
+    """The standard normal's quantiles at the middle of ``samples`` equal slices: the stratified
+    training times of a simulation are ``median * exp(z * log_sigma)``."""
+    normal = NormalDist()
+    return tuple(normal.inv_cdf((i + 0.5) / samples) for i in range(samples))
 
 
 def quantile(sorted_values: list[float], q: float) -> float:

@@ -189,3 +189,104 @@ def test_emit_writes_the_plan_of_a_chosen_fallback(tmp_path: Path) -> None:
     assert float(body["envs"]["ADVISOR_PLAN_WORK_HOURS"]) == pytest.approx(
         rec.best.outcome.fallback.plan_seconds / HOUR, abs=1e-3
     )
+
+
+class FreshSpells:
+    """The fitted spells as drawn before they were kept: from the sample's own fresh stream."""
+
+    def __init__(self, zone: ZoneRisk, stream: int) -> None:
+        self.zone, self.rng = zone, spot.sample_rng(stream)
+        self.available = self.rng.random() < zone.availability
+        self.until = spot.residual(self.rng, *self._shape())
+
+    def _shape(self) -> tuple[float, float]:
+        z = self.zone
+        return (
+            (z.up_shape, z.up_scale_seconds)
+            if self.available
+            else (z.down_shape, z.down_scale_seconds)
+        )
+
+    def at(self, t: float) -> tuple[bool, float]:
+        while self.until <= t:
+            self.available = not self.available
+            self.until += spot.weibull(self.rng, *self._shape())
+        return self.available, self.until
+
+
+def test_kept_spells_replay_the_fresh_draws_exactly() -> None:
+    z = ZoneRisk("z", 0.5, 0.6, 0.5 * HOUR, 0.7, 0.3 * HOUR, 2.0)
+    sample = spot.spells((z,), 4)
+    for stream in range(4):
+        for work, deadline in ((2 * HOUR, 2.2 * HOUR), (150 * HOUR, 300 * HOUR)):
+            kept = fallback.run(
+                work, work, deadline, 300, 900, fallback.FittedSpells(sample[stream])
+            )
+            fresh = fallback.run(work, work, deadline, 300, 900, FreshSpells(z, stream))
+            assert kept == fresh
+    assert any(len(s.lengths) == spot.CACHED_SPELLS for s in sample)  # the long runs went past
+
+
+class Until:
+    """A spot machine is there until ``end``, then never again (a preemption at ``end``)."""
+
+    def __init__(self, end: float) -> None:
+        self.end = end
+
+    def at(self, t: float) -> tuple[bool, float]:
+        return (True, self.end) if t < self.end else (False, math.inf)
+
+
+def test_a_run_on_spot_stays_while_a_preemption_could_be_made_good() -> None:
+    # 15 min of slack, a checkpoint every minute: after the start (5 min) a preemption would cost
+    # at most 1 min of work and 5 min to start on-demand, so the run stays on spot to the end (a
+    # margin of 2 d plus a checkpoint interval, as before, sent it to on-demand at once)
+    r = fallback.run(10 * HOUR, 10 * HOUR, 10 * HOUR + 900, 300, 60, Always())
+    assert r.on_demand_seconds == 0
+    assert r.wall == pytest.approx(10 * HOUR + 300)
+
+
+@pytest.mark.parametrize("tau", [600.0, 1800.0, math.inf])
+def test_a_preemption_at_any_moment_still_meets_the_deadline(tau: float) -> None:
+    # the net on spot counts the work since the last checkpoint (all of it without checkpoints):
+    # wherever the one preemption falls, on-demand finishes in time
+    work, deadline = 10 * HOUR, 10.5 * HOUR
+    for end in [k * 331.0 for k in range(1, 115)]:
+        r = fallback.run(work, work, deadline, 300, tau, Until(end))
+        assert r.wall <= deadline, (tau, end)
+        lost = r.spot_seconds + r.on_demand_seconds - work - 2 * 300
+        if r.preemptions and not math.isfinite(tau):
+            assert lost == pytest.approx(end - 300)  # everything done on spot is redone
+
+
+def test_on_demand_is_left_for_spot_when_the_line_is_2d_of_time_behind() -> None:
+    # C / D = 1/2: the run waits 3 min, falls behind and starts on-demand (5 min without
+    # progress); on it the lead is t / 2 - 8 min. Spot is there only from 26:40 to 33:20, when
+    # the lead is 5.3-8.7 min: past 2 d C / D (5 min of work, the line 2 d of time behind),
+    # short of 2 d (10 min of work). The run goes to spot there (the artifact's rule).
+    class Window:
+        def at(self, t: float) -> tuple[bool, float]:
+            if t < 1600:
+                return False, 1600.0
+            return (True, 2000.0) if t < 2000 else (False, math.inf)
+
+    r = fallback.run(10 * HOUR, 10 * HOUR, 20 * HOUR, 300, 1800, Window())
+    assert r.spot_seconds == pytest.approx(400)
+    assert r.preemptions == 1
+    assert r.wall <= 20 * HOUR
+
+
+def test_the_net_on_spot_is_kept_to_the_second() -> None:
+    # a replayed K80 job (8 h, deadline 10 h): on-demand, then a 10 min spot spell that starts
+    # with 15 min of slack, preempted 3 s after the moment a preemption could no longer be made
+    # good. The run must leave spot at that moment, found by one sum and tested by another: a
+    # rounding error between them cost this deadline by 3 s.
+    from benchmarks.spot_replay import TraceProcess
+    from benchmarks.spot_traces_derive import committed_traces
+
+    family = "aws-k80-availability-2022-10"
+    part = next(t for t in committed_traces() if t.family == family and len(t.ticks) > 1)
+    process = TraceProcess(part, 1177318.0836255802)
+    r = fallback.run(8 * HOUR, 8 * HOUR, 10 * HOUR, 300, 848.9593473639162, process)
+    assert r.wall <= 10 * HOUR
+    assert r.preemptions == 3  # it left spot before the last one

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import pytest
 
@@ -136,3 +137,76 @@ def test_a_family_is_an_equal_mixture_of_its_zones() -> None:
     # the good zone (mean life 1000 h) is almost never preempted in 10 h, the bad one often
     quiet = sum(1 for r in runs if r.preemptions == 0)
     assert 40 <= quiet <= 55
+
+
+def uncached(
+    median: float,
+    sigma: float,
+    risk: SpotRisk,
+    checkpoint: float,
+    restart: float,
+    cap: float | None,
+) -> list[spot.Sim]:
+    """The simulation as it was before spells were kept: each sample draws its own spells from a
+    fresh stream (``simulate_wall``), the reference the kept spells must reproduce exactly."""
+    runs = [
+        spot.simulate_wall(
+            median * math.exp(NormalDist().inv_cdf((i + 0.5) / 64) * sigma),
+            risk.zones[i % len(risk.zones)],
+            checkpoint,
+            restart,
+            cap,
+            spot.sample_rng(i),
+        )
+        for i in range(64)
+    ]
+    return sorted(runs)
+
+
+@pytest.mark.parametrize(
+    ("work_hours", "cap_hours"),
+    [(0.5, None), (10, None), (10, 4.0), (60, 24.0), (200, None)],
+)
+def test_kept_spells_give_exactly_the_fresh_draws(
+    work_hours: float, cap_hours: float | None
+) -> None:
+    # two zones, one with capacity half the time and short heavy-tailed lives: runs of 200 h need
+    # more spells than are kept, runs of 10 h under a 4 h cap take the other path after a cap
+    risk = SpotRisk("k", "k", (zone(0.5, 0.6, 1.0, 0.5), zone(0.9, 0.8, 6.0, 2.0)), "test")
+    cap = cap_hours * 3600 if cap_hours else None
+    args = (work_hours * 3600, 0.3, risk, 20.0, 300.0, cap)
+    first = spot.simulate(*args, samples=64)
+    assert first == uncached(*args)
+    assert spot.simulate(*args, samples=64) == first  # the kept spells are not used up
+    assert any(run.preemptions for run in first)
+
+
+def test_spells_are_the_streams_draws_in_order() -> None:
+    z = zone(0.4, 0.7, 2.0, 1.0)
+    for stream in (0, 7):
+        rng = spot.sample_rng(stream)
+        available = rng.random() < z.availability
+        up, down = (z.up_shape, z.up_scale_seconds), (z.down_shape, z.down_scale_seconds)
+        expected = [spot.residual(rng, *(up if available else down))]
+        for k in range(1, spot.CACHED_SPELLS + 40):  # past the kept ones
+            state_up = (k % 2 == 0) == available
+            expected.append(spot.weibull(rng, *(up if state_up else down)))
+        sample = spot.Spells(z, stream)
+        drawn = [length for length, _ in zip(sample, expected, strict=False)]
+        assert sample.available == available
+        assert drawn == expected
+        assert [length for length, _ in zip(sample, expected, strict=False)] == expected
+
+
+def test_groups_with_the_same_inputs_share_one_simulation() -> None:
+    # two families with equal zones (a stand-in is one): the same runs, from one simulation, and
+    # each caller gets a list of its own
+    z = (zone(0.6, 0.7, 3.0, 1.0),)
+    one, other = SpotRisk("a", "a", z, "test"), SpotRisk("b", "b", z, "test", "a stand-in")
+    args = (5 * 3600.0, 0.25)
+    first = spot.simulate(*args, one, 20.0, 300.0, None, samples=64)
+    assert first == uncached(*args, one, 20.0, 300.0, None)
+    first.clear()
+    again = spot.simulate(*args, other, 20.0, 300.0, None, samples=64)
+    assert again == uncached(*args, one, 20.0, 300.0, None)
+    assert spot.simulate(*args, one, 20.0, 300.0, 2 * 3600.0, samples=64) != again  # a cap
