@@ -132,6 +132,9 @@ def summary(rows: dict[str, list[dict]], names: list[str]) -> dict[str, float]:
         "worst_case": max(cases, key=abs),
         "coverage80": sum(held) / len(held),
         "half_width80": statistics.median(interval80(p)[2] for p in pairs),
+        "median_signed_without_teardown": statistics.median(
+            (p["probe"]["fit"] - p["probe"]["teardown"]) / p["real"]["fit"] - 1 for p in pairs
+        ),
         "one_sided_cases": sum(
             all(pair_error(p) > 0.10 for p in rows[n])
             or all(pair_error(p) < -0.10 for p in rows[n])
@@ -161,8 +164,9 @@ def table(rows: dict[str, list[dict]]) -> str:
     groups = {"all": list(rows), "zoo (in the teardown fit)": [n for n in rows if n not in HELD_OUT],
               "user models (held out)": [n for n in rows if n in HELD_OUT]}  # fmt: skip
     lines += ["", "| cases | pairs | median signed error | median abs error (cases) | worst case "
-              "| cases one-sided > 10% | 80% interval holds | median half-width |",
-              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "| cases one-sided > 10% | 80% interval holds | median half-width "
+              "| median signed error without the teardown term |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for label, names in groups.items():
         if not names:
             continue
@@ -170,7 +174,7 @@ def table(rows: dict[str, list[dict]]) -> str:
         lines.append(
             f"| {label} | {s['pairs']} | {s['median_signed']:+.1%} | {s['median_abs_case']:.1%} | "
             f"{s['worst_case']:+.1%} | {s['one_sided_cases']} | {s['coverage80']:.0%} | "
-            f"{s['half_width80']:.0%} |"
+            f"{s['half_width80']:.0%} | {s['median_signed_without_teardown']:+.1%} |"
         )
     return "\n".join(lines)
 

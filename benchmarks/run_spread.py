@@ -8,7 +8,7 @@ cases are fitted: the user models stay out, so the interval's coverage on them i
 figure. For comparison it also prints the two pooled within-case spreads (real runs among
 themselves, probes among themselves) and their quadrature sum, the older estimate.
 
-    .venv/bin/python benchmarks/run_spread.py [FILE]
+    .venv/bin/python benchmarks/run_spread.py [FILE ...]
 """
 
 from __future__ import annotations
@@ -34,9 +34,12 @@ def pooled(groups: list[list[float]]) -> float:
 
 
 def main(argv: list[str]) -> None:
-    path = Path(argv[0]) if argv else ROOT / "benchmarks" / "local_accuracy.json"
-    cases = {name: runs for name, runs in json.loads(path.read_text()).items()
-             if not name.startswith("user_")}  # fmt: skip
+    paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "local_accuracy.json"]
+    cases: dict[str, list[dict]] = {}
+    for path in paths:  # several passes: each case's pairs pooled
+        for name, runs in json.loads(path.read_text()).items():
+            if not name.startswith("user_"):
+                cases.setdefault(name, []).extend(runs)
     errors = [math.log(r["probe"]["fit"] / r["real"]["fit"]) for runs in cases.values()
               for r in runs]  # fmt: skip
     rms = math.sqrt(sum(e * e for e in errors) / len(errors))
