@@ -146,7 +146,9 @@ def _probe(
         if heavy_batches:
             from probes.scaling import extrapolate
 
-            measured = extrapolate(prepared, config, started, budget, report, cancel, heavy_batches)
+            # the dispatch fit and the profiler's start and stop follow: leave them their time
+            fits = budget - DISPATCH_SECONDS - RESERVE_SECONDS
+            measured = extrapolate(prepared, config, started, fits, report, cancel, heavy_batches)
         else:
             measured = _measured(prepared, config, started, budget, report, cancel)
     except Exception as exc:
