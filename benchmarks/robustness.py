@@ -30,7 +30,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -540,7 +540,9 @@ def prepare(home: Path) -> None:
                    capture_output=True)  # fmt: skip
     subprocess.run([sys.executable, "-c", _HOSTILE_ROWS], env=env, check=True,
                    capture_output=True, cwd=ROOT)  # fmt: skip
-    with sqlite3.connect(database(home)) as conn:
+    # closed here, not whenever the collector gets to it: a connection that closes late
+    # deletes its -wal and -shm files under a case's copy of this folder (shutil.Error)
+    with closing(sqlite3.connect(database(home))) as conn, conn:
         row = conn.execute("SELECT * FROM probe_results").fetchone()
         blob = json.loads(row[-1])
         blob["predicted_interval"] = [1e308, float("nan")]
@@ -576,7 +578,7 @@ def database(home: Path) -> Path:
 
 
 def counts(home: Path) -> tuple[int, int]:
-    with sqlite3.connect(database(home)) as conn:
+    with closing(sqlite3.connect(database(home))) as conn, conn:
         prices = conn.execute("SELECT count(*) FROM prices").fetchone()[0]
         probes = conn.execute("SELECT count(*) FROM probe_results").fetchone()[0]
     return int(prices), int(probes)
@@ -620,7 +622,7 @@ def _home(case: Case, base: Path, scratch: Path) -> Path:
 def _damage(home: Path, how: str) -> None:
     path = database(home)
     if how == "blob":
-        with sqlite3.connect(path) as conn:
+        with closing(sqlite3.connect(path)) as conn, conn:
             conn.execute(
                 "UPDATE rentable_groups SET groups = x'deadbeef00ff' WHERE provider = 'aws'"
             )
@@ -679,7 +681,7 @@ def run_case(case: Case, base: Path, scratch: Path, server_url: str = "") -> Out
 def _verify(home: Path | None, sql: str | None) -> bool:
     if sql is None or home is None:
         return True
-    with sqlite3.connect(database(home)) as conn:
+    with closing(sqlite3.connect(database(home))) as conn, conn:
         return bool(conn.execute(sql).fetchone()[0] == 0)
 
 
