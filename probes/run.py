@@ -212,7 +212,8 @@ def _measured(
     start = stats.warmup_end(durations)
     if start is None:  # never steady within the budget: keep what follows the first steps
         start = min(2, len(durations) - 1)
-    steady_steps = timer.stamps.steady_durations(start)
+    # epochs of one batch: every step starts an epoch, so the steps after warm-up stand in
+    steady_steps = timer.stamps.steady_durations(start) or durations[max(1, start) :] or durations
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
     startup = sum(durations[:start]) - start * step

@@ -117,3 +117,12 @@ def test_thread_scaling_measures_one_thread_in_a_fresh_process() -> None:
 def test_a_run_that_cannot_fit_in_memory_is_refused_with_the_estimate() -> None:
     with pytest.raises(AdvisorError, match=r"does not fit in memory: needs about [\d.]+ GiB"):
         probe(spec_for("mlp", batch_size=10**7, samples=10**9), budget_seconds=2.0)
+
+
+def test_epochs_of_one_batch_are_probed_not_refused() -> None:
+    """Ten samples at batch 32: every step starts an epoch, so no step is free of a boundary;
+    the steps after warm-up stand in for the steady step instead of failing the probe."""
+    result = probe(spec_for("mlp", samples=10, validation_samples=0, epochs=1, batch_size=32),
+                   budget_seconds=3.0)  # fmt: skip
+    assert result.config.steps_per_epoch == 1 and result.step_seconds > 0
+    assert result.fit_seconds >= result.step_seconds
