@@ -115,14 +115,23 @@ def fit(
     return timer
 
 
-def steady_of(timer: Timer) -> tuple[stats.SteadyStats, int]:
-    """The steady step statistics of a fit and the index of its first steady step (where the
-    warm-up ends; the first steps are dropped when the fit never became steady)."""
+def steady_steps(timer: Timer) -> tuple[list[float], int]:
+    """The steady steps of a fit and the index of its first steady step (where the warm-up ends;
+    the first steps are dropped when the fit never became steady). Steps that began an epoch
+    carry its boundary and are left out, unless every step began one (epochs of one batch):
+    then the steps after the warm-up stand in."""
     durations = timer.stamps.durations()
     start = stats.warmup_end(durations)
     if start is None:
         start = min(2, len(durations) - 1) if len(durations) > 2 else 1
-    return stats.steady_stats(timer.stamps.steady_durations(start) or durations[-1:]), start
+    steps = timer.stamps.steady_durations(start) or durations[start:] or durations[-1:]
+    return steps, start
+
+
+def steady_of(timer: Timer) -> tuple[stats.SteadyStats, int]:
+    """The steady step statistics of a fit and the index of its first steady step."""
+    steps, start = steady_steps(timer)
+    return stats.steady_stats(steps), start
 
 
 def check_cancel(cancel: threading.Event | None) -> None:

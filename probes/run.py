@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import architecture, backend, data, device, epochs, quiet, stats, teardown
+from probes import architecture, backend, data, device, epochs, fitting, quiet, stats, teardown
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -209,11 +209,7 @@ def _measured(
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
                  reserve_seconds=RESERVE_SECONDS + DISPATCH_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
-    start = stats.warmup_end(durations)
-    if start is None:  # never steady within the budget: keep what follows the first steps
-        start = min(2, len(durations) - 1)
-    # epochs of one batch: every step starts an epoch, so the steps after warm-up stand in
-    steady_steps = timer.stamps.steady_durations(start) or durations[max(1, start) :] or durations
+    steady_steps, start = fitting.steady_steps(timer)
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
     startup = sum(durations[:start]) - start * step
