@@ -180,7 +180,8 @@ def _probe(
         samples_per_second=config.batch_size / measured.step_seconds,
         probe_seconds=time.perf_counter() - started,
         flops_per_sample=prepared.flops_per_sample or counted.train_flops_per_sample,
-        architecture=counted,
+        # a proxy's layers are not the model's: its facts come from the zoo, not from them
+        architecture=None if prepared.proxy else counted,
         parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
         peak_device_bytes=framework.peak_device_bytes(),

@@ -147,7 +147,8 @@ def test_extrapolation_says_what_was_stepped() -> None:
 @pytest.mark.tf
 def test_a_probe_of_bert_steps_a_proxy_and_says_so() -> None:
     """The real shape is too heavy for this budget: a 2-layer proxy is stepped, the result keeps
-    the real model's parameters and FLOPs and is flagged as extrapolated."""
+    the real model's parameters and FLOPs, not the proxy's layers, and is flagged as
+    extrapolated."""
     from probes.run import probe
 
     result = probe("bert_base_mnli", budget_seconds=6.0, profile_ops=False)
@@ -155,5 +156,6 @@ def test_a_probe_of_bert_steps_a_proxy_and_says_so() -> None:
     assert result.extrapolated and "of a proxy: 2 of 12 layers" in result.extrapolated_from
     assert result.parameters == workload.parameters
     assert result.flops_per_sample == workload.train_flops_per_sample
+    assert result.architecture is None  # the proxy's 2 layers are not bert's 12
     smallest = min(result.batch_scaling)
     assert result.step_seconds > result.batch_scaling[smallest]  # batch 32 of the real depth
