@@ -13,7 +13,8 @@ zoo lacks, never used in any fit: a wide tabular MLP on large NumPy arrays, a GR
 a small attention model and a 1-D convnet. Sizes make each real run 20-120 s on two cores.
 
     .venv/bin/python benchmarks/local_accuracy.py [CASE ...] [--pairs N] [--out FILE]
-    .venv/bin/python benchmarks/local_accuracy.py --table [FILE]    # the docs' table
+    .venv/bin/python benchmarks/local_accuracy.py --table [FILE ...]    # the docs' table
+                                                         # (several passes pooled per case)
 """
 
 from __future__ import annotations
@@ -179,14 +180,22 @@ def table(rows: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
+def pooled(files: list[Path]) -> dict[str, list[dict]]:
+    """The pairs of several passes, case by case, in the order of the files."""
+    rows: dict[str, list[dict]] = {}
+    for file in files:
+        for name, pairs in json.loads(file.read_text()).items():
+            rows.setdefault(name, []).extend(pairs)
+    return rows
+
+
 def _spread(seconds: list[float]) -> str:
     return f"{statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f})"
 
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--table"]:
-        source = Path(argv[1]) if len(argv) > 1 else OUT
-        print(table(json.loads(source.read_text())))
+        print(table(pooled([Path(a) for a in argv[1:]] or [OUT])))
         return
     if argv[:1] == ["--worker"]:
         kind, model, sizes = argv[1], argv[2], json.loads(argv[3])
