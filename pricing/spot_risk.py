@@ -117,6 +117,8 @@ def parse(rows: list[dict[str, str]]) -> SpotRisks:
     meta: dict[str, tuple[str, list[str]]] = {}
     keys: dict[tuple[str, str], str] = {}
     for row in rows:
+        if row.get("scope", "zone") != "zone":
+            continue
         family = row["family"]
         zones.setdefault(family, []).append(
             ZoneRisk(
