@@ -130,6 +130,33 @@ def test_measured_gpu_spot_is_far_riskier_than_the_stated_rates() -> None:
     assert not v100.stand_in
 
 
+def test_an_offering_without_a_zone_fails_over_in_its_region() -> None:
+    risks = shipped_risks()
+    region = risks.for_machine("aws", "V100")
+    pinned = risks.for_machine("aws", "V100", "us-east-1c")
+    assert region.failover and not pinned.failover
+    assert [r.zone for r in region.mixture] == ["us-east-1", "us-west-2"]
+    assert pinned.mixture == region.zones == pinned.zones and len(pinned.zones) == 4
+    assert all(0 < r.move_share < 1 for r in region.mixture)
+    assert all(z.move_share == 0 for z in pinned.mixture)
+    # some zone of a region has capacity more often than its zones on average
+    assert region.availability > pinned.availability
+    assert "failover across a region's zones (2 regions)" in region.describe()
+    assert "pinned to one zone; 4 zones" in pinned.describe()
+    # a stand-in keeps the offering's scope, and says it is one
+    a100 = risks.for_machine("aws", "A100", "us-east-1c")
+    assert a100.mixture == pinned.zones and "measured on V100" in a100.describe()
+    # a single-zone region is its zone
+    h100 = risks.for_machine("gcp", "H100")
+    lone = next(r for r in h100.mixture if r.zone == "us-east5")
+    zone = next(z for z in h100.zones if z.zone == "us-east5-a")
+    assert (lone.up_shape, lone.availability, lone.move_share) == (
+        zone.up_shape,
+        zone.availability,
+        0.0,
+    )
+
+
 @pytest.mark.parametrize(
     ("provider", "accelerator", "family", "stand_in"),
     [
