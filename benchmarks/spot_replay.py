@@ -28,7 +28,7 @@ Targets (``TARGETS``), each way: the fallback meets >= 99% of deadlines with sla
 median GPU cost is at most 0.75 of all-on-demand (at least 25% less); the predicted pure-spot
 P(deadline) is within 10 points of the replayed rate on every trace family (family level).
 
-Usage: ``python benchmarks/spot_replay.py [--starts N] [--seed S]`` (about a minute at 40).
+Usage: ``python benchmarks/spot_replay.py [--starts N] [--seed S]`` (about 20 s at 40, both ways).
 """
 
 from __future__ import annotations
