@@ -5,9 +5,13 @@ Reads two git mirrors (their committed trees, at a named commit) and writes two 
 - ``data/spot-trace-spells.csv``: every trace as run lengths of available and unavailable ticks
   (lossless: ``a12 u3 a40`` is 12 ticks available, 3 not, 40 available), with the repository,
   commit and path it came from. The replay benchmark replays these.
-- ``data/spot-risk.csv``: per trace family and zone, the share of time a spot machine could be had,
-  and Weibull fits (maximum likelihood) of the spells a machine lived (time to preemption) and of
-  the spells none could be had (the wait to get one back).
+- ``data/spot-risk.csv``: per trace family and zone (``scope`` ``zone``: a run pinned to that
+  zone), the share of time a spot machine could be had, and Weibull fits (maximum likelihood) of
+  the spells a machine lived (time to preemption) and of the spells none could be had (the wait to
+  get one back); then per family and region (``scope`` ``region``, the ``zone`` column holding the
+  region): the same for a run that fails over between the region's zones, as a SkyPilot managed
+  job does (``region_rows``), with ``move_share``, the share of its preemptions that found another
+  zone with capacity at once.
 
 Sources (docs/SOURCES.md, section "Spot risk"):
 
@@ -24,12 +28,18 @@ Usage::
 
     python benchmarks/spot_traces_derive.py /work/.mirror/skypilot-org+spot-traces/repo \
         /work/.mirror/andylizf+skynomad-artifact/repo
+
+or, to rewrite only ``data/spot-risk.csv`` from the committed ``data/spot-trace-spells.csv`` (no
+mirrors needed)::
+
+    python benchmarks/spot_traces_derive.py --committed
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import subprocess
@@ -191,6 +201,28 @@ def zone_rows(traces: list[Trace]) -> list[dict[str, object]]:
     return [zone_row([t for t in traces if (t.family, t.zone) == key]) for key in keys]
 
 
+def risk_rows(traces: list[Trace]) -> list[dict[str, object]]:
+    """Every row of ``spot-risk.csv``: the zones, then the regions."""
+    return zone_rows(traces) + region_rows(traces)
+
+
+def region_of(provider: str, zone: str) -> str:
+    """The region of a zone: AWS ``us-east-1c`` -> ``us-east-1``, GCP ``us-central1-a`` ->
+    ``us-central1``."""
+    return zone.rsplit("-", 1)[0] if provider == "gcp" else zone[:-1]
+
+
+def region_rows(traces: list[Trace]) -> list[dict[str, object]]:
+    """One row of ``spot-risk.csv`` per family and region: a run that fails over between the
+    region's zones (``region_row``). A region with one zone in the traces gets one too (its
+    zone's figures, ``move_share`` 0)."""
+    keys = dict.fromkeys((t.family, region_of(t.provider, t.zone)) for t in traces)
+    return [
+        region_row([t for t in traces if (t.family, region_of(t.provider, t.zone)) == key])
+        for key in keys
+    ]
+
+
 def weibull_fit(complete: list[float], censored: list[float]) -> tuple[float, float]:
     """Maximum-likelihood Weibull ``(shape, scale)`` of spells, ``censored`` ones cut off by the
     trace's ends (they only say the spell lasted at least that long); bisection on the shape."""
@@ -215,32 +247,103 @@ def weibull_fit(complete: list[float], censored: list[float]) -> tuple[float, fl
 def spells(trace: Trace, state: int) -> tuple[list[float], list[float]]:
     """Spells in ``state`` in hours: the complete ones, and the first and last of the trace, cut
     off by its ends (censored)."""
-    hours = trace.gap_seconds / 3600
-    rs = runs(trace.ticks)
+    return spells_of(runs(trace.ticks), trace.gap_seconds, state)
+
+
+def spells_of(
+    rs: list[tuple[int, int]], gap_seconds: float, state: int
+) -> tuple[list[float], list[float]]:
+    """``spells`` of ``(state, ticks)`` run lengths (two runs of one state may follow each other:
+    ``failover``'s moves)."""
+    hours = gap_seconds / 3600
     complete = [n * hours for s, n in rs[1:-1] if s == state]
     ends = [rs[0]] + ([rs[-1]] if len(rs) > 1 else [])
     return complete, [n * hours for s, n in ends if s == state]
 
 
+def failover(region_traces: list[Trace]) -> list[tuple[int, int]]:
+    """The course of a run that may use any zone of a region, over the zones' time-aligned traces
+    (one part each): ``(state, ticks)`` spells, 0 on a machine, 1 waiting for one. The run stays
+    on its zone while that zone has capacity; when the zone loses it and another zone has capacity
+    at that tick, the run moves there at once (a preemption without a wait: two up spells in a
+    row); when none has, it waits until one has and starts on the first (in the zones' order)."""
+    length = len(region_traces[0].ticks)
+    if any(len(t.ticks) != length for t in region_traces):
+        raise ValueError(f"zones not time-aligned: {[t.zone for t in region_traces]}")
+    out: list[tuple[int, int]] = []
+    on: int | None = None  # the zone of the running machine
+    for i in range(length):
+        if on is not None and region_traces[on].ticks[i] == 0:
+            out[-1] = (0, out[-1][1] + 1)
+            continue
+        on = next((j for j, t in enumerate(region_traces) if t.ticks[i] == 0), None)
+        if on is not None:
+            out.append((0, 1))  # a start after a wait, or a move
+        elif out and out[-1][0] == 1:
+            out[-1] = (1, out[-1][1] + 1)
+        else:
+            out.append((1, 1))
+    return out
+
+
 def zone_row(zone_traces: list[Trace]) -> dict[str, object]:
-    """One zone's availability and spell fits. A zone with fewer than two complete spells of a
-    kind gets an exponential whose mean is the hours observed in that state (at most one event in
-    the window: the usual conservative bound). ``ends_per_up_hour``: spells of availability that
-    ended inside the trace per hour available (for a running machine: preemptions per hour)."""
+    """One zone's availability and spell fits (``fitted_row``)."""
     first = zone_traces[0]
+    row = fitted_row(zone_traces, first.zone, [runs(t.ticks) for t in zone_traces])
+    row["source"] = f"{first.repo}@{first.commit[:12]} {first.path} ({first.what})"
+    row["scope"] = "zone"
+    row["move_share"] = 0
+    return row
+
+
+def region_row(region_traces: list[Trace]) -> dict[str, object]:
+    """One region's availability and spell fits for a run that fails over between its zones
+    (``failover`` on each part's aligned traces, ``fitted_row``). Its up spells are lifetimes on
+    one zone's machine, its down spells the non-zero waits until some zone has capacity;
+    ``move_share``: the share of preemptions (up spells that ended inside the trace) followed at
+    once by a start in another zone; availability: the share of time some zone had capacity."""
+    first = region_traces[0]
+    region = region_of(first.provider, first.zone)
+    by_part: dict[int, list[Trace]] = {}
+    for t in region_traces:
+        by_part.setdefault(t.part, []).append(t)
+    courses = [failover(by_part[part]) for part in sorted(by_part)]
+    row = fitted_row(region_traces, region, courses)
+    ends = sum(1 for rs in courses for s, _ in rs[:-1] if s == 0)
+    moves = sum(1 for rs in courses for a, b in itertools.pairwise(rs) if a[0] == b[0] == 0)
+    paths = ", ".join(dict.fromkeys(t.path for t in region_traces))
+    zones = len({t.zone for t in region_traces})
+    row["source"] = (
+        f"{first.repo}@{first.commit[:12]} {paths} ({first.what}; a run failing over between "
+        f"{zones} zone{'s' if zones > 1 else ''} of {region})"
+    )
+    row["scope"] = "region"
+    row["move_share"] = round(moves / ends, 4) if moves else 0
+    return row
+
+
+def fitted_row(
+    traces: list[Trace], zone: str, courses: list[list[tuple[int, int]]]
+) -> dict[str, object]:
+    """Availability and spell fits of ``courses`` (``(state, ticks)`` spells, one list per part of
+    ``traces``). Fewer than two complete spells of a kind give an exponential whose mean is the
+    hours observed in that state (at most one event in the window: the usual conservative bound).
+    ``ends_per_up_hour``: spells of availability that ended inside the trace per hour available
+    (for a running machine: preemptions per hour)."""
+    first = traces[0]
     row: dict[str, object] = {
         "family": first.family,
         "provider": first.provider,
         "accelerator": first.accelerator,
-        "zone": first.zone,
+        "zone": zone,
         "label": LABELS[first.family],
     }
-    total = sum(len(t.ticks) * t.gap_seconds / 3600 for t in zone_traces)
+    total = sum(sum(n for _, n in rs) * first.gap_seconds / 3600 for rs in courses)
     for state, name in ((0, "up"), (1, "down")):
         complete: list[float] = []
         censored: list[float] = []
-        for t in zone_traces:
-            c, o = spells(t, state)
+        for rs in courses:
+            c, o = spells_of(rs, first.gap_seconds, state)
             complete += c
             censored += o
         observed = sum(complete) + sum(censored)
@@ -256,37 +359,48 @@ def zone_row(zone_traces: list[Trace]) -> dict[str, object]:
         row[f"{name}_scale_hours"] = round(scale, 4)
         ordered = sorted(complete)
         row[f"{name}_median_hours"] = round(ordered[len(ordered) // 2], 3) if ordered else ""
-    up_hours = sum(sum(c) + sum(o) for c, o in (spells(t, 0) for t in zone_traces))
-    ends = sum(1 for t in zone_traces for s, _ in runs(t.ticks)[:-1] if s == 0)
+    up_hours = sum(
+        sum(c) + sum(o) for c, o in (spells_of(rs, first.gap_seconds, 0) for rs in courses)
+    )
+    ends = sum(1 for rs in courses for s, _ in rs[:-1] if s == 0)
     row["ends_per_up_hour"] = round(ends / up_hours, 4) if up_hours else ""
-    row["source"] = f"{first.repo}@{first.commit[:12]} {first.path} ({first.what})"
     return row
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__.split("Usage::")[1], file=sys.stderr)
-        return 2
-    traces = spot_traces(Path(argv[1])) + h100_traces(Path(argv[2]))
-    with (DATA / "spot-trace-spells.csv").open("w", newline="") as handle:
-        out = csv.writer(handle, lineterminator="\n")
-        out.writerow(["family", "zone", "part", "gap_seconds", "repo", "commit", "path", "spells"])
-        for t in traces:
-            out.writerow(
-                [t.family, t.zone, t.part, f"{t.gap_seconds:g}", t.repo, t.commit, t.path,
-                 encode(t.ticks)]
-            )  # fmt: skip
-    rows = zone_rows(traces)
+def write_risk(rows: list[dict[str, object]]) -> None:
     with (DATA / "spot-risk.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:] == ["--committed"]:
+        traces = committed_traces()
+    elif len(argv) == 3:
+        traces = spot_traces(Path(argv[1])) + h100_traces(Path(argv[2]))
+        with (DATA / "spot-trace-spells.csv").open("w", newline="") as handle:
+            out = csv.writer(handle, lineterminator="\n")
+            out.writerow(
+                ["family", "zone", "part", "gap_seconds", "repo", "commit", "path", "spells"]
+            )
+            for t in traces:
+                out.writerow(
+                    [t.family, t.zone, t.part, f"{t.gap_seconds:g}", t.repo, t.commit, t.path,
+                     encode(t.ticks)]
+                )  # fmt: skip
+    else:
+        print(__doc__.split("Usage::")[1], file=sys.stderr)
+        return 2
+    rows = risk_rows(traces)
+    write_risk(rows)
     for row in rows:
         print(
-            f"{row['family']:32} {row['zone']:18} avail {row['availability']:.2f} "
-            f"up k={row['up_shape']} scale={row['up_scale_hours']}h n={row['up_spells']} "
+            f"{row['family']:32} {row['scope']:6} {row['zone']:18} "
+            f"avail {row['availability']:.2f} up k={row['up_shape']} "
+            f"scale={row['up_scale_hours']}h n={row['up_spells']} "
             f"down k={row['down_shape']} scale={row['down_scale_hours']}h "
-            f"ends/up-h {row['ends_per_up_hour']}"
+            f"ends/up-h {row['ends_per_up_hour']} moves {row['move_share']}"
         )
     return 0
 

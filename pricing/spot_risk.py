@@ -2,10 +2,14 @@
 
 ``data/spot-risk.csv`` holds, per public trace family and zone, the share of time a spot machine
 could be had and Weibull fits of its lifetimes (time to preemption) and of the waits when none
-could be had; ``benchmarks/spot_traces_derive.py`` derives it from the public traces (sources in
-docs/SOURCES.md, section "Spot risk"). A machine gets the family measured on its provider and
-accelerator, else its provider's family of the same kind (GPU or CPU), else a stated conservative
-default: the AWS traces, the most frequently interrupted ones we have.
+could be had; and per family and region the same for a run that fails over between the region's
+zones (what a SkyPilot managed job does: it relaunches in any zone of its region), with the share
+of preemptions that found another zone with capacity at once. ``benchmarks/spot_traces_derive.py``
+derives it from the public traces (sources in docs/SOURCES.md, section "Spot risk"). A machine gets
+the family measured on its provider and accelerator, else its provider's family of the same kind
+(GPU or CPU), else a stated conservative default: the AWS traces, the most frequently interrupted
+ones we have. An offering without a zone (a region: every offering of the price database) gets the
+family's regions; one that names a zone is pinned to it and gets the zones (``for_machine``).
 
 The provider statistics of the price database are not used for this: the AWS Spot Advisor band
 is a monthly share of capacity reclaimed, not a per-hour rate for a GPU job.
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from advisor.locations import shipped
@@ -29,7 +33,8 @@ hour), the most pessimistic measured, rather than a guess that would flatter spo
 
 @dataclass(frozen=True)
 class ZoneRisk:
-    """One zone of a trace family: availability and the Weibull spells (seconds)."""
+    """One zone of a trace family, or one region failed over between its zones: availability and
+    the Weibull spells (seconds)."""
 
     zone: str
     availability: float
@@ -41,6 +46,10 @@ class ZoneRisk:
     down_scale_seconds: float
     """Weibull spells in which none could be had: the wait to get one back."""
     ends_per_up_hour: float
+    move_share: float = 0.0
+    """Share of preemptions after which another zone of the region has capacity at once: a move,
+    a new start without a wait (``spot.MOVE_SECONDS``); the down spells are the other waits. 0 for
+    a zone (a run pinned to it waits for that zone)."""
 
     @property
     def mean_life_seconds(self) -> float:
@@ -49,8 +58,10 @@ class ZoneRisk:
 
 @dataclass(frozen=True)
 class SpotRisk:
-    """A trace family: a mixture of its zones with equal weight (where a spot machine lands is not
-    known in advance). ``label`` is what the app says (``spot traces, AWS V100 Apr 2023``)."""
+    """A trace family: an equal mixture (where a spot machine lands is not known in advance) of
+    its regions, for a run that fails over between a region's zones, or of its zones, for a run
+    pinned to one (``mixture``). ``label`` is what the app says (``spot traces, AWS V100 Apr
+    2023``)."""
 
     family: str
     label: str
@@ -58,24 +69,48 @@ class SpotRisk:
     source: str
     stand_in: str = ""
     """Why this family stands in for a machine it was not measured on ("" where it was)."""
+    regions: tuple[ZoneRisk, ...] = ()
+    """One failover row per region (``ZoneRisk.zone`` is the region); () where none was derived."""
+    pinned: bool = False
+    """The offering names a zone: the run waits for that zone, no failover."""
+
+    @property
+    def mixture(self) -> tuple[ZoneRisk, ...]:
+        """What the engine simulates: the regions, unless pinned to a zone or none were derived."""
+        return self.regions if self.failover else self.zones
+
+    @property
+    def failover(self) -> bool:
+        """Whether the mixture is of regions (a run that fails over between their zones)."""
+        return bool(self.regions) and not self.pinned
 
     @property
     def availability(self) -> float:
-        return sum(z.availability for z in self.zones) / len(self.zones)
+        return sum(z.availability for z in self.mixture) / len(self.mixture)
 
     @property
     def interruptions_per_hour(self) -> float:
-        """Mean preemptions per running hour over the zones (a summary; the model uses the fits)."""
-        return sum(z.ends_per_up_hour for z in self.zones) / len(self.zones)
+        """Mean preemptions per running hour over the mixture (a summary; the model uses the
+        fits). A move to another zone of the region counts: it is a preemption and a restart."""
+        return sum(z.ends_per_up_hour for z in self.mixture) / len(self.mixture)
 
     def describe(self) -> str:
         """The source in one line, with the word "default" where it is one."""
-        zones = len(self.zones)
-        text = f"{self.label} ({zones} zone{'s' if zones > 1 else ''})"
+        if self.failover:
+            n = len(self.regions)
+            text = f"{self.label}, failover across a region's zones ({n} region{'s' * (n > 1)})"
+        else:
+            n = len(self.zones)
+            pinned = "pinned to one zone; " if self.regions else ""
+            text = f"{self.label} ({pinned}{n} zone{'s' * (n > 1)})"
         return text + (f", {self.stand_in}" if self.stand_in else "")
 
     def standing_in(self, why: str) -> SpotRisk:
-        return SpotRisk(self.family, self.label, self.zones, self.source, why)
+        return replace(self, stand_in=why)
+
+    def pinned_to_zone(self) -> SpotRisk:
+        """The family for an offering that names its zone: the zones' mixture, no failover."""
+        return replace(self, pinned=True)
 
 
 def exponential(rate_per_hour: float, source: str) -> SpotRisk:
@@ -93,9 +128,17 @@ class SpotRisks:
     keys: dict[tuple[str, str], str]
     """(provider, accelerator measured or ``cpu``) -> family (the first in the file)."""
 
-    def for_machine(self, provider: str, accelerator: str | None) -> SpotRisk:
+    def for_machine(
+        self, provider: str, accelerator: str | None, zone: str | None = None
+    ) -> SpotRisk:
         """The family measured on this provider and accelerator; else one of this provider's of
-        the same kind (GPU/accelerator or CPU); else the conservative default of that kind."""
+        the same kind (GPU/accelerator or CPU); else the conservative default of that kind. An
+        offering without a ``zone`` (a region) gets the family's regions (a run that fails over
+        between a region's zones); one in a named ``zone`` is pinned to it (the zones)."""
+        risk = self._family(provider, accelerator)
+        return risk.pinned_to_zone() if zone else risk
+
+    def _family(self, provider: str, accelerator: str | None) -> SpotRisk:
         measured = accelerator or "cpu"
         if (provider, measured) in self.keys:
             return self.families[self.keys[provider, measured]]
@@ -112,27 +155,40 @@ class SpotRisks:
 
 
 def parse(rows: list[dict[str, str]]) -> SpotRisks:
-    """The table from rows of ``spot-risk.csv`` (a bad row is an error: the file ships with us)."""
+    """The table from rows of ``spot-risk.csv`` (a bad row is an error: the file ships with us).
+    Rows without a ``scope`` (an older file) are zones."""
     zones: dict[str, list[ZoneRisk]] = {}
+    regions: dict[str, list[ZoneRisk]] = {}
     meta: dict[str, tuple[str, list[str]]] = {}
     keys: dict[tuple[str, str], str] = {}
     for row in rows:
         family = row["family"]
-        zones.setdefault(family, []).append(
-            ZoneRisk(
-                zone=row["zone"],
-                availability=float(row["availability"]),
-                up_shape=float(row["up_shape"]),
-                up_scale_seconds=float(row["up_scale_hours"]) * 3600,
-                down_shape=float(row["down_shape"]),
-                down_scale_seconds=float(row["down_scale_hours"]) * 3600,
-                ends_per_up_hour=float(row["ends_per_up_hour"] or 0),
-            )
+        scope = row.get("scope") or "zone"
+        if scope not in ("zone", "region"):
+            raise ValueError(f"spot-risk.csv: scope {scope!r} of {family} {row['zone']}")
+        risk = ZoneRisk(
+            zone=row["zone"],
+            availability=float(row["availability"]),
+            up_shape=float(row["up_shape"]),
+            up_scale_seconds=float(row["up_scale_hours"]) * 3600,
+            down_shape=float(row["down_shape"]),
+            down_scale_seconds=float(row["down_scale_hours"]) * 3600,
+            ends_per_up_hour=float(row["ends_per_up_hour"] or 0),
+            move_share=float(row.get("move_share") or 0),
         )
-        meta.setdefault(family, (row["label"], []))[1].append(row["source"])
-        keys.setdefault((row["provider"], row["accelerator"]), family)
+        (zones if scope == "zone" else regions).setdefault(family, []).append(risk)
+        if scope == "zone":
+            meta.setdefault(family, (row["label"], []))[1].append(row["source"])
+            keys.setdefault((row["provider"], row["accelerator"]), family)
     families = {
-        f: SpotRisk(f, meta[f][0], tuple(z), _common_source(meta[f][1])) for f, z in zones.items()
+        f: SpotRisk(
+            f,
+            meta[f][0],
+            tuple(z),
+            _common_source(meta[f][1]),
+            regions=tuple(regions.get(f, ())),
+        )
+        for f, z in zones.items()
     }
     return SpotRisks(families, keys)
 

@@ -65,8 +65,10 @@ class SpotProcess(Protocol):
 
 
 class FittedSpells:
-    """Alternating Weibull spells of one zone, available with the zone's availability at 0: the
-    spells of one Monte Carlo sample (``spot.Spells``, drawn once and shared)."""
+    """Alternating Weibull spells of one zone or region, available with its availability at 0:
+    the spells of one Monte Carlo sample (``spot.Spells``, drawn once and shared). A move to
+    another zone of the region is a down spell of ``spot.MOVE_SECONDS``: the run steps to every
+    change, so it sees the preemption and pays a restart."""
 
     def __init__(self, sample: spot.Spells) -> None:
         self.available = sample.available
@@ -194,11 +196,12 @@ def simulate(
     prices: tuple[float, float],
     samples: int = SAMPLES,
 ) -> Simulated:
-    """The plan over the log-normal training time (stratified) and the family's zones (sample i in
-    zone i mod zones), fixed seed: the same inputs, the same answer."""
+    """The plan over the log-normal training time (stratified) and the family's mixture
+    (``risk.mixture``: sample i in member i mod members, regions or zones), fixed seed: the same
+    inputs, the same answer."""
     z = spot.strata(samples)
-    table = spot.spells(risk.zones, samples)
-    taus = [spot.young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.zones]
+    table = spot.spells(risk.mixture, samples)
+    taus = [spot.young_interval(checkpoint, 3600 / z.mean_life_seconds) for z in risk.mixture]
     runs = []
     for i in range(samples):
         work = median * math.exp(z[i] * log_sigma)

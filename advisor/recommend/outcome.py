@@ -66,7 +66,8 @@ def _preemptible(
     walls = [run.wall + start for run in runs]
     # waiting for capacity is not billed: billed hours come from the time on machines
     machine = sorted(run.wall - run.waited + start for run in runs)
-    rate = 3600 / (sum(z.mean_life_seconds for z in risk.zones) / len(risk.zones))
+    mixture = risk.mixture
+    rate = 3600 / (sum(z.mean_life_seconds for z in mixture) / len(mixture))
     run = spot.expected_run(prediction.seconds, rate, checkpoint, restart, cap)
     p50, p90 = spot.quantile(walls, 0.5), spot.quantile(walls, 0.9)
     confident = spot.quantile(walls, constraints.confidence)

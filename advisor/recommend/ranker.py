@@ -197,7 +197,7 @@ def _outcome_for(
     risk = None
     if r.pricing == "spot":
         risk = (
-            spot_risks.for_machine(r.provider, r.accelerator)
+            spot_risks.for_machine(r.provider, r.accelerator, r.zone)
             if spot_risks
             else exponential(r.interruptions_per_hour, rule.source)
         )

@@ -6,7 +6,11 @@ Model (written down so it can be checked):
   stated conservative default). A spot machine can be had at the start with the trace's
   availability, lives a Weibull lifetime (heavy-tailed: shape < 1 in most zones), and after a
   preemption the run waits a Weibull spell of unavailability before it gets another. The trace
-  family's zones are an equal mixture (where a machine lands is not known in advance).
+  family is an equal mixture (where a machine lands is not known in advance) of its regions for an
+  offering without a zone (a run that fails over between the region's zones, as a SkyPilot
+  managed job does), of its zones for one pinned to a zone (``SpotRisk.mixture``). In a region,
+  a preemption finds another zone with capacity at once with the region's ``move_share``: a move,
+  a new start after ``MOVE_SECONDS`` instead of a wait.
 - The run saves a checkpoint every ``tau`` seconds of work; a checkpoint costs ``C`` seconds.
   ``tau`` is Young's optimum, ``sqrt(2 C / rate)`` (J. W. Young, "A first order approximation to
   the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher order estimate of
@@ -48,6 +52,11 @@ HOPELESS = 100.0
 MAX_RESTARTS = 10_000
 """A run needing more restarts than this is called endless (preempted faster than it saves)."""
 
+MOVE_SECONDS = 1.0
+"""The down spell of a move (a preemption after which another zone of the region has capacity at
+once): the new start's cost is the restart cost every preemption already pays, so the spell stands
+only for "no wait". Not zero: ``fallback.FittedSpells.at`` passes zero-length spells in one call,
+while the run steps exactly to every change and so sees a 1 s spell as a preemption."""
 REACQUIRE_SECONDS = 180.0
 """Assumed time to get a replacement VM and boot it after a preemption (3 min; an assumption, no
 published figure: SkyPilot's managed jobs relaunch in minutes). Added to the probe's start-up."""
@@ -135,6 +144,15 @@ def residual(rng: random.Random, shape: float, scale: float) -> float:
     return rng.random() * biased
 
 
+def wait_after_preemption(rng: random.Random, zone: ZoneRisk) -> float:
+    """The down spell after a preemption: a move (``MOVE_SECONDS``) with the zone's
+    ``move_share``, else a Weibull wait. A zone without moves draws no extra number: its spells
+    are the ones it drew before regions had moves."""
+    if zone.move_share > 0 and rng.random() < zone.move_share:
+        return MOVE_SECONDS
+    return weibull(rng, zone.down_shape, zone.down_scale_seconds)
+
+
 class Sim(NamedTuple):
     wall: float
     preemptions: int
@@ -156,7 +174,8 @@ def simulate_wall(
     spell, else the run waits what is left of a spell of unavailability (``residual``); every
     later machine lives a fresh Weibull lifetime; a preemption loses the work since the
     last checkpoint, then the run waits for capacity (a spell of unavailability: the trace's
-    preemption is the capacity going away) and pays ``restart`` (boot, start-up, restore).
+    preemption is the capacity going away, or a move to another zone of the region,
+    ``wait_after_preemption``) and pays ``restart`` (boot, start-up, restore).
     """
     tau = young_interval(checkpoint, 3600 / zone.mean_life_seconds)
     if tau >= work:
@@ -179,7 +198,7 @@ def simulate_wall(
             return Sim(wall + finish, count, waited)
         if up < lease:  # preempted: keep the work up to the last checkpoint
             done = math.floor(up / segment) * tau if tau < math.inf else 0.0
-            wait = weibull(rng, zone.down_shape, zone.down_scale_seconds)
+            wait = wait_after_preemption(rng, zone)
             wall += up + wait + restart
             waited += wait
             count += 1
@@ -233,14 +252,15 @@ def simulate(
     samples: int = SAMPLES,
 ) -> list[Sim]:
     """Simulated runs, sorted by wall time, over a log-normal training time (stratified over its
-    quantiles) and the family's zones (an equal mixture: sample i runs in zone i mod zones).
+    quantiles) and the family's mixture (``risk.mixture``, regions or zones, equal weights: sample
+    i runs in member i mod members).
 
-    Each sample walks the spells of ``spells(risk.zones, samples)``, drawn once per process and
+    Each sample walks the spells of ``spells(risk.mixture, samples)``, drawn once per process and
     shared by every offer group of the family (``_walk``); the few samples the walk does not
     cover are run by ``simulate_wall`` on the sample's own stream, with the same numbers. Offer
     groups with the same prediction, zones and billing (the same machine in bands of the
     database's interruption rate, say) share one simulation (``_simulated``)."""
-    args = (median, log_sigma, risk.zones, checkpoint, restart, cap_seconds, samples)
+    args = (median, log_sigma, risk.mixture, checkpoint, restart, cap_seconds, samples)
     return list(_simulated(*args))
 
 
@@ -353,6 +373,8 @@ class Spells:
         z = self.zone
         if (k % 2 == 0) == self.available:
             shape, scale = z.up_shape, z.up_scale_seconds
+        elif k > 0:  # after a preemption: a wait, or a move to another zone of the region
+            return wait_after_preemption(rng, z)
         else:
             shape, scale = z.down_shape, z.down_scale_seconds
         return residual(rng, shape, scale) if k == 0 else weibull(rng, shape, scale)
@@ -362,8 +384,9 @@ _SPELLS: dict[tuple[ZoneRisk, ...], list[Spells]] = {}
 
 
 def spells(zones: tuple[ZoneRisk, ...], samples: int) -> list[Spells]:
-    """The spells of samples 0..``samples``-1 of a family (sample i in zone i mod zones), kept
-    for the process: the same zones, the same spells, whichever family or option asks."""
+    """The spells of samples 0..``samples``-1 of a family's mixture (sample i in member i mod
+    members: zones or regions), kept for the process: the same members, the same spells,
+    whichever family or option asks."""
     table = _SPELLS.setdefault(zones, [])
     for i in range(len(table), samples):
         table.append(Spells(zones[i % len(zones)], i))

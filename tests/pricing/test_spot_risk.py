@@ -8,7 +8,18 @@ import math
 import pytest
 
 from advisor.locations import shipped
-from benchmarks.spot_traces_derive import committed_traces, decode, encode, weibull_fit, zone_rows
+from benchmarks.spot_traces_derive import (
+    Trace,
+    committed_traces,
+    decode,
+    encode,
+    failover,
+    region_of,
+    region_rows,
+    risk_rows,
+    weibull_fit,
+    zone_rows,
+)
 from pricing.spot_risk import DEFAULT_FAMILY, shipped_risks
 
 
@@ -34,16 +45,78 @@ def test_weibull_fit_recovers_known_parameters() -> None:
 
 
 def test_shipped_table_is_derived_from_the_committed_traces() -> None:
-    """Re-derive every zone from data/spot-trace-spells.csv: the shipped figures must match."""
+    """Re-derive every zone and region from data/spot-trace-spells.csv: the shipped rows must be
+    what ``spot_traces_derive.py --committed`` writes."""
     with shipped("spot-risk.csv").open(newline="") as handle:
         shipped_rows = list(csv.DictReader(handle))
-    derived = zone_rows(committed_traces())
-    assert len(derived) == len(shipped_rows) >= 30
+    derived = risk_rows(committed_traces())
+    assert len(derived) == len(shipped_rows) >= 30 + 15
     for row, again in zip(shipped_rows, derived, strict=True):
-        assert (row["family"], row["zone"]) == (again["family"], again["zone"])
-        for column in ("availability", "up_shape", "up_scale_hours", "down_scale_hours"):
-            assert float(row[column]) == pytest.approx(float(again[column]), abs=1e-3), column
+        assert row == {key: str(value) for key, value in again.items()}
         assert "@" in row["source"] and row["source"].split("@")[1][:12] in row["source"]
+    scopes = [row["scope"] for row in shipped_rows]
+    assert scopes == sorted(scopes, key=("zone", "region").index)  # the zones, then the regions
+    regions = {(r["family"], r["zone"]) for r in shipped_rows if r["scope"] == "region"}
+    assert ("aws-v100-preemption-2023-04", "us-east-1") in regions
+    assert ("gcp-h100-availability-2025-10", "us-central1") in regions
+
+
+def trace(zone: str, ticks: list[int], part: int = 0, provider: str = "aws") -> Trace:
+    family = "aws-v100-preemption-2023-04"  # (a family the derivation has a label for)
+    return Trace(
+        family, provider, "V100", "r", "c0ffee", f"{zone}.json", zone, part, 3600.0, ticks, "w"
+    )
+
+
+def test_region_of_a_zone() -> None:
+    assert region_of("aws", "us-east-1c") == "us-east-1"
+    assert region_of("gcp", "us-central1-a") == "us-central1"
+    assert region_of("gcp", "asia-southeast1-b") == "asia-southeast1"
+
+
+def test_a_run_fails_over_between_a_regions_aligned_zones() -> None:
+    # hour by hour (0: capacity): the run starts on a, moves to b when a loses it at hour 2 while
+    # b has it, waits hours 3-4 (neither), starts on a at 5, waits at 8, starts on b at 9
+    a = trace("us-east-1a", [0, 0, 1, 1, 1, 0, 0, 0, 1, 1])
+    b = trace("us-east-1b", [1, 0, 0, 1, 1, 1, 0, 1, 1, 0])
+    assert failover([a, b]) == [(0, 2), (0, 1), (1, 2), (0, 3), (1, 1), (0, 1)]
+    lone = trace("us-west-2a", [1, 0, 0, 1, 0, 0, 0, 1])
+    rows = {row["zone"]: row for row in region_rows([a, b, lone])}
+    assert set(rows) == {"us-east-1", "us-west-2"}
+    east = rows["us-east-1"]
+    assert east["scope"] == "region"
+    assert east["availability"] == 0.7  # some zone had capacity 7 of 10 hours
+    # complete lifetimes 1 h (on b) and 3 h (on a), the first and last cut off by the ends;
+    # complete waits 2 h and 1 h
+    assert (east["up_spells"], east["up_median_hours"]) == (2, 3.0)
+    assert (east["down_spells"], east["down_median_hours"]) == (2, 2.0)
+    assert east["move_share"] == round(1 / 3, 4)  # 3 preemptions, 1 found b at once
+    assert east["ends_per_up_hour"] == round(3 / 7, 4)
+    assert "us-east-1a.json, us-east-1b.json" in str(east["source"])
+    # one zone: the region is its zone (the same fits, no moves)
+    west, (zone,) = rows["us-west-2"], zone_rows([lone])
+    assert west["move_share"] == 0 and zone["move_share"] == 0 and zone["scope"] == "zone"
+    same = [k for k in zone if k not in ("zone", "source", "scope")]
+    assert [west[k] for k in same] == [zone[k] for k in same]
+    with pytest.raises(ValueError, match="aligned"):
+        failover([a, lone])
+
+
+def test_a_region_sums_the_parts_of_its_zones() -> None:
+    # two parts (a pause in collection cut out): each part fails over on its own
+    parts = [
+        trace("us-central1-a", [0, 1, 1], 0, "gcp"),
+        trace("us-central1-b", [1, 0, 1], 0, "gcp"),
+        trace("us-central1-a", [1, 1, 0, 0], 1, "gcp"),
+        trace("us-central1-b", [0, 0, 0, 1], 1, "gcp"),
+    ]
+    (row,) = region_rows(parts)
+    assert row["zone"] == "us-central1"
+    assert row["hours"] == 7.0
+    assert row["availability"] == round(6 / 7, 4)  # one hour without capacity, in part 0
+    # part 0: a 1 h, move, b 1 h, wait 1 h; part 1: b 3 h, move, a 1 h (to the end): of the 3
+    # preemptions 2 moved, one (part 0's b) waited
+    assert row["move_share"] == round(2 / 3, 4)
 
 
 def test_measured_gpu_spot_is_far_riskier_than_the_stated_rates() -> None:
@@ -55,6 +128,33 @@ def test_measured_gpu_spot_is_far_riskier_than_the_stated_rates() -> None:
     # heavy-tailed lifetimes: Weibull shape below 1 in every zone
     assert all(z.up_shape < 1 for z in v100.zones)
     assert not v100.stand_in
+
+
+def test_an_offering_without_a_zone_fails_over_in_its_region() -> None:
+    risks = shipped_risks()
+    region = risks.for_machine("aws", "V100")
+    pinned = risks.for_machine("aws", "V100", "us-east-1c")
+    assert region.failover and not pinned.failover
+    assert [r.zone for r in region.mixture] == ["us-east-1", "us-west-2"]
+    assert pinned.mixture == region.zones == pinned.zones and len(pinned.zones) == 4
+    assert all(0 < r.move_share < 1 for r in region.mixture)
+    assert all(z.move_share == 0 for z in pinned.mixture)
+    # some zone of a region has capacity more often than its zones on average
+    assert region.availability > pinned.availability
+    assert "failover across a region's zones (2 regions)" in region.describe()
+    assert "pinned to one zone; 4 zones" in pinned.describe()
+    # a stand-in keeps the offering's scope, and says it is one
+    a100 = risks.for_machine("aws", "A100", "us-east-1c")
+    assert a100.mixture == pinned.zones and "measured on V100" in a100.describe()
+    # a single-zone region is its zone
+    h100 = risks.for_machine("gcp", "H100")
+    lone = next(r for r in h100.mixture if r.zone == "us-east5")
+    zone = next(z for z in h100.zones if z.zone == "us-east5-a")
+    assert (lone.up_shape, lone.availability, lone.move_share) == (
+        zone.up_shape,
+        zone.availability,
+        0.0,
+    )
 
 
 @pytest.mark.parametrize(

@@ -210,21 +210,61 @@ class FreshSpells:
     def at(self, t: float) -> tuple[bool, float]:
         while self.until <= t:
             self.available = not self.available
+            share = self.zone.move_share
+            if not self.available and share and self.rng.random() < share:
+                self.until += spot.MOVE_SECONDS  # a move to another zone of the region
+                continue
             self.until += spot.weibull(self.rng, *self._shape())
         return self.available, self.until
 
 
-def test_kept_spells_replay_the_fresh_draws_exactly() -> None:
-    z = ZoneRisk("z", 0.5, 0.6, 0.5 * HOUR, 0.7, 0.3 * HOUR, 2.0)
+@pytest.mark.parametrize("moves", [0.0, 0.5])
+def test_kept_spells_replay_the_fresh_draws_exactly(moves: float) -> None:
+    z = ZoneRisk("z", 0.5, 0.6, 0.5 * HOUR, 0.7, 0.3 * HOUR, 2.0, moves)
     sample = spot.spells((z,), 4)
     for stream in range(4):
         for work, deadline in ((2 * HOUR, 2.2 * HOUR), (150 * HOUR, 300 * HOUR)):
-            kept = fallback.run(
-                work, work, deadline, 300, 900, fallback.FittedSpells(sample[stream])
-            )
-            fresh = fallback.run(work, work, deadline, 300, 900, FreshSpells(z, stream))
-            assert kept == fresh
+            for policy in ("uniform_progress", "spot_only"):
+                kept = fallback.run(
+                    work, work, deadline, 300, 900, fallback.FittedSpells(sample[stream]), policy
+                )
+                fresh = fallback.run(work, work, deadline, 300, 900, FreshSpells(z, stream), policy)
+                assert kept == fresh
     assert any(len(s.lengths) == spot.CACHED_SPELLS for s in sample)  # the long runs went past
+    if moves:
+        assert any(spot.MOVE_SECONDS in s.lengths for s in sample)
+
+
+def test_a_move_is_a_preemption_with_a_restart() -> None:
+    # spot until 1000 s, then a move (1 s without capacity, another zone from then on): the
+    # 700 s done after the start lose the 100 s since the checkpoint at 600 s, and the new start
+    # pays the restart again
+    class Move:
+        def at(self, t: float) -> tuple[bool, float]:
+            if t < 1000:
+                return True, 1000.0
+            if t < 1000 + spot.MOVE_SECONDS:
+                return False, 1000 + spot.MOVE_SECONDS
+            return True, math.inf
+
+    r = fallback.run(HOUR, HOUR, 10 * HOUR, 300, 600, Move())
+    assert r.preemptions == 1
+    assert r.wall == pytest.approx(1001 + 300 + (HOUR - 600))
+    assert r.spot_seconds == pytest.approx(1000 + 300 + (HOUR - 600))
+    assert r.on_demand_seconds == 0
+
+
+def test_fitted_moves_are_preemptions_in_the_fallback_run() -> None:
+    # capacity at first, lives of ~1 h, waits of 1000 h, and every preemption a move: the run
+    # is preempted, never waits more than the moves, and pays a start for each machine
+    region = ZoneRisk("r", 1.0, 1.0, HOUR, 1.0, 1000 * HOUR, 1.0, move_share=1.0)
+    for sample in spot.spells((region,), 8):
+        r = fallback.run(
+            5 * HOUR, 5 * HOUR, 50 * HOUR, 300, 900, fallback.FittedSpells(sample), "spot_only"
+        )
+        assert r.preemptions >= 1
+        assert r.spot_seconds >= 5 * HOUR + (r.preemptions + 1) * 300
+        assert r.wall == pytest.approx(r.spot_seconds + r.preemptions * spot.MOVE_SECONDS)
 
 
 class Until:

@@ -103,8 +103,14 @@ def test_quantile_and_fraction_within() -> None:
     assert spot.fraction_within(values, 0.5) == 0.0
 
 
-def zone(availability: float, up_shape: float, up_hours: float, down_hours: float) -> ZoneRisk:
-    return ZoneRisk("z", availability, up_shape, up_hours * 3600, 1.0, down_hours * 3600, 0.0)
+def zone(
+    availability: float, up_shape: float, up_hours: float, down_hours: float, moves: float = 0.0
+) -> ZoneRisk:
+    """A zone, or with ``moves`` > 0 a region whose preemptions find another zone at once with
+    that share."""
+    return ZoneRisk(
+        "z", availability, up_shape, up_hours * 3600, 1.0, down_hours * 3600, 0.0, moves
+    )
 
 
 def test_weibull_lifetimes_have_the_fitted_mean() -> None:
@@ -163,26 +169,33 @@ def uncached(
     return sorted(runs)
 
 
+@pytest.mark.parametrize("moves", [0.0, 0.4])
 @pytest.mark.parametrize(
     ("work_hours", "cap_hours"),
     [(0.5, None), (10, None), (10, 4.0), (60, 24.0), (200, None)],
 )
 def test_kept_spells_give_exactly_the_fresh_draws(
-    work_hours: float, cap_hours: float | None
+    work_hours: float, cap_hours: float | None, moves: float
 ) -> None:
     # two zones, one with capacity half the time and short heavy-tailed lives: runs of 200 h need
-    # more spells than are kept, runs of 10 h under a 4 h cap take the other path after a cap
-    risk = SpotRisk("k", "k", (zone(0.5, 0.6, 1.0, 0.5), zone(0.9, 0.8, 6.0, 2.0)), "test")
+    # more spells than are kept, runs of 10 h under a 4 h cap take the other path after a cap;
+    # with moves, two regions whose preemptions find another zone at once 40% of the time
+    members = (zone(0.5, 0.6, 1.0, 0.5, moves), zone(0.9, 0.8, 6.0, 2.0, moves))
+    risk = SpotRisk("k", "k", members, "test")
     cap = cap_hours * 3600 if cap_hours else None
     args = (work_hours * 3600, 0.3, risk, 20.0, 300.0, cap)
     first = spot.simulate(*args, samples=64)
     assert first == uncached(*args)
     assert spot.simulate(*args, samples=64) == first  # the kept spells are not used up
     assert any(run.preemptions for run in first)
+    if moves:  # some preemptions moved: 1 s waits
+        kept = spot.spells(members, 64)
+        assert any(spot.MOVE_SECONDS in sample.lengths[1:] for sample in kept)
 
 
-def test_spells_are_the_streams_draws_in_order() -> None:
-    z = zone(0.4, 0.7, 2.0, 1.0)
+@pytest.mark.parametrize("moves", [0.0, 0.3])
+def test_spells_are_the_streams_draws_in_order(moves: float) -> None:
+    z = zone(0.4, 0.7, 2.0, 1.0, moves)
     for stream in (0, 7):
         rng = spot.sample_rng(stream)
         available = rng.random() < z.availability
@@ -190,12 +203,40 @@ def test_spells_are_the_streams_draws_in_order() -> None:
         expected = [spot.residual(rng, *(up if available else down))]
         for k in range(1, spot.CACHED_SPELLS + 40):  # past the kept ones
             state_up = (k % 2 == 0) == available
+            if not state_up and moves and rng.random() < moves:  # a move: one number, 1 s
+                expected.append(spot.MOVE_SECONDS)
+                continue
             expected.append(spot.weibull(rng, *(up if state_up else down)))
         sample = spot.Spells(z, stream)
         drawn = [length for length, _ in zip(sample, expected, strict=False)]
         assert sample.available == available
         assert drawn == expected
         assert [length for length, _ in zip(sample, expected, strict=False)] == expected
+
+
+def test_a_move_is_a_preemption_with_a_restart_and_no_wait() -> None:
+    # capacity always there at first, lives of ~1 h, and the waits 1000 h: a run that waited even
+    # once would take 1000 h. Every preemption finds another zone of the region at once.
+    region = zone(1.0, 1.0, 1.0, 1000.0, moves=1.0)
+    pinned = zone(1.0, 1.0, 1.0, 1000.0)
+    work, checkpoint, restart = 10 * 3600.0, 20.0, 300.0
+    for stream in range(8):
+        moved = spot.simulate_wall(work, region, checkpoint, restart, None, spot.sample_rng(stream))
+        assert moved.preemptions >= 1
+        assert moved.waited == pytest.approx(moved.preemptions * spot.MOVE_SECONDS)
+        # every preemption pays the restart and loses the work since the last checkpoint
+        assert moved.wall > work + moved.preemptions * (restart + spot.MOVE_SECONDS)
+        assert moved.wall < 3 * work
+        waited = spot.simulate_wall(
+            work, pinned, checkpoint, restart, None, spot.sample_rng(stream)
+        )
+        assert waited.wall > 100 * 3600
+    # half the preemptions move, half wait a Weibull spell of mean 1 h: 0.5 h per preemption
+    half = SpotRisk("h", "h", (zone(1.0, 1.0, 1.0, 1.0, 0.5),), "test")
+    runs = spot.simulate(work, 0.0, half, checkpoint, restart, None, samples=128)
+    count = sum(r.preemptions for r in runs)
+    assert count > 300
+    assert sum(r.waited for r in runs) / count == pytest.approx(1800, rel=0.3)
 
 
 def test_groups_with_the_same_inputs_share_one_simulation() -> None:

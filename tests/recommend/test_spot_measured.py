@@ -26,9 +26,11 @@ def resnet50(target: Target) -> Prediction:
     return Prediction(20 * HOUR, 0.3)
 
 
-def ranked(deadline_hours: float, measured: bool = True) -> Recommendation:
+def ranked(
+    deadline_hours: float, measured: bool = True, spot: Rentable = V100_SPOT
+) -> Recommendation:
     return recommend(
-        group_offers([V100, V100_SPOT]),
+        group_offers([V100, spot]),
         resnet50,
         RULES,
         workload="resnet50",
@@ -70,6 +72,21 @@ def test_explain_and_json_name_the_source() -> None:
     lines = "\n".join(explain(rec, option))
     assert "skypilot-org/spot-traces@221da1ab9bdf preemption/1-node/aws-04-22-2023/" in lines
     assert "Weibull" in lines and "waiting for capacity" in lines
+    assert "by region (on one zone's machine;" in lines
     row = next(r for r in as_json(rec)["options"] if r["pricing"] == "spot")
-    assert row["spot_risk_source"].startswith("spot traces, AWS V100 Apr 2023 (4 zones)")
+    # an offering of the price database is a region: the run fails over between its zones
+    assert row["spot_risk_source"].startswith(
+        "spot traces, AWS V100 Apr 2023, failover across a region's zones (2 regions)"
+    )
     assert row["expected_preemptions"] > 5
+
+
+def test_an_offering_in_a_named_zone_is_pinned_to_it() -> None:
+    region = spot_option(ranked(120)).outcome
+    pinned = spot_option(ranked(120, spot=V100_SPOT._replace(zone="us-east-1c"))).outcome
+    assert pinned.spot_risk is not None and pinned.spot_risk.describe().startswith(
+        "spot traces, AWS V100 Apr 2023 (pinned to one zone; 4 zones)"
+    )
+    # one zone has capacity less often than some zone of its region: longer waits, later ends
+    assert pinned.expected_wait_seconds > region.expected_wait_seconds
+    assert pinned.p50_seconds > region.p50_seconds
