@@ -35,14 +35,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from advisor.locations import shipped
+from probes.result import GATES, TRAINING_PASSES
 
 KERNELS_FILE = "gpu-kernels-deepbench.csv"
 PEAKS_FILE = "deepbench-gpus.csv"
 FIT_FILE = "gpu-kernel-fit.json"
 HOLD_OUT = "NVIDIA V100"
 """The GPU the fit never sees: the model-level CPU<->GPU suite's GPUs are V100 class."""
-GATES = {"vanilla": 1, "gru": 3, "lstm": 4}
-"""Matrix products per time step relative to a vanilla RNN cell (one per gate)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ class KernelFit:
 
 def recurrent_flops_per_step(kind: str, hidden: int, inputs: int, batch: int) -> float:
     """Training FLOPs of one time step of one direction: forward + two backward products."""
-    return 3 * 2 * GATES[kind] * (inputs + hidden) * hidden * batch
+    return TRAINING_PASSES * 2 * GATES[kind] * (inputs + hidden) * hidden * batch
 
 
 def read_kernels(
