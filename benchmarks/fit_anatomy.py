@@ -16,6 +16,7 @@ are never run here, so they stay out of this fit.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import statistics
@@ -92,47 +93,79 @@ def worker(model: str, sizes: dict[str, int]) -> dict:
     return {"events": events}
 
 
-def observations(events: list[list]) -> list[dict]:
-    """Every place a fit dropped an iterator: its age and the idle time there."""
-    rows = []
-    last: dict[str, tuple[float, float]] = {}
-    epoch_begin = None
-    for (name, wall, cpu), (_, prev_wall, prev_cpu) in zip(events[1:], events, strict=False):
-        idle = max(0.0, (wall - prev_wall) - (cpu - prev_cpu))
-        if name == "first_batch_begin" and epoch_begin is not None and "epoch_begin" in last:
-            rows.append({"place": "epoch_start", "age": last["epoch_begin"][0] - epoch_begin,
-                         "idle": idle})  # fmt: skip
-        if name == "epoch_end" and "test_begin" in last and "test_end" in last:
-            age = last["test_end"][0] - last["test_begin"][0]
-            rows.append({"place": "validation_end", "age": age, "idle": idle})
-        if name == "return":
-            rows.append({"place": "fit_end", "age": last["train_end"][0] - last["epoch_begin"][0],
-                         "idle": idle})  # fmt: skip
+def _idle(before: list, after: list) -> float:
+    """Wall time between two stamps in which the process used no CPU."""
+    return max(0.0, (after[1] - before[1]) - (after[2] - before[2]))
+
+
+def _epochs(events: list[list]) -> list[dict[str, int | float]]:
+    """Per epoch: where its stamps are, and when its training iterator gave its first batch
+    (its autotuning thread's start: the first step's end less a steady step, so the first
+    epoch's tracing and a wait at the epoch's start are not counted in the iterator's age)."""
+    epochs: list[dict[str, int | float]] = []
+    ends: list[float] = []
+    for index, (name, wall, _) in enumerate(events):
         if name == "epoch_begin":
-            epoch_begin = last.get("epoch_begin", (None,))[0]
-        last[name] = (wall, cpu)
+            epochs.append({"begin": index})
+            ends = []
+        elif name == "batch_end" and epochs:
+            ends.append(wall)
+            steps = [b - a for a, b in itertools.pairwise(ends)]
+            step = statistics.median(steps) if steps else 0.0
+            epochs[-1]["first_batch"] = ends[0] - step
+    return epochs
+
+
+def observations(events: list[list]) -> list[dict]:
+    """Every drop of an iterator that had given batches (``probes.teardown``): its kind, its age
+    from its first batch, and the idle time at the drop. A training iterator is dropped at the
+    next epoch's first step, or when ``fit`` returns; a validation pass's when the pass ends."""
+    rows = []
+    epochs = _epochs(events)
+    for previous, epoch in itertools.pairwise(epochs):
+        at = int(epoch["begin"])  # the drop comes between epoch_begin and the first step
+        rows.append({"place": "epoch_start", "iterator": "training",
+                     "age": events[at][1] - previous["first_batch"],
+                     "idle": _idle(events[at], events[at + 1])})  # fmt: skip
+    for index, (name, _, _) in enumerate(events):
+        if name == "test_end" and events[index + 1][0] == "epoch_end":
+            begin = max(i for i in range(index) if events[i][0] == "test_begin")
+            rows.append({"place": "validation_end", "iterator": "validation",
+                         "age": events[index][1] - events[begin][1],
+                         "idle": _idle(events[index], events[index + 1])})  # fmt: skip
+    if epochs and events[-1][0] == "return":
+        rows.append({"place": "fit_end", "iterator": "training",
+                     "age": events[-2][1] - epochs[-1]["first_batch"],
+                     "idle": _idle(events[-2], events[-1])})  # fmt: skip
     return rows
 
 
 def fit_rates(runs: list[dict]) -> dict:
-    """Per place: the chance a drop waits, as sum(idle) / sum(wait if it always stalled)."""
-    from probes.teardown import mean_wait
+    """Per kind of iterator: the chance a drop waits, as sum(idle) / sum(the wait if it always
+    stalled). A training iterator's age is read from its first batch, to a few ms: its wait is
+    the sawtooth's at that age. A validation iterator's is read from the pass's callbacks, not
+    its first batch: its wait is averaged over the age's spread (``probes.teardown.mean_wait``)."""
+    from probes.teardown import mean_wait, wait_if_stalled
 
-    by_place: dict[str, list[dict]] = {}
+    full_wait = {"training": wait_if_stalled, "validation": mean_wait}
+    by_kind: dict[str, list[dict]] = {}
     for run in runs:
         for row in observations(run["events"]):
-            by_place.setdefault(row["place"], []).append(row)
+            by_kind.setdefault(row["iterator"], []).append(row)
     rates, detail = {}, {}
-    for place, rows in sorted(by_place.items()):
-        expected = sum(mean_wait(r["age"]) for r in rows)
+    for kind, rows in sorted(by_kind.items()):
+        expected = sum(full_wait[kind](r["age"]) for r in rows)
         observed = sum(r["idle"] for r in rows)
-        rates[place] = round(min(1.0, observed / expected), 3) if expected > 0 else 0.0
-        detail[place] = {
+        rates[kind] = round(min(1.0, observed / expected), 3) if expected > 0 else 0.0
+        detail[kind] = {
             "drops": len(rows),
-            "stalled": sum(r["idle"] > IDLE_FLOOR for r in rows),
+            "stalled": sum(
+                r["idle"] > max(IDLE_FLOOR, full_wait[kind](r["age"]) / 2) for r in rows
+            ),
             "observed_seconds": round(observed, 2),
             "expected_if_always_seconds": round(expected, 2),
             "median_age_seconds": round(statistics.median(r["age"] for r in rows), 2),
+            "places": sorted({r["place"] for r in rows}),
         }
     return {"rates": rates, "detail": detail}
 

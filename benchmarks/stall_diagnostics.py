@@ -1,21 +1,26 @@
-"""Two diagnostics of the iterator stalls (``probes.teardown``) that the model does not use yet.
+"""Two diagnostics of the iterator stalls (``probes.teardown``).
 
 1. ``short``: can a probe read a model's own stall rate from its short epochs? Forty epochs of
    two or three batches per zoo workload of the teardown fit, timed as ``fit_anatomy.py`` times
    real fits: per place, the share of the full wait that was paid (observed idle over the wait if
    every drop stalled), to set beside the real-size shares of ``fit_anatomy.json``.
-2. ``fitend``: which iterator does ``fit``'s end wait on? Real fits of the accuracy benchmark's
-   user_attention model (``benchmarks/user_runs.py``; never in a fit), at its benchmark size:
-   for a stall after the last callback, how long after the last and the previous epoch's start
-   it ended (a wake-up of an iterator comes at 10 ms x (2^n - 1) after its start).
+2. ``drops``: which iterators does a real fit drop, and which drops wait? Real fits of the
+   accuracy benchmark's user_attention model (``benchmarks/user_runs.py``; never in a fit), at
+   its benchmark size, with every tf.data iterator traced from its making to its drop (a
+   ``weakref.finalize`` on TensorFlow's ``OwnedIterator``): for each drop, the phase the
+   iterator was made in, its age, and the idle time right after the drop.
 
-    .venv/bin/python benchmarks/stall_diagnostics.py short|fitend [--runs N]
+    .venv/bin/python benchmarks/stall_diagnostics.py short|drops [--runs N]
 
 Run it alone on the machine: the waits are idle time, and a neighbour's load moves the ages.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -46,24 +51,88 @@ def short() -> None:
                   f"{paid / full:.2f}", flush=True)  # fmt: skip
 
 
-def fit_end(runs: int) -> None:
+def traced_fit(model: str, sizes: dict[str, int]) -> list[list]:
+    """One real fit (in a worker) stamped at its epochs, validation passes and return, and at
+    the making and the drop of every tf.data iterator."""
+    import time
+    import weakref
+
+    from probes import quiet
+
+    quiet.prepare_tensorflow()
+    import keras
+    from tensorflow.python.data.ops import iterator_ops
+
+    from probes.fitting import arrays
+    from probes.loading import prepare
+    from probes.spec import spec_for
+
+    events: list[list] = []
+    phase = ["build"]
+
+    def stamp(name: str, label: str = "") -> None:
+        events.append([name, time.perf_counter(), time.process_time(), label])
+
+    made = iterator_ops.OwnedIterator.__init__
+
+    def traced(self: object, *args: object, **kwargs: object) -> None:
+        made(self, *args, **kwargs)
+        label = f"{phase[0]}#{sum(e[0] == 'made' for e in events)}"
+        stamp("made", label)
+        weakref.finalize(self, stamp, "dropped", label)
+
+    iterator_ops.OwnedIterator.__init__ = traced
+
+    class Phases(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch: int, logs: object = None) -> None:
+            phase[0] = f"epoch {epoch}"
+            stamp("epoch_begin")
+
+        def on_test_begin(self, logs: object = None) -> None:
+            phase[0] = "validation"
+
+        def on_train_end(self, logs: object = None) -> None:
+            stamp("train_end")
+
+    spec = spec_for(model, **sizes)
+    prepared = prepare(spec)
+    config = spec.config
+    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
+    validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+    stamp("fit")
+    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
+                       validation_data=validation, verbose=0, callbacks=[Phases()])  # fmt: skip
+    stamp("return")
+    return events
+
+
+def drops(runs: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="advisor-stalls-"))
     make_user_models(folder)
+    model, sizes = str(folder / "attention.keras"), json.dumps(ATTENTION_SIZES)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
     for _ in range(runs):
-        events = run_worker(str(folder / "attention.keras"), ATTENTION_SIZES)["events"]
-        begins = [wall for name, wall, _ in events if name == "epoch_begin"]
-        (_, last_wall, last_cpu), (_, end, end_cpu) = events[-2], events[-1]
-        idle = max(0.0, (end - last_wall) - (end_cpu - last_cpu))
-        print(f"fit end waited {idle:.2f} s; it ended {end - begins[-1]:.2f} s after the last "
-              f"epoch began, {end - begins[-2]:.2f} s after the one before", flush=True)  # fmt: skip
+        out = subprocess.run([sys.executable, __file__, "--worker", model, sizes],
+                             capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        events = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"fit {events[-1][1] - events[0][1]:.1f} s", flush=True)
+        made = {label: wall for name, wall, _, label in events if name == "made"}
+        for (name, wall, cpu, label), after in itertools.pairwise(events):
+            if name == "dropped":
+                idle = (after[1] - wall) - (after[2] - cpu)
+                print(f"  dropped {label:14} at age {wall - made[label]:5.2f} s, "
+                      f"idle {max(0.0, idle):5.2f} s, then {after[0]}", flush=True)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--worker"]:
+        print(json.dumps(traced_fit(argv[1], json.loads(argv[2]))))
+        return 0
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 2
     if argv[:1] == ["short"]:
         short()
-    elif argv[:1] == ["fitend"]:
-        fit_end(runs)
+    elif argv[:1] == ["drops"]:
+        drops(runs)
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -298,25 +298,25 @@ def with_teardown(
     measured: Measurement, config: WorkloadConfig, rates: teardown.TeardownRates
 ) -> Measurement:
     """Add the waits of the iterators the real fit drops (``probes.teardown``), at the ages its
-    real epochs and validation passes will have: at each boundary between epochs to the
-    repeating part, at the last epoch's end (``fit`` returning) to the one-time part. The
-    interval moves with the expected wait; how much a run's waits vary is in the run-to-run
-    spread the local prediction's interval holds (``advisor.estimate.predict``)."""
+    real epochs and validation passes will have: each epoch's waits, those of every epoch but the
+    last to the repeating part, the last epoch's (paid when ``fit`` returns) to the one-time
+    part. The interval moves with the expected wait; how much a run's waits vary is in the
+    run-to-run spread the local prediction's interval holds (``advisor.estimate.predict``)."""
     validation = config.validation_steps * measured.validation_step_seconds
     epoch = (
         config.steps_per_epoch * measured.step_seconds
         + validation
         + measured.epoch_overhead_seconds
     )
-    boundaries = (config.epochs - 1) * rates.per_epoch(epoch, validation)
-    end = rates.at_end(epoch, validation)
+    per_epoch = rates.per_epoch(epoch, validation)
+    boundaries = (config.epochs - 1) * per_epoch
     low, high = measured.predicted_interval
     return replace(
         measured,
         predicted_seconds=measured.predicted_seconds + boundaries,
         predicted_interval=(low + boundaries, high + boundaries),
-        startup_seconds=measured.startup_seconds + end,
-        teardown_seconds=boundaries + end,
+        startup_seconds=measured.startup_seconds + per_epoch,
+        teardown_seconds=boundaries + per_epoch,
     )
 
 

@@ -1,14 +1,19 @@
 """The wait a real ``model.fit`` pays when it lets go of a tf.data iterator.
 
 Keras (TensorFlow backend, NumPy inputs) makes a new ``tf.data`` iterator for every epoch and for
-every validation pass, and drops the old one at the next epoch's first step, at the end of the
-validation pass and when ``fit`` returns. Dropping an iterator of a distributed dataset sometimes
-waits, with no CPU in use, until tf.data's autotuning thread of that iterator wakes up: that thread
-sleeps 10 ms, then 20, 40, ... (doubling, at most 60 s: ``kOptimizationPeriodMinMs`` and
-``kOptimizationPeriodMaxMs`` in TensorFlow's ``tensorflow/core/framework/model.h``), so the wait
-runs to the next wake-up after the iterator's age: up to the age itself. A 6 s epoch can end in a
+every validation pass. It drops an epoch's training iterator at the next epoch's first step (the
+``for`` loop in ``fit`` holds it until then) or, after the last epoch, when ``fit`` returns; it
+drops a validation pass's iterator when the pass returns. Dropping an iterator that delivered
+batches sometimes waits, with no CPU in use, until tf.data's autotuning thread of that iterator
+wakes up: that thread starts at the iterator's first batch and sleeps 10 ms, then 20, 40, ...
+(doubling, at most 60 s: ``kOptimizationPeriodMinMs`` and ``kOptimizationPeriodMaxMs`` in
+TensorFlow's ``tensorflow/core/framework/model.h``), so the wait runs to the next wake-up after
+the iterator's age counted from its first batch: up to the age itself. A 6 s epoch can end in a
 4 s wait; an 11 s one in a 9.5 s wait. Profiled with ``py-spy dump --native`` on a stalled fit:
 the main thread sits in ``RootDataset::Iterator::~Iterator`` waiting for the model thread.
+Traced iterator by iterator (``benchmarks/stall_diagnostics.py drops``): the iterators Keras
+makes at each epoch's end and never reads from are dropped without a wait, and the one ``fit``'s
+end waits on is the last epoch's training iterator, the same kind of drop as at an epoch's start.
 
 A probe's short epochs never see this (their iterators live a fraction of a second); the real run
 pays it at the real epoch's age. So the probe models it: for each iterator the real run drops, the
@@ -71,32 +76,24 @@ def mean_wait(age: float, log_sigma: float = AGE_LOG_SIGMA) -> float:
 
 @dataclass(frozen=True)
 class TeardownRates:
-    """Chance that dropping an iterator waits, at each place a fit drops one."""
+    """Chance that dropping an iterator waits, for each kind of iterator a fit drops."""
 
-    epoch_start: float
-    """The previous epoch's training iterator, dropped at the next epoch's first step."""
-    validation_end: float
-    """The validation pass's iterator, dropped when the pass returns."""
-    fit_end: float
-    """The last epoch's training iterator, dropped when ``fit`` returns."""
+    training: float
+    """An epoch's training iterator, dropped at the next epoch's first step or when ``fit``
+    returns; its age is the epoch with its validation pass."""
+    validation: float
+    """A validation pass's iterator, dropped when the pass returns."""
     source: str = ""
 
     def per_epoch(self, epoch_seconds: float, validation_seconds: float) -> float:
-        """Expected teardown seconds at one boundary between two epochs."""
-        wait = self.epoch_start * mean_wait(epoch_seconds)
+        """Expected teardown seconds of one epoch: its training and its validation iterator."""
+        wait = self.training * mean_wait(epoch_seconds)
         if validation_seconds > 0:
-            wait += self.validation_end * mean_wait(validation_seconds)
-        return wait
-
-    def at_end(self, epoch_seconds: float, validation_seconds: float) -> float:
-        """Expected teardown seconds of the last epoch: its validation pass and ``fit``'s return."""
-        wait = self.fit_end * mean_wait(epoch_seconds)
-        if validation_seconds > 0:
-            wait += self.validation_end * mean_wait(validation_seconds)
+            wait += self.validation * mean_wait(validation_seconds)
         return wait
 
 
-NO_TEARDOWN = TeardownRates(0.0, 0.0, 0.0, "not modelled")
+NO_TEARDOWN = TeardownRates(0.0, 0.0, "not modelled")
 
 
 def shipped_rates() -> TeardownRates:
@@ -104,8 +101,5 @@ def shipped_rates() -> TeardownRates:
     data = json.loads(shipped("fit-teardown.json").read_text(encoding="utf-8"))
     rates = data["rates"]
     return TeardownRates(
-        float(rates["epoch_start"]),
-        float(rates["validation_end"]),
-        float(rates["fit_end"]),
-        str(data.get("source", "")),
+        float(rates["training"]), float(rates["validation"]), str(data.get("source", ""))
     )

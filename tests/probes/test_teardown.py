@@ -47,21 +47,29 @@ def measurement(step: float, overhead: float = 0.0) -> Measurement:
 
 def test_the_wait_is_added_at_the_real_epochs_age() -> None:
     """The probe's own short epochs live a fraction of a second; the real run's iterators live a
-    whole epoch, and that is the age the prediction uses."""
-    rates = teardown.TeardownRates(epoch_start=0.5, validation_end=0.0, fit_end=0.25)
+    whole epoch, and that is the age the prediction uses. Each epoch drops one training
+    iterator: every epoch but the last at the next one's start (the repeating part), the last
+    when ``fit`` returns (the one-time part)."""
+    rates = teardown.TeardownRates(training=0.5, validation=0.0)
     config = WorkloadConfig("w", samples=600 * 32, validation_samples=0, epochs=4, batch_size=32)
     measured = with_teardown(measurement(0.01), config, rates)  # a 6 s epoch
-    per_boundary = 0.5 * teardown.mean_wait(6.0)
-    assert measured.predicted_seconds == pytest.approx(100.0 + 3 * per_boundary)
-    assert measured.startup_seconds == pytest.approx(1.0 + 0.25 * teardown.mean_wait(6.0))
-    assert measured.teardown_seconds == pytest.approx(
-        3 * per_boundary + 0.25 * teardown.mean_wait(6.0)
-    )
-    assert measured.predicted_interval == pytest.approx((90.0 + 3 * per_boundary,
-                                                        110.0 + 3 * per_boundary))  # fmt: skip
+    per_epoch = 0.5 * teardown.mean_wait(6.0)
+    assert measured.predicted_seconds == pytest.approx(100.0 + 3 * per_epoch)
+    assert measured.startup_seconds == pytest.approx(1.0 + per_epoch)
+    assert measured.teardown_seconds == pytest.approx(4 * per_epoch)
+    assert measured.predicted_interval == pytest.approx((90.0 + 3 * per_epoch,
+                                                        110.0 + 3 * per_epoch))  # fmt: skip
 
     short = with_teardown(measurement(0.0001), config, rates)  # a 60 ms epoch: almost nothing
     assert short.predicted_seconds - 100.0 < 0.01 * (measured.predicted_seconds - 100.0)
+
+
+def test_the_validation_pass_adds_its_own_iterator_at_its_own_age() -> None:
+    rates = teardown.TeardownRates(training=0.0, validation=1.0)
+    config = WorkloadConfig("w", samples=600 * 32, validation_samples=300 * 32, epochs=2,
+                            batch_size=32)  # fmt: skip
+    measured = with_teardown(measurement(0.03), config, rates)  # 18 s epochs, 3 s validation
+    assert measured.teardown_seconds == pytest.approx(2 * teardown.mean_wait(3.0))
 
 
 def test_no_rates_add_nothing() -> None:
@@ -73,6 +81,6 @@ def test_no_rates_add_nothing() -> None:
 
 def test_the_shipped_rates_are_chances_with_a_source() -> None:
     rates = teardown.shipped_rates()
-    for rate in (rates.epoch_start, rates.validation_end, rates.fit_end):
+    for rate in (rates.training, rates.validation):
         assert 0.0 <= rate <= 1.0
     assert "fit_anatomy.py" in rates.source
