@@ -88,8 +88,13 @@ def traced_fit(model: str, sizes: dict[str, int]) -> list[list]:
             phase[0] = f"epoch {epoch}"
             stamp("epoch_begin")
 
+        def on_train_batch_begin(self, batch: int, logs: object = None) -> None:
+            if batch == 0:  # a wait at the epoch's start ends here
+                stamp("first_batch")
+
         def on_test_begin(self, logs: object = None) -> None:
             phase[0] = "validation"
+            stamp("validation_begin")
 
         def on_train_end(self, logs: object = None) -> None:
             stamp("train_end")
@@ -120,7 +125,7 @@ def drops(runs: int) -> None:
         for (name, wall, cpu, label), after in itertools.pairwise(events):
             if name == "dropped":
                 idle = (after[1] - wall) - (after[2] - cpu)
-                print(f"  dropped {label:14} at age {wall - made[label]:5.2f} s, "
+                print(f"  dropped {label:14} {wall - made[label]:5.2f} s after its making, "
                       f"idle {max(0.0, idle):5.2f} s, then {after[0]}", flush=True)  # fmt: skip
 
 
