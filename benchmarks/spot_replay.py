@@ -21,8 +21,9 @@ policy code):
 It reports the deadline-met rate and the cost against all-on-demand, the floor no policy can go
 below on the same trace (``floor``: perfect foresight, no restart or checkpoint costs), and
 compares the deadline-met rate of pure spot with the one the engine predicts from the fitted
-Weibull spells of the same family and scope (``data/spot-risk.csv``: the region rows for the
-region replay, the zone rows for the zone replay; ``advisor.recommend.spot.simulate``).
+spells of the same family and scope (``data/spot-risk.csv``: the region rows for the region
+replay, the zone rows for the zone replay; ``advisor.recommend.spot.simulate``). The replayed runs
+take one thing from the model: the checkpoint interval, Young's from the rows' mean lifetime.
 
 Targets (``TARGETS``), each way: the fallback meets >= 99% of deadlines with slack >= 1.1x; its
 median GPU cost is at most 0.75 of all-on-demand (at least 25% less); the predicted pure-spot

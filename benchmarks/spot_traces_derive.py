@@ -6,12 +6,12 @@ Reads two git mirrors (their committed trees, at a named commit) and writes two 
   (lossless: ``a12 u3 a40`` is 12 ticks available, 3 not, 40 available), with the repository,
   commit and path it came from. The replay benchmark replays these.
 - ``data/spot-risk.csv``: per trace family and zone (``scope`` ``zone``: a run pinned to that
-  zone), the share of time a spot machine could be had, and Weibull fits (maximum likelihood) of
-  the spells a machine lived (time to preemption) and of the spells none could be had (the wait to
-  get one back); then per family and region (``scope`` ``region``, the ``zone`` column holding the
-  region): the same for a run that fails over between the region's zones, as a SkyPilot managed
-  job does (``region_rows``), with ``move_share``, the share of its preemptions that found another
-  zone with capacity at once.
+  zone), the share of time a spot machine could be had, and maximum-likelihood fits of the spells
+  a machine lived (time to preemption: a mixture of two exponentials, ``hyperexponential_fit``)
+  and of the spells none could be had (the wait to get one back: a Weibull); then per family and
+  region (``scope`` ``region``, the ``zone`` column holding the region): the same for a run that
+  fails over between the region's zones, as a SkyPilot managed job does (``region_rows``), with
+  ``move_share``, the share of its preemptions that found another zone with capacity at once.
 
 Sources (docs/SOURCES.md, section "Spot risk"):
 
@@ -244,6 +244,58 @@ def weibull_fit(complete: list[float], censored: list[float]) -> tuple[float, fl
     return k, (sum(x**k for x in xs) / len(complete)) ** (1 / k)
 
 
+EM_ROUNDS = 5000
+"""Rounds of expectation-maximisation at most; it stops once no figure moves by 1e-9 of itself."""
+
+
+def hyperexponential_fit(
+    complete: list[float], censored: list[float]
+) -> tuple[float, float, float]:
+    """Maximum-likelihood mixture of two exponentials, ``(short_share, short_mean, long_mean)``, of
+    spells, ``censored`` ones cut off by the trace's ends: expectation-maximisation (A. P.
+    Dempster, N. M. Laird, D. B. Rubin, JRSS B 39(1), 1977). Each round shares every spell
+    between the phases by its likelihood under each (``_short_part``); a phase's mean is then the
+    time it holds over the complete spells it holds (without censored spells the mixture's mean
+    is then the spells' mean, as for one exponential). Mixtures of exponentials fit long tails
+    (A. Feldmann, W. Whitt, "Fitting mixtures of exponentials to long-tail distributions to
+    analyze network performance models", Performance Evaluation 31(3-4), 1998), and they get right
+    the few long spells that hold most of the time, where a Weibull fitted to many short spells
+    does not (docs/BENCHMARKS.md, "Spot replay"). With censored spells the likelihood grows
+    without bound as one phase takes only them (its mean to infinity): a phase's mean is kept to
+    at most the longest spell seen."""
+    xs = complete + censored
+    longest, mean = max(xs), sum(xs) / len(complete)
+    fit = (0.5, mean / 4, min(longest, 4 * mean))
+    for _ in range(EM_ROUNDS):
+        share, short, long = fit
+        parts = [_short_part(x, share, short, long, True) for x in complete]
+        parts += [_short_part(x, share, short, long, False) for x in censored]
+        events = sum(parts[: len(complete)])
+        held = sum(w * x for w, x in zip(parts, xs, strict=True))
+        new = (
+            sum(parts) / len(xs),
+            min(longest, held / events) if events > 0 else longest,
+            min(longest, (sum(xs) - held) / (len(complete) - events))
+            if events < len(complete)
+            else longest,
+        )
+        settled = all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(new, fit, strict=True))
+        fit = new
+        if settled:
+            break
+    share, short, long = fit
+    return (share, short, long) if short <= long else (1 - share, long, short)
+
+
+def _short_part(x: float, share: float, short: float, long: float, ended: bool) -> float:
+    """The short phase's share of a spell of ``x``: its likelihood under each phase (the density
+    where the spell ended, the survival where the trace cut it off); a spell far beyond both means
+    goes to the longer."""
+    a = share * math.exp(-x / short) / (short if ended else 1.0)
+    b = (1 - share) * math.exp(-x / long) / (long if ended else 1.0)
+    return a / (a + b) if a + b > 0 else float(short > long)
+
+
 def spells(trace: Trace, state: int) -> tuple[list[float], list[float]]:
     """Spells in ``state`` in hours: the complete ones, and the first and last of the trace, cut
     off by its ends (censored)."""
@@ -350,13 +402,8 @@ def fitted_row(
         if name == "up":
             row["hours"] = round(total, 2)
             row["availability"] = round(observed / total, 4)
-        if len(complete) >= 2 and len(set(complete + censored)) > 1:
-            shape, scale = weibull_fit(complete, censored)
-        else:
-            shape, scale = 1.0, max(observed, first.gap_seconds / 3600)
         row[f"{name}_spells"] = len(complete)
-        row[f"{name}_shape"] = round(shape, 4)
-        row[f"{name}_scale_hours"] = round(scale, 4)
+        row |= fit_columns(name, complete, censored, max(observed, first.gap_seconds / 3600))
         ordered = sorted(complete)
         row[f"{name}_median_hours"] = round(ordered[len(ordered) // 2], 3) if ordered else ""
     up_hours = sum(
@@ -365,6 +412,25 @@ def fitted_row(
     ends = sum(1 for rs in courses for s, _ in rs[:-1] if s == 0)
     row["ends_per_up_hour"] = round(ends / up_hours, 4) if up_hours else ""
     return row
+
+
+def fit_columns(
+    name: str, complete: list[float], censored: list[float], observed: float
+) -> dict[str, float]:
+    """The fit of the ``up`` spells (lifetimes: a mixture of two exponentials) or ``down`` spells
+    (waits: a Weibull), or one exponential of mean ``observed`` hours where there are fewer than
+    two complete spells or all are alike."""
+    fitted = len(complete) >= 2 and len(set(complete + censored)) > 1
+    values: dict[str, float]
+    if name == "up":
+        share, short, long = (
+            hyperexponential_fit(complete, censored) if fitted else (1.0, observed, observed)
+        )
+        values = {"up_short_share": share, "up_short_hours": short, "up_long_hours": long}
+    else:
+        shape, scale = weibull_fit(complete, censored) if fitted else (1.0, observed)
+        values = {"down_shape": shape, "down_scale_hours": scale}
+    return {key: round(value, 4) for key, value in values.items()}
 
 
 def write_risk(rows: list[dict[str, object]]) -> None:
@@ -397,8 +463,8 @@ def main(argv: list[str]) -> int:
     for row in rows:
         print(
             f"{row['family']:32} {row['scope']:6} {row['zone']:18} "
-            f"avail {row['availability']:.2f} up k={row['up_shape']} "
-            f"scale={row['up_scale_hours']}h n={row['up_spells']} "
+            f"avail {row['availability']:.2f} up {row['up_short_share']:.0%} "
+            f"{row['up_short_hours']}h, else {row['up_long_hours']}h n={row['up_spells']} "
             f"down k={row['down_shape']} scale={row['down_scale_hours']}h "
             f"ends/up-h {row['ends_per_up_hour']} moves {row['move_share']}"
         )

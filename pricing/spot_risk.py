@@ -1,14 +1,15 @@
 """Measured spot risk: how often a spot machine can be had, how long it lives, how long to wait.
 
 ``data/spot-risk.csv`` holds, per public trace family and zone, the share of time a spot machine
-could be had and Weibull fits of its lifetimes (time to preemption) and of the waits when none
-could be had; and per family and region the same for a run that fails over between the region's
-zones (what a SkyPilot managed job does: it relaunches in any zone of its region), with the share
-of preemptions that found another zone with capacity at once. ``benchmarks/spot_traces_derive.py``
-derives it from the public traces (sources in docs/SOURCES.md, section "Spot risk"). A machine gets
-the family measured on its provider and accelerator, else its provider's family of the same kind
-(GPU or CPU), else a stated conservative default: the AWS traces, the most frequently interrupted
-ones we have. An offering without a zone (a region: every offering of the price database) gets the
+could be had and maximum-likelihood fits of its lifetimes (time to preemption: a mixture of two
+exponentials, ``Lifetimes``) and of the waits when none could be had (a Weibull); and per family
+and region the same for a run that fails over between the region's zones (what a SkyPilot managed
+job does: it relaunches in any zone of its region), with the share of preemptions that found
+another zone with capacity at once. ``benchmarks/spot_traces_derive.py`` derives it from the
+public traces (sources in docs/SOURCES.md, section "Spot risk"). A machine gets the family
+measured on its provider and accelerator, else its provider's family of the same kind (GPU or
+CPU), else a stated conservative default: the AWS traces, the most frequently interrupted ones we
+have. An offering without a zone (a region: every offering of the price database) gets the
 family's regions; one that names a zone is pinned to it and gets the zones (``for_machine``).
 
 The provider statistics of the price database are not used for this: the AWS Spot Advisor band
@@ -32,16 +33,66 @@ hour), the most pessimistic measured, rather than a guess that would flatter spo
 
 
 @dataclass(frozen=True)
+class Lifetimes:
+    """How long a spot machine lives (time to preemption, seconds): a mixture of two exponentials,
+    many short lives and a few long ones that hold most of the running time (heavy-tailed: the
+    spread exceeds the mean), fitted by maximum likelihood to the traces' lifetimes
+    (``benchmarks/spot_traces_derive.py``, ``hyperexponential_fit``). One exponential where
+    ``short_share`` is 1."""
+
+    short_share: float
+    short_seconds: float
+    long_seconds: float
+
+    def phases(self) -> tuple[tuple[float, float], ...]:
+        """``(share, mean seconds)`` of each phase that has a share."""
+        both = ((self.short_share, self.short_seconds), (1 - self.short_share, self.long_seconds))
+        return tuple((share, mean) for share, mean in both if share > 0)
+
+    @property
+    def mean_seconds(self) -> float:
+        return sum(share * mean for share, mean in self.phases())
+
+    def survival(self, seconds: float) -> float:
+        """Share of machines alive after ``seconds``."""
+        return sum(share * math.exp(-seconds / mean) for share, mean in self.phases())
+
+    @property
+    def median_seconds(self) -> float:
+        """Half the machines are preempted by then (bisection on ``survival``, which is at most
+        1/e at the longer mean)."""
+        low, high = 0.0, max(mean for _, mean in self.phases())
+        if not math.isfinite(high):
+            return math.inf
+        for _ in range(60):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.survival(mid) > 0.5 else (low, mid)
+        return (low + high) / 2
+
+    @property
+    def found_short_share(self) -> float:
+        """The short phase's share of the machines found running at a random moment: a machine
+        is found with odds proportional to its life (length-biased sampling), so the share is
+        ``short_share * short_seconds / mean_seconds``; what is left of its life is then again
+        exponential with the phase's mean (memoryless). D. R. Cox, "Renewal Theory" (Methuen,
+        1962), section 5.2: the first interval of an equilibrium renewal process."""
+        if self.short_share >= 1:
+            return 1.0
+        if not math.isfinite(self.long_seconds):
+            return 0.0  # every machine found running is a long one
+        return self.short_share * self.short_seconds / self.mean_seconds
+
+
+@dataclass(frozen=True)
 class ZoneRisk:
-    """One zone of a trace family, or one region failed over between its zones: availability and
-    the Weibull spells (seconds)."""
+    """One zone of a trace family, or one region failed over between its zones: availability,
+    the lifetimes and the Weibull waits (seconds)."""
 
     zone: str
     availability: float
     """Share of the time a spot machine could be had."""
-    up_shape: float
-    up_scale_seconds: float
-    """Weibull lifetime of a spot machine: time to preemption (shape < 1: heavy-tailed)."""
+    lifetimes: Lifetimes
+    """Lifetime of a spot machine: time to preemption."""
     down_shape: float
     down_scale_seconds: float
     """Weibull spells in which none could be had: the wait to get one back."""
@@ -53,7 +104,7 @@ class ZoneRisk:
 
     @property
     def mean_life_seconds(self) -> float:
-        return self.up_scale_seconds * math.gamma(1 + 1 / self.up_shape)
+        return self.lifetimes.mean_seconds
 
 
 @dataclass(frozen=True)
@@ -115,8 +166,9 @@ class SpotRisk:
 
 def exponential(rate_per_hour: float, source: str) -> SpotRisk:
     """A memoryless risk at ``rate_per_hour``, always available (a stated rate, no trace)."""
-    scale = 3600 / rate_per_hour if rate_per_hour > 0 else math.inf
-    zone = ZoneRisk("-", 1.0, 1.0, scale, 1.0, 0.0, rate_per_hour)  # no wait for capacity
+    mean = 3600 / rate_per_hour if rate_per_hour > 0 else math.inf
+    lives = Lifetimes(1.0, mean, mean)
+    zone = ZoneRisk("-", 1.0, lives, 1.0, 0.0, rate_per_hour)  # no wait for capacity
     return SpotRisk(f"rate-{rate_per_hour:g}", f"{rate_per_hour:g}/h stated", (zone,), source)
 
 
@@ -169,8 +221,11 @@ def parse(rows: list[dict[str, str]]) -> SpotRisks:
         risk = ZoneRisk(
             zone=row["zone"],
             availability=float(row["availability"]),
-            up_shape=float(row["up_shape"]),
-            up_scale_seconds=float(row["up_scale_hours"]) * 3600,
+            lifetimes=Lifetimes(
+                float(row["up_short_share"]),
+                float(row["up_short_hours"]) * 3600,
+                float(row["up_long_hours"]) * 3600,
+            ),
             down_shape=float(row["down_shape"]),
             down_scale_seconds=float(row["down_scale_hours"]) * 3600,
             ends_per_up_hour=float(row["ends_per_up_hour"] or 0),

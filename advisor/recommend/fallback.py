@@ -65,7 +65,7 @@ class SpotProcess(Protocol):
 
 
 class FittedSpells:
-    """Alternating Weibull spells of one zone or region, available with its availability at 0:
+    """Alternating fitted spells of one zone or region, available with its availability at 0:
     the spells of one Monte Carlo sample (``spot.Spells``, drawn once and shared). A move to
     another zone of the region is a down spell of ``spot.MOVE_SECONDS``: the run steps to every
     change, so it sees the preemption and pays a restart."""

@@ -211,7 +211,7 @@ def spot_lines(result: Outcome) -> list[str]:
         else "no periodic checkpoint (the run is shorter than the optimal interval)"
     )
     mixture = risk.mixture
-    lives = sorted(z.up_scale_seconds * math.log(2) ** (1 / z.up_shape) for z in mixture)
+    lives = sorted(z.lifetimes.median_seconds for z in mixture)
     moves = sum(z.move_share for z in mixture) / len(mixture)
     where = (
         f"by region (on one zone's machine; {moves:.0%} of preemptions find another zone "
@@ -222,8 +222,8 @@ def spot_lines(result: Outcome) -> list[str]:
     return [
         f"Preemption: {risk.describe()}: a machine could be had {risk.availability:.0%} of the "
         f"time; median lifetime {describe_seconds(lives[0])} to {describe_seconds(lives[-1])} "
-        f"{where} (Weibull, heavy-tailed), {risk.interruptions_per_hour:.2g} interruptions per "
-        f"running hour on average; source {risk.source}",
+        f"{where} (many short lives, a few long ones), {risk.interruptions_per_hour:.2g} "
+        f"interruptions per running hour on average; source {risk.source}",
         f"  this run: {spot_risk_words(result)}, "
         f"{describe_seconds(result.expected_wait_seconds)} waiting for capacity on average; "
         f"{every} (Young); {describe_seconds(result.restart_seconds)} per restart "

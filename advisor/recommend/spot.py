@@ -4,13 +4,15 @@ Model (written down so it can be checked):
 
 - Spot risk is measured (``pricing.spot_risk``: public traces per provider and accelerator, else a
   stated conservative default). A spot machine can be had at the start with the trace's
-  availability, lives a Weibull lifetime (heavy-tailed: shape < 1 in most zones), and after a
-  preemption the run waits a Weibull spell of unavailability before it gets another. The trace
-  family is an equal mixture (where a machine lands is not known in advance) of its regions for an
-  offering without a zone (a run that fails over between the region's zones, as a SkyPilot
-  managed job does), of its zones for one pinned to a zone (``SpotRisk.mixture``). In a region,
-  a preemption finds another zone with capacity at once with the region's ``move_share``: a move,
-  a new start after ``MOVE_SECONDS`` instead of a wait.
+  availability and lives what is left of a life found under way; every later machine lives a fresh
+  lifetime, drawn from a mixture of two exponentials (``pricing.spot_risk.Lifetimes``: many short
+  lives, a few long ones that hold most of the running time); after a preemption the run waits a
+  Weibull spell of unavailability before it gets another. The trace family is an equal mixture
+  (where a machine lands is not known in advance) of its regions for an offering without a zone
+  (a run that fails over between the region's zones, as a SkyPilot managed job does), of its
+  zones for one pinned to a zone (``SpotRisk.mixture``). In a region, a preemption finds another
+  zone with capacity at once with the region's ``move_share``: a move, a new start after
+  ``MOVE_SECONDS`` instead of a wait.
 - The run saves a checkpoint every ``tau`` seconds of work; a checkpoint costs ``C`` seconds.
   ``tau`` is Young's optimum, ``sqrt(2 C / rate)`` (J. W. Young, "A first order approximation to
   the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher order estimate of
@@ -40,7 +42,7 @@ from functools import cache, lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
-from pricing.spot_risk import SpotRisk, ZoneRisk
+from pricing.spot_risk import Lifetimes, SpotRisk, ZoneRisk
 
 SEED = 20_061_974
 """Fixed seed of the simulation (reproducible recommendations)."""
@@ -133,11 +135,25 @@ def weibull(rng: random.Random, shape: float, scale: float) -> float:
     return scale * (-math.log(1.0 - rng.random())) ** (1 / shape)
 
 
+def lifetime(rng: random.Random, lives: Lifetimes, found: bool = False) -> float:
+    """One machine's life in seconds: a phase drawn by its share, then an exponential of the
+    phase's mean; ``found``: what is left of the life of a machine found running at a random moment
+    (the phase drawn by ``Lifetimes.found_short_share``; the rest is memoryless). One uniform
+    variate: where it falls in the phase's slice gives the exponential."""
+    share = lives.found_short_share if found else lives.short_share
+    u = rng.random()
+    if u < share:
+        mean, rest = lives.short_seconds, (share - u) / share
+    else:
+        mean, rest = lives.long_seconds, (1 - u) / (1 - share)
+    return -mean * math.log(rest) if math.isfinite(mean) else math.inf
+
+
 def residual(rng: random.Random, shape: float, scale: float) -> float:
     """What is left of a Weibull spell found under way at a random moment (the stationary
     residual: a length-biased spell, ``scale * Gamma(1 + 1/shape) ** (1/shape)``, cut at a
-    uniform point). Heavy tails make it longer than a fresh spell: a machine had at a random
-    moment tends to sit in a long spell."""
+    uniform point): the wait of a run that starts without capacity. Heavy tails make it longer
+    than a fresh spell: a moment drawn at random tends to sit in a long spell."""
     if not math.isfinite(scale):
         return math.inf
     biased = scale * rng.gammavariate(1 + 1 / shape, 1.0) ** (1 / shape)
@@ -171,11 +187,11 @@ def simulate_wall(
     """One simulated run of ``work`` seconds of training on spot machines of one ``zone``.
 
     At the start a machine is there with the zone's availability and lives what is left of its
-    spell, else the run waits what is left of a spell of unavailability (``residual``); every
-    later machine lives a fresh Weibull lifetime; a preemption loses the work since the
-    last checkpoint, then the run waits for capacity (a spell of unavailability: the trace's
-    preemption is the capacity going away, or a move to another zone of the region,
-    ``wait_after_preemption``) and pays ``restart`` (boot, start-up, restore).
+    life (``lifetime``, found running), else the run waits what is left of a spell of
+    unavailability (``residual``); every later machine lives a fresh ``lifetime``; a preemption
+    loses the work since the last checkpoint, then the run waits for capacity (a spell of
+    unavailability: the trace's preemption is the capacity going away, or a move to another zone
+    of the region, ``wait_after_preemption``) and pays ``restart`` (boot, start-up, restore).
     """
     tau = young_interval(checkpoint, 3600 / zone.mean_life_seconds)
     if tau >= work:
@@ -190,10 +206,7 @@ def simulate_wall(
     for _ in range(MAX_RESTARTS):
         saves = math.ceil(remaining / tau) - 1 if tau < math.inf else 0
         finish = remaining + saves * checkpoint
-        if first:
-            up, first = residual(rng, zone.up_shape, zone.up_scale_seconds), False
-        else:
-            up = weibull(rng, zone.up_shape, zone.up_scale_seconds)
+        up, first = lifetime(rng, zone.lifetimes, first), False
         if finish <= up and finish <= lease:
             return Sim(wall + finish, count, waited)
         if up < lease:  # preempted: keep the work up to the last checkpoint
@@ -336,7 +349,7 @@ CACHED_SPELLS = 256
 class Spells:
     """The spot capacity Monte Carlo sample ``stream`` sees in ``zone``: whether a machine is
     there at time 0, then the lengths of alternating spells (available, not, ...; the first is
-    what is left of a spell found under way, ``residual``), in the order ``simulate_wall`` and
+    what is left of a life or a wait found under way), in the order ``simulate_wall`` and
     ``fallback.FittedSpells`` draw them from the sample's stream. The first ``CACHED_SPELLS``
     are kept: a spell depends on the zone and the sample, never on the job, so every offer
     group of a family and every plan reuses them instead of drawing its own (the draws cost more
@@ -372,12 +385,10 @@ class Spells:
     def _draw(self, rng: random.Random, k: int) -> float:
         z = self.zone
         if (k % 2 == 0) == self.available:
-            shape, scale = z.up_shape, z.up_scale_seconds
-        elif k > 0:  # after a preemption: a wait, or a move to another zone of the region
+            return lifetime(rng, z.lifetimes, found=k == 0)
+        if k > 0:  # after a preemption: a wait, or a move to another zone of the region
             return wait_after_preemption(rng, z)
-        else:
-            shape, scale = z.down_shape, z.down_scale_seconds
-        return residual(rng, shape, scale) if k == 0 else weibull(rng, shape, scale)
+        return residual(rng, z.down_shape, z.down_scale_seconds)
 
 
 _SPELLS: dict[tuple[ZoneRisk, ...], list[Spells]] = {}

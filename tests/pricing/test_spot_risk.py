@@ -14,6 +14,7 @@ from benchmarks.spot_traces_derive import (
     decode,
     encode,
     failover,
+    hyperexponential_fit,
     region_of,
     region_rows,
     risk_rows,
@@ -42,6 +43,39 @@ def test_weibull_fit_recovers_known_parameters() -> None:
     fitted_shape, fitted_scale = weibull_fit(cut[: n * 9 // 10], [end] * (n // 10))
     assert fitted_shape == pytest.approx(shape, rel=0.05)
     assert fitted_scale == pytest.approx(scale, rel=0.05)
+
+
+def exponential_quantiles(mean: float, n: int) -> list[float]:
+    """A sample with exactly the exponential's law: its quantiles at (i + 0.5) / n."""
+    return [-mean * math.log(1 - (i + 0.5) / n) for i in range(n)]
+
+
+def test_hyperexponential_fit_recovers_known_parameters() -> None:
+    # 800 short lives of mean 0.5 h and 200 long ones of mean 20 h
+    xs = exponential_quantiles(0.5, 800) + exponential_quantiles(20.0, 200)
+    share, short, long = hyperexponential_fit(xs, [])
+    assert share == pytest.approx(0.8, abs=0.02)
+    assert short == pytest.approx(0.5, rel=0.1)
+    assert long == pytest.approx(20.0, rel=0.05)
+    # its mean is the spells' mean, as for one exponential
+    assert share * short + (1 - share) * long == pytest.approx(sum(xs) / len(xs), rel=1e-6)
+    # the trace ends at 30 h: the longer lives are only known to last that long
+    ended = [x for x in xs if x < 30]
+    cut = [30.0] * (len(xs) - len(ended))
+    share, short, long = hyperexponential_fit(ended, cut)
+    assert (share, short) == pytest.approx((0.8, 0.5), rel=0.1)
+    assert long == pytest.approx(20.0, rel=0.1)
+
+
+def test_a_phase_held_only_by_cut_spells_is_kept_to_the_longest_seen() -> None:
+    # the likelihood grows without bound as a phase takes the one cut-off spell alone
+    share, short, long = hyperexponential_fit([1.0, 2.0, 1.5, 0.5], [50.0])
+    assert long == 50.0
+    assert short == pytest.approx(1.25, rel=0.01)
+    assert share == pytest.approx(0.8, abs=0.03)  # the long phase holds a little of the rest
+    # one exponential where the spells are alike
+    share, short, long = hyperexponential_fit([2.0, 2.0, 2.0], [])
+    assert short == pytest.approx(2.0) and long == pytest.approx(2.0)
 
 
 def test_shipped_table_is_derived_from_the_committed_traces() -> None:
@@ -125,8 +159,12 @@ def test_measured_gpu_spot_is_far_riskier_than_the_stated_rates() -> None:
     # the April 2023 AWS V100 traces: 0.3-1.2 interruptions per running hour, not 0.00018
     assert 0.3 < v100.interruptions_per_hour < 1.5
     assert 0.2 < v100.availability < 0.8
-    # heavy-tailed lifetimes: Weibull shape below 1 in every zone
-    assert all(z.up_shape < 1 for z in v100.zones)
+    # heavy-tailed lifetimes in every zone: the long lives are several times the short ones, and
+    # a machine found running at a random moment is more often a long-lived one than a new one is
+    for z in v100.zones:
+        lives = z.lifetimes
+        assert lives.long_seconds > 4 * lives.short_seconds
+        assert lives.found_short_share < lives.short_share
     assert not v100.stand_in
 
 
@@ -150,8 +188,8 @@ def test_an_offering_without_a_zone_fails_over_in_its_region() -> None:
     h100 = risks.for_machine("gcp", "H100")
     lone = next(r for r in h100.mixture if r.zone == "us-east5")
     zone = next(z for z in h100.zones if z.zone == "us-east5-a")
-    assert (lone.up_shape, lone.availability, lone.move_share) == (
-        zone.up_shape,
+    assert (lone.lifetimes, lone.availability, lone.move_share) == (
+        zone.lifetimes,
         zone.availability,
         0.0,
     )

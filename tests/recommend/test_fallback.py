@@ -16,7 +16,7 @@ from advisor.recommend.recommendation import Constraints, Recommendation
 from advisor.recommend.report import as_json, explain
 from advisor.recommend.skypilot_task import task_yaml
 from pricing.offers import BillingRule, Rentable, group_offers
-from pricing.spot_risk import SpotRisk, ZoneRisk, shipped_risks
+from pricing.spot_risk import Lifetimes, SpotRisk, ZoneRisk, shipped_risks
 
 HOUR = 3600.0
 V100 = Rentable(
@@ -98,7 +98,8 @@ def test_measured_families_meet_slack_of_1_1x_when_the_plan_is_right() -> None:
 
 
 def test_simulation_is_reproducible() -> None:
-    risk = SpotRisk("f", "f", (ZoneRisk("z", 0.5, 0.7, HOUR, 0.7, HOUR, 1.0),), "test")
+    zone = ZoneRisk("z", 0.5, Lifetimes(0.9, 0.5 * HOUR, 5 * HOUR), 0.7, HOUR, 1.0)
+    risk = SpotRisk("f", "f", (zone,), "test")
     args = (10 * HOUR, 0.2, 12 * HOUR, 20 * HOUR, 300, 10, risk, (1.0, 3.0))
     assert fallback.simulate(*args) == fallback.simulate(*args)  # type: ignore[arg-type]
 
@@ -197,15 +198,14 @@ class FreshSpells:
     def __init__(self, zone: ZoneRisk, stream: int) -> None:
         self.zone, self.rng = zone, spot.sample_rng(stream)
         self.available = self.rng.random() < zone.availability
-        self.until = spot.residual(self.rng, *self._shape())
+        self.until = self._draw(found=True)
 
-    def _shape(self) -> tuple[float, float]:
+    def _draw(self, found: bool = False) -> float:
         z = self.zone
-        return (
-            (z.up_shape, z.up_scale_seconds)
-            if self.available
-            else (z.down_shape, z.down_scale_seconds)
-        )
+        if self.available:
+            return spot.lifetime(self.rng, z.lifetimes, found)
+        draw = spot.residual if found else spot.weibull
+        return draw(self.rng, z.down_shape, z.down_scale_seconds)
 
     def at(self, t: float) -> tuple[bool, float]:
         while self.until <= t:
@@ -214,13 +214,13 @@ class FreshSpells:
             if not self.available and share and self.rng.random() < share:
                 self.until += spot.MOVE_SECONDS  # a move to another zone of the region
                 continue
-            self.until += spot.weibull(self.rng, *self._shape())
+            self.until += self._draw()
         return self.available, self.until
 
 
 @pytest.mark.parametrize("moves", [0.0, 0.5])
 def test_kept_spells_replay_the_fresh_draws_exactly(moves: float) -> None:
-    z = ZoneRisk("z", 0.5, 0.6, 0.5 * HOUR, 0.7, 0.3 * HOUR, 2.0, moves)
+    z = ZoneRisk("z", 0.5, Lifetimes(0.9, 0.3 * HOUR, 3 * HOUR), 0.7, 0.3 * HOUR, 2.0, moves)
     sample = spot.spells((z,), 4)
     for stream in range(4):
         for work, deadline in ((2 * HOUR, 2.2 * HOUR), (150 * HOUR, 300 * HOUR)):
@@ -257,7 +257,7 @@ def test_a_move_is_a_preemption_with_a_restart() -> None:
 def test_fitted_moves_are_preemptions_in_the_fallback_run() -> None:
     # capacity at first, lives of ~1 h, waits of 1000 h, and every preemption a move: the run
     # is preempted, never waits more than the moves, and pays a start for each machine
-    region = ZoneRisk("r", 1.0, 1.0, HOUR, 1.0, 1000 * HOUR, 1.0, move_share=1.0)
+    region = ZoneRisk("r", 1.0, Lifetimes(1.0, HOUR, HOUR), 1.0, 1000 * HOUR, 1.0, move_share=1.0)
     for sample in spot.spells((region,), 8):
         r = fallback.run(
             5 * HOUR, 5 * HOUR, 50 * HOUR, 300, 900, fallback.FittedSpells(sample), "spot_only"

@@ -8,7 +8,7 @@ from statistics import NormalDist
 import pytest
 
 from advisor.recommend import spot
-from pricing.spot_risk import SpotRisk, ZoneRisk, exponential
+from pricing.spot_risk import Lifetimes, SpotRisk, ZoneRisk, exponential
 
 
 def walls_of(median: float, sigma: float, rate: float, *args: object, **kw: object) -> list[float]:
@@ -104,13 +104,14 @@ def test_quantile_and_fraction_within() -> None:
 
 
 def zone(
-    availability: float, up_shape: float, up_hours: float, down_hours: float, moves: float = 0.0
+    availability: float, up_hours: float, down_hours: float, moves: float = 0.0, long: float = 0.0
 ) -> ZoneRisk:
-    """A zone, or with ``moves`` > 0 a region whose preemptions find another zone at once with
-    that share."""
-    return ZoneRisk(
-        "z", availability, up_shape, up_hours * 3600, 1.0, down_hours * 3600, 0.0, moves
-    )
+    """A zone whose machines live ``up_hours`` on average (one exponential; with ``long`` > 0,
+    that share of them ten times as long as the others: heavy-tailed), or with ``moves`` > 0 a
+    region whose preemptions find another zone at once with that share."""
+    short = up_hours * 3600 / (1 + 9 * long)
+    lives = Lifetimes(1 - long, short, 10 * short)
+    return ZoneRisk("z", availability, lives, 1.0, down_hours * 3600, 0.0, moves)
 
 
 def test_weibull_lifetimes_have_the_fitted_mean() -> None:
@@ -124,8 +125,8 @@ def test_weibull_lifetimes_have_the_fitted_mean() -> None:
 def test_waiting_for_capacity_lengthens_the_run() -> None:
     # 10 h of work, machines live ~2 h; one family always has capacity, the other has it 20% of
     # the time and makes the run wait 3 h (mean) after each preemption
-    always = SpotRisk("a", "a", (zone(1.0, 0.7, 2.0, 1e-6),), "test")
-    scarce = SpotRisk("s", "s", (zone(0.2, 0.7, 2.0, 3.0),), "test")
+    always = SpotRisk("a", "a", (zone(1.0, 2.0, 1e-6, long=0.1),), "test")
+    scarce = SpotRisk("s", "s", (zone(0.2, 2.0, 3.0, long=0.1),), "test")
     easy = spot.simulate(36_000, 0.0, always, 20, 300, None, samples=200)
     hard = spot.simulate(36_000, 0.0, scarce, 20, 300, None, samples=200)
     assert sum(r.waited for r in easy) / 200 < 1.0
@@ -137,7 +138,7 @@ def test_waiting_for_capacity_lengthens_the_run() -> None:
 
 
 def test_a_family_is_an_equal_mixture_of_its_zones() -> None:
-    good, bad = zone(1.0, 1.0, 1000.0, 0.1), zone(1.0, 1.0, 0.5, 0.1)
+    good, bad = zone(1.0, 1000.0, 0.1), zone(1.0, 0.5, 0.1)
     mixed = SpotRisk("m", "m", (good, bad), "test")
     runs = spot.simulate(36_000, 0.0, mixed, 20, 300, None, samples=100)
     # the good zone (mean life 1000 h) is almost never preempted in 10 h, the bad one often
@@ -180,7 +181,7 @@ def test_kept_spells_give_exactly_the_fresh_draws(
     # two zones, one with capacity half the time and short heavy-tailed lives: runs of 200 h need
     # more spells than are kept, runs of 10 h under a 4 h cap take the other path after a cap;
     # with moves, two regions whose preemptions find another zone at once 40% of the time
-    members = (zone(0.5, 0.6, 1.0, 0.5, moves), zone(0.9, 0.8, 6.0, 2.0, moves))
+    members = (zone(0.5, 1.0, 0.5, moves, 0.1), zone(0.9, 6.0, 2.0, moves, 0.1))
     risk = SpotRisk("k", "k", members, "test")
     cap = cap_hours * 3600 if cap_hours else None
     args = (work_hours * 3600, 0.3, risk, 20.0, 300.0, cap)
@@ -195,18 +196,20 @@ def test_kept_spells_give_exactly_the_fresh_draws(
 
 @pytest.mark.parametrize("moves", [0.0, 0.3])
 def test_spells_are_the_streams_draws_in_order(moves: float) -> None:
-    z = zone(0.4, 0.7, 2.0, 1.0, moves)
+    z = zone(0.4, 2.0, 1.0, moves, 0.1)
     for stream in (0, 7):
         rng = spot.sample_rng(stream)
         available = rng.random() < z.availability
-        up, down = (z.up_shape, z.up_scale_seconds), (z.down_shape, z.down_scale_seconds)
-        expected = [spot.residual(rng, *(up if available else down))]
+        down = (z.down_shape, z.down_scale_seconds)
+        first = spot.lifetime(rng, z.lifetimes, True) if available else spot.residual(rng, *down)
+        expected = [first]
         for k in range(1, spot.CACHED_SPELLS + 40):  # past the kept ones
             state_up = (k % 2 == 0) == available
             if not state_up and moves and rng.random() < moves:  # a move: one number, 1 s
                 expected.append(spot.MOVE_SECONDS)
                 continue
-            expected.append(spot.weibull(rng, *(up if state_up else down)))
+            draw = spot.lifetime(rng, z.lifetimes) if state_up else spot.weibull(rng, *down)
+            expected.append(draw)
         sample = spot.Spells(z, stream)
         drawn = [length for length, _ in zip(sample, expected, strict=False)]
         assert sample.available == available
@@ -217,8 +220,8 @@ def test_spells_are_the_streams_draws_in_order(moves: float) -> None:
 def test_a_move_is_a_preemption_with_a_restart_and_no_wait() -> None:
     # capacity always there at first, lives of ~1 h, and the waits 1000 h: a run that waited even
     # once would take 1000 h. Every preemption finds another zone of the region at once.
-    region = zone(1.0, 1.0, 1.0, 1000.0, moves=1.0)
-    pinned = zone(1.0, 1.0, 1.0, 1000.0)
+    region = zone(1.0, 1.0, 1000.0, moves=1.0)
+    pinned = zone(1.0, 1.0, 1000.0)
     work, checkpoint, restart = 10 * 3600.0, 20.0, 300.0
     for stream in range(8):
         moved = spot.simulate_wall(work, region, checkpoint, restart, None, spot.sample_rng(stream))
@@ -232,7 +235,7 @@ def test_a_move_is_a_preemption_with_a_restart_and_no_wait() -> None:
         )
         assert waited.wall > 100 * 3600
     # half the preemptions move, half wait a Weibull spell of mean 1 h: 0.5 h per preemption
-    half = SpotRisk("h", "h", (zone(1.0, 1.0, 1.0, 1.0, 0.5),), "test")
+    half = SpotRisk("h", "h", (zone(1.0, 1.0, 1.0, 0.5),), "test")
     runs = spot.simulate(work, 0.0, half, checkpoint, restart, None, samples=128)
     count = sum(r.preemptions for r in runs)
     assert count > 300
@@ -242,7 +245,7 @@ def test_a_move_is_a_preemption_with_a_restart_and_no_wait() -> None:
 def test_groups_with_the_same_inputs_share_one_simulation() -> None:
     # two families with equal zones (a stand-in is one): the same runs, from one simulation, and
     # each caller gets a list of its own
-    z = (zone(0.6, 0.7, 3.0, 1.0),)
+    z = (zone(0.6, 3.0, 1.0, long=0.1),)
     one, other = SpotRisk("a", "a", z, "test"), SpotRisk("b", "b", z, "test", "a stand-in")
     args = (5 * 3600.0, 0.25)
     first = spot.simulate(*args, one, 20.0, 300.0, None, samples=64)

@@ -71,7 +71,7 @@ def test_explain_and_json_name_the_source() -> None:
     option = spot_option(rec)
     lines = "\n".join(explain(rec, option))
     assert "skypilot-org/spot-traces@221da1ab9bdf preemption/1-node/aws-04-22-2023/" in lines
-    assert "Weibull" in lines and "waiting for capacity" in lines
+    assert "many short lives, a few long ones" in lines and "waiting for capacity" in lines
     assert "by region (on one zone's machine;" in lines
     row = next(r for r in as_json(rec)["options"] if r["pricing"] == "spot")
     # an offering of the price database is a region: the run fails over between its zones
