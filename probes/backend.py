@@ -75,8 +75,6 @@ class Backend:
 
     def threads(self) -> int:
         """Intra-op threads a step computes with."""
-        from probes.device import logical_cpus
-
         return logical_cpus()
 
     def limit_threads(self, count: int) -> None:
@@ -288,6 +286,14 @@ def _loaded_keras_backend() -> str | None:
         return str(keras.backend.backend())
     except AttributeError:  # a half-imported Keras
         return None
+
+
+def logical_cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _import_silently(module: str) -> None:

@@ -22,7 +22,7 @@ XLA_FLAG = "--tf_xla_auto_jit"
 
 def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Fingerprint:
     """The fingerprint of this machine, as a probe with ``threads`` intra-op threads sees it."""
-    cpus = logical_cpus()
+    cpus = backend.logical_cpus()
     framework = backend.active()
     accelerator, memory = (None, None) if framework.accelerator_hidden() else gpu()
     return Fingerprint(
@@ -48,13 +48,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def logical_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def tensorflow_version() -> str:

@@ -22,8 +22,6 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from probes import quiet
-
 CLASSES = ("matmul_conv", "elementwise", "recurrent", "embedding", "input_pipeline", "overhead")
 _CONTAINERS = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall",
                "StatefulPartitionedCall", "Case", "StatelessCase", "_Retval", "_Arg"}  # fmt: skip
@@ -79,8 +77,8 @@ def op_split(
 ) -> dict[str, float]:
     """Profile ``steps`` training steps of an already-traced ``model`` (empty on failure: the
     split is a refinement, never a reason for a probe to fail). ``step_seconds``: the probe's
-    steady step time at ``batch`` (see ``steps_wall``)."""
-    quiet.prepare()
+    steady step time at ``batch`` (see ``steps_wall``). Called through the TensorFlow backend
+    (``probes.backend``) on a model it built: the framework is prepared and imported already."""
     import tensorflow as tf
 
     rows = min(len(x) if hasattr(x, "__len__") else batch * steps, batch * steps)
