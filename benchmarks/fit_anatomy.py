@@ -10,7 +10,8 @@ written to ``data/fit-teardown.json`` with ``--write``.
 The cases are the zoo's; the accuracy benchmark's user models (``benchmarks/local_accuracy.py``)
 are never run here, so they stay out of this fit.
 
-    .venv/bin/python benchmarks/fit_anatomy.py [--runs N] [--out FILE]     # time real fits
+    .venv/bin/python benchmarks/fit_anatomy.py [--runs N] [--out FILE] [--dispatch async]
+                                                                           # time real fits
     .venv/bin/python benchmarks/fit_anatomy.py --fit [FILE] [--write]      # fit the rates
 """
 
@@ -37,8 +38,11 @@ IDLE_FLOOR = 0.005
 """Idle seconds below which a place counts as not waiting (scheduling jitter)."""
 
 
-def worker(model: str, sizes: dict[str, int]) -> dict:
-    """One real fit, stamped at every callback with (wall, process CPU)."""
+def worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dict:
+    """One real fit, stamped at every callback with (wall, process CPU). A callback with a
+    batch-end hook turns off Keras's asynchronous dispatch of batch callbacks, which a user's
+    fit keeps; ``dispatch="async"`` declares the stamps safe to run on Keras's callback thread,
+    so the fit dispatches as the user's does."""
     from probes import quiet
 
     quiet.prepare_tensorflow()
@@ -61,6 +65,8 @@ def worker(model: str, sizes: dict[str, int]) -> dict:
         events.append((name, time.perf_counter(), time.process_time()))
 
     class Stamper(keras.callbacks.Callback):
+        async_safe = dispatch == "async"
+
         def on_train_begin(self, logs: object = None) -> None:
             stamp("train_begin")
 
@@ -90,7 +96,8 @@ def worker(model: str, sizes: dict[str, int]) -> dict:
     prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
                        validation_data=validation, verbose=0, callbacks=[Stamper()])  # fmt: skip
     stamp("return")
-    return {"events": events}
+    events.sort(key=lambda event: event[1])  # async batch stamps land from another thread
+    return {"events": events, "dispatch": dispatch}
 
 
 def _idle(before: list, after: list) -> float:
@@ -170,10 +177,10 @@ def fit_rates(runs: list[dict]) -> dict:
     return {"rates": rates, "detail": detail}
 
 
-def run_worker(model: str, sizes: dict[str, int]) -> dict:
+def run_worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dict:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, __file__, "--worker", model, json.dumps(sizes)],
+        [sys.executable, __file__, "--worker", model, json.dumps(sizes), dispatch],
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     if out.returncode != 0:
@@ -184,7 +191,7 @@ def run_worker(model: str, sizes: dict[str, int]) -> dict:
 def main(argv: list[str]) -> None:
     out_file = ROOT / "benchmarks" / "fit_anatomy.json"
     if argv[:1] == ["--worker"]:
-        print(json.dumps(worker(argv[1], json.loads(argv[2]))))
+        print(json.dumps(worker(argv[1], json.loads(argv[2]), argv[3])))
         return
     if argv[:1] == ["--fit"]:
         source = Path(argv[1]) if len(argv) > 1 and not argv[1].startswith("--") else out_file
@@ -204,10 +211,11 @@ def main(argv: list[str]) -> None:
     if "--out" in argv:
         out_file = Path(argv[argv.index("--out") + 1])
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 2
+    dispatch = argv[argv.index("--dispatch") + 1] if "--dispatch" in argv else "sync"
     rows = json.loads(out_file.read_text()) if out_file.exists() else {}
     for _ in range(runs):
         for name, (model, sizes) in CASES.items():  # interleaved: one of each, then again
-            run = run_worker(model, sizes)
+            run = run_worker(model, sizes, dispatch)
             rows.setdefault(name, []).append(run)
             waits = [(r["place"], round(r["age"], 1), round(r["idle"], 2))
                      for r in observations(run["events"])]  # fmt: skip
