@@ -207,15 +207,14 @@ class SpotRisks:
 
 
 def parse(rows: list[dict[str, str]]) -> SpotRisks:
-    """The table from rows of ``spot-risk.csv`` (a bad row is an error: the file ships with us).
-    Rows without a ``scope`` (an older file) are zones."""
+    """The table from rows of ``spot-risk.csv`` (a bad row is an error: the file ships with us)."""
     zones: dict[str, list[ZoneRisk]] = {}
     regions: dict[str, list[ZoneRisk]] = {}
     meta: dict[str, tuple[str, list[str]]] = {}
     keys: dict[tuple[str, str], str] = {}
     for row in rows:
         family = row["family"]
-        scope = row.get("scope") or "zone"
+        scope = row["scope"]
         if scope not in ("zone", "region"):
             raise ValueError(f"spot-risk.csv: scope {scope!r} of {family} {row['zone']}")
         risk = ZoneRisk(
@@ -229,7 +228,7 @@ def parse(rows: list[dict[str, str]]) -> SpotRisks:
             down_shape=float(row["down_shape"]),
             down_scale_seconds=float(row["down_scale_hours"]) * 3600,
             ends_per_up_hour=float(row["ends_per_up_hour"] or 0),
-            move_share=float(row.get("move_share") or 0),
+            move_share=float(row["move_share"]),
         )
         (zones if scope == "zone" else regions).setdefault(family, []).append(risk)
         if scope == "zone":
