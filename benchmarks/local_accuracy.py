@@ -52,9 +52,6 @@ CASES: dict[str, tuple[str, dict[str, int]]] = {
     "user_conv1d": ("conv1d.keras", {"samples": 51_200, "validation_samples": 6_400,
                                      "epochs": 3}),
 }  # fmt: skip
-BATCH_SIZES = {"mnist_mlp": 128, "mnist_cnn": 128, "imdb_bilstm": 32, "user_tabular": 256,
-               "user_gru": 32, "user_attention": 32, "user_conv1d": 32}  # fmt: skip
-"""The batch size of each case, for the early passes whose real runs did not record it."""
 HELD_OUT = {name for name in CASES if name.startswith("user_")}
 """Cases of kinds no fit of the probe ever saw."""
 
@@ -208,11 +205,10 @@ def rescored(rows: dict[str, list[dict]]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for name, pairs in rows.items():
         for pair in pairs:
-            probed, real = pair["probe"], pair["real"]
-            batch = real.get("config", {}).get("batch_size") or BATCH_SIZES[name]
-            sizes = {"batch_size": batch, **pair["sizes"]}
+            probed = pair["probe"]
+            sizes = pair["sizes"]
             config = WorkloadConfig(name, sizes["samples"], sizes["validation_samples"],
-                                    sizes["epochs"], sizes["batch_size"])  # fmt: skip
+                                    sizes["epochs"], batch_size(name, sizes))  # fmt: skip
             readings = Measurement(
                 step_seconds=probed["step"], step_interval=(probed["step"], probed["step"]),
                 validation_step_seconds=probed["validation_step"],
@@ -224,6 +220,17 @@ def rescored(rows: dict[str, list[dict]]) -> dict[str, list[dict]]:
             again = {**pair, "probe": {**probed, "fit": fit, "teardown": term}}
             out.setdefault(name, []).append(again)
     return out
+
+
+def batch_size(name: str, sizes: dict[str, int]) -> int:
+    """The batch a case trains with: its own, else its zoo workload's or a user model's default
+    (``probes.spec``)."""
+    from probes import zoo
+    from probes.spec import USER_BATCH_SIZE
+
+    model = CASES[name][0]
+    default = USER_BATCH_SIZE if model.endswith(".keras") else zoo.get(model).batch_size
+    return sizes.get("batch_size", default)
 
 
 def _spread(seconds: list[float]) -> str:
