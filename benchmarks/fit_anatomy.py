@@ -48,17 +48,13 @@ def worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dict:
     quiet.prepare_tensorflow()
     import keras
 
-    from probes.fitting import arrays
+    from benchmarks.user_runs import user_fit_arguments
     from probes.loading import prepare
     from probes.spec import spec_for
 
     spec = spec_for(model, **sizes)
-    config = spec.config
     prepared = prepare(spec)
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = None
-    if config.validation_samples:
-        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+    arguments = user_fit_arguments(prepared, spec.config)
     events: list[tuple[str, float, float]] = []
 
     def stamp(name: str) -> None:
@@ -93,8 +89,7 @@ def worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dict:
             stamp("train_end")
 
     stamp("fit")
-    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
-                       validation_data=validation, verbose=0, callbacks=[Stamper()])  # fmt: skip
+    prepared.model.fit(**arguments, callbacks=[Stamper()])
     stamp("return")
     events.sort(key=lambda event: event[1])  # async batch stamps land from another thread
     return {"events": events, "dispatch": dispatch}

@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.fit_anatomy import CASES, observations, run_worker  # noqa: E402
-from benchmarks.user_runs import make_user_models  # noqa: E402
+from benchmarks.user_runs import make_user_models, user_fit_arguments  # noqa: E402
 from probes.teardown import wait_if_stalled  # noqa: E402
 
 SHORT_EPOCHS = 40
@@ -63,7 +63,6 @@ def traced_fit(model: str, sizes: dict[str, int]) -> list[list]:
     import keras
     from tensorflow.python.data.ops import iterator_ops
 
-    from probes.fitting import arrays
     from probes.loading import prepare
     from probes.spec import spec_for
 
@@ -101,12 +100,9 @@ def traced_fit(model: str, sizes: dict[str, int]) -> list[list]:
 
     spec = spec_for(model, **sizes)
     prepared = prepare(spec)
-    config = spec.config
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+    arguments = user_fit_arguments(prepared, spec.config)
     stamp("fit")
-    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
-                       validation_data=validation, verbose=0, callbacks=[Phases()])  # fmt: skip
+    prepared.model.fit(**arguments, callbacks=[Phases()])
     stamp("return")
     return events
 

@@ -50,6 +50,19 @@ def make_user_models(folder: Path) -> None:
          "adam", "mse")  # fmt: skip
 
 
+def user_fit_arguments(prepared: Any, config: Any) -> dict[str, Any]:
+    """The arguments of ``model.fit`` as a user gives them: NumPy arrays of the configured sizes,
+    shuffled, with the validation arrays, quiet. Every benchmark that times a real fit uses them."""
+    from probes.fitting import arrays
+
+    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
+    validation = None
+    if config.validation_samples:
+        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+    return {"x": x, "y": y, "batch_size": config.batch_size, "epochs": config.epochs,
+            "shuffle": True, "validation_data": validation, "verbose": 0}  # fmt: skip
+
+
 def real_fit(spec: Any) -> dict[str, Any]:
     """Train ``spec``'s configuration for real, as a user would: build and compile (timed on
     their own), then a stopwatch around ``model.fit`` on NumPy arrays, shuffled, with validation.
@@ -58,17 +71,12 @@ def real_fit(spec: Any) -> dict[str, Any]:
     call), ``tail`` what ``fit`` took after its last epoch ended."""
     import keras
 
-    from probes.fitting import arrays
     from probes.loading import prepare
 
-    config = spec.config
     begin = time.perf_counter()
     prepared = prepare(spec)
     build = time.perf_counter() - begin
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = None
-    if config.validation_samples:
-        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
+    arguments = user_fit_arguments(prepared, spec.config)
 
     class Epochs(keras.callbacks.Callback):
         def __init__(self) -> None:
@@ -80,13 +88,12 @@ def real_fit(spec: Any) -> dict[str, Any]:
 
     epochs = Epochs()
     start = time.perf_counter()
-    prepared.model.fit(x, y, batch_size=config.batch_size, epochs=config.epochs, shuffle=True,
-                       validation_data=validation, verbose=0, callbacks=[epochs])  # fmt: skip
+    prepared.model.fit(**arguments, callbacks=[epochs])
     returned = time.perf_counter()
     return {
         "build": build,
         "fit": returned - start,
         "epochs": [b - a for a, b in zip([start, *epochs.ends], epochs.ends, strict=False)],
         "tail": returned - epochs.ends[-1],
-        "config": asdict(config),
+        "config": asdict(spec.config),
     }
