@@ -207,6 +207,9 @@ def main(argv: list[str]) -> None:
         out_file = Path(argv[argv.index("--out") + 1])
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 2
     dispatch = argv[argv.index("--dispatch") + 1] if "--dispatch" in argv else "sync"
+    if dispatch not in ("sync", "async"):
+        print(f"fit_anatomy: --dispatch is sync or async, got {dispatch!r}", file=sys.stderr)
+        raise SystemExit(2)
     rows = json.loads(out_file.read_text()) if out_file.exists() else {}
     for _ in range(runs):
         for name, (model, sizes) in CASES.items():  # interleaved: one of each, then again

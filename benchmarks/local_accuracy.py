@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -183,10 +184,17 @@ def table(rows: dict[str, list[dict]]) -> str:
 
 
 def pooled(files: list[Path]) -> dict[str, list[dict]]:
-    """The pairs of several passes, case by case, in the order of the files."""
+    """The pairs of several passes, case by case, in the order of the files (only the cases
+    this benchmark runs)."""
     rows: dict[str, list[dict]] = {}
     for file in files:
-        for name, pairs in json.loads(file.read_text()).items():
+        try:
+            passed = json.loads(file.read_text())
+        except (OSError, ValueError) as exc:
+            _refuse(f"cannot read {file}: {exc}")
+        if not isinstance(passed, dict) or not set(passed) <= set(CASES):
+            _refuse(f"{file} is not a pass of this benchmark")
+        for name, pairs in passed.items():
             rows.setdefault(name, []).extend(pairs)
     return rows
 
@@ -220,6 +228,12 @@ def rescored(rows: dict[str, list[dict]]) -> dict[str, list[dict]]:
             again = {**pair, "probe": {**probed, "fit": fit, "teardown": term}}
             out.setdefault(name, []).append(again)
     return out
+
+
+def _refuse(message: str) -> NoReturn:
+    """A bad argument: one line, exit 2."""
+    print(f"local_accuracy: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def batch_size(name: str, sizes: dict[str, int]) -> int:
