@@ -6,9 +6,11 @@ once per refresh, in the refresh's own transaction, into two forms:
 
 - the ``rentables`` table, indexed, for filtered queries (``advisor prices list``);
 - ``rentable_groups``: the same rows in offer groups of identical machines (``pricing.offers.
-  OfferGroup``), one marshalled blob per provider: per group its ``HEAD_ROWS`` cheapest rows, every
-  member's price (a packed array) and the other rows as a blob of their own, decoded only when
-  asked for. The recommender reads this: the few rows it ranks, not all 100,000.
+  OfferGroup``), in chunks of at most ``CHUNK_ROWS`` rows (``pricing.packing``): per group its
+  ``HEAD_ROWS`` cheapest rows, every member's price (a packed array) and the other rows in a block
+  of their own, decoded only when asked for. The recommender reads this: the few rows it ranks,
+  not all 100,000. Both are written from SQL as streams, so a refresh of a million rows holds one
+  chunk in memory, not a million rows.
 
 GCP attachable GPUs get the first host of ``data/gcp-hosts.csv`` (by rank) that has a price in
 the same region and pricing model; without one they are not rentable there. TPU VMs are rentable
@@ -21,14 +23,15 @@ could be a GPU machine taken for a CPU one.
 from __future__ import annotations
 
 import csv
-import marshal
-from array import array
 from typing import TYPE_CHECKING
 
 from advisor import locations
-from pricing.offers import PRICE_INDEX, machine_key
+from pricing import packing
+from pricing.offers import Rentable, machine_key
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import sqlite_utils
 
 HOSTS_FILE = "gcp-hosts.csv"
@@ -119,46 +122,69 @@ def rebuild(db: sqlite_utils.Database, provider: str) -> int:
 
 HEAD_ROWS = 32
 """Rows of each group decoded with the group: the recommender ranks the ``--top`` cheapest."""
+CHUNK_ROWS = 16_384
+"""Rows of one stored chunk: what a refresh holds in memory while it writes the groups."""
+
+_MACHINE = (
+    "accelerator COLLATE BINARY, accelerator_count, vcpus, cpu_family COLLATE BINARY, pricing, "
+    "interruptions_per_hour"
+)
+_GROUPED = f"""
+SELECT {", ".join(Rentable._fields)} FROM (
+    SELECT *, MIN(usd_per_hour) OVER (PARTITION BY {_MACHINE}) AS cheapest
+    FROM rentables WHERE provider = ?
+) ORDER BY cheapest, {_MACHINE}, usd_per_hour
+"""
+"""A provider's rentables group by group (``MACHINE_FIELDS``), the group with the cheapest
+member first, each group cheapest first: the order the recommender reads them in."""
 
 
 def write_groups(db: sqlite_utils.Database, provider: str) -> int:
-    """Rewrite ``provider``'s blob of offer groups from its ``rentables`` rows; returns how many
-    rows it holds."""
+    """Rewrite ``provider``'s offer groups from its ``rentables`` rows, in chunks of at most
+    ``CHUNK_ROWS`` rows read as a stream (SQLite sorts them on disk): memory stays the same
+    whatever the provider's row count. Returns how many rows they hold."""
     conn = db.conn
-    rows = conn.execute(  # cheapest first, so every group comes out sorted
-        "SELECT * FROM rentables WHERE provider = ? ORDER BY usd_per_hour", [provider]
-    ).fetchall()
     conn.execute("DELETE FROM rentable_groups WHERE provider = ?", [provider])
-    if not rows:
-        return 0
-    groups: dict[tuple[object, ...], list[tuple]] = {}
-    for row in _shared(rows):
-        groups.setdefault(machine_key(row), []).append(row)
-    encoded = [
-        (
-            members[:HEAD_ROWS],
-            array("d", [row[PRICE_INDEX] for row in members]).tobytes(),
-            marshal.dumps(members[HEAD_ROWS:]) if len(members) > HEAD_ROWS else b"",
+    chunks = _Chunks(conn, provider)
+    cursor = conn.execute(_GROUPED, [provider])
+    while batch := cursor.fetchmany(1024):
+        for row in batch:
+            chunks.add(machine_key(row), row)
+    chunks.flush()
+    return chunks.total
+
+
+class _Chunks:
+    """Groups of rows gathered into chunks of ``CHUNK_ROWS`` rows, each written when full (a
+    group that does not fit goes on in the next chunk)."""
+
+    def __init__(self, conn: sqlite3.Connection, provider: str) -> None:
+        self.conn, self.provider = conn, provider
+        self.groups: list[tuple[list[tuple], bool]] = []  # rows, continues the last chunk's
+        self.key: object = None
+        self.rows = self.total = self.number = 0
+
+    def add(self, key: object, row: tuple) -> None:
+        if self.rows >= CHUNK_ROWS:
+            self.flush()
+            self.groups.append(([], True))  # the same group goes on in the new chunk
+        if key != self.key or not self.groups:
+            self.groups.append(([], False))
+            self.key = key
+        self.groups[-1][0].append(row)
+        self.rows += 1
+        self.total += 1
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        split = [
+            ([], rows, True) if continues else (rows[:HEAD_ROWS], rows[HEAD_ROWS:], False)
+            for rows, continues in self.groups
+            if rows
+        ]
+        self.conn.execute(
+            "INSERT INTO rentable_groups (provider, chunk, row_count, groups) VALUES (?, ?, ?, ?)",
+            [self.provider, self.number, self.rows, packing.encode_chunk(split)],
         )
-        for members in groups.values()
-    ]
-    conn.execute(
-        "INSERT INTO rentable_groups (provider, row_count, groups) VALUES (?, ?, ?)",
-        [provider, len(rows), marshal.dumps(encoded)],
-    )
-    return len(rows)
-
-
-_REPEATED = (0, 1, 2, 3, 6, 7, 10, 15, 16)
-"""Columns whose values repeat (provider, region, ..., source): stored once in the blob."""
-
-
-def _shared(rows: list[tuple]) -> list[tuple]:
-    """Make equal repeated strings one object, so marshal writes each once (smaller, faster load)."""
-    if not rows:
-        return rows
-    columns = list(zip(*rows, strict=True))
-    seen: dict = {}
-    for index in _REPEATED:
-        columns[index] = tuple(map(seen.setdefault, columns[index], columns[index]))
-    return list(zip(*columns, strict=True))
+        self.groups, self.rows, self.number = [], 0, self.number + 1

@@ -104,7 +104,7 @@ class OfferGroup:
 
     The recommender predicts once per group and ranks only a group's few cheapest members, so a
     group holds its ``head`` rows ready and the others behind ``rest``, a loader called only when
-    a slice reaches past the head (the price database keeps them marshalled: decoding 100,000
+    a slice reaches past the head (the price database keeps them packed: decoding 100,000
     rows costs more than ranking them). ``prices`` are every member's, ascending.
     """
 

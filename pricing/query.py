@@ -10,7 +10,6 @@ nothing in the database raises ``UsageError`` with the closest known names.
 
 from __future__ import annotations
 
-import marshal
 import operator
 import weakref
 from array import array
@@ -21,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import UsageError, did_you_mean
+from pricing import packing
 from pricing.offers import (
     PRICING_MODELS,
     BillingRule,
@@ -80,7 +80,7 @@ def _all_groups(db: sqlite_utils.Database) -> dict[str, list[OfferGroup]]:
     """Every offer group by provider, decoded once per database version.
 
     ``PRAGMA data_version`` changes when another connection commits and ``total_changes`` when
-    this one writes, so a refresh anywhere is seen at the next call. All blobs are read in one
+    this one writes, so a refresh anywhere is seen at the next call. All chunks are read in one
     statement: one snapshot, never a mix of two refreshes. Only each group's head rows are
     decoded here; the others when a caller reaches past them.
     """
@@ -88,10 +88,12 @@ def _all_groups(db: sqlite_utils.Database) -> dict[str, list[OfferGroup]]:
     cached = _LOADED.get(db)
     if cached is not None and cached[0] == version:
         return cached[1]
-    by_provider = {
-        str(provider): _decode_groups(provider, blob)
-        for provider, blob in db.conn.execute("SELECT provider, groups FROM rentable_groups")
-    }
+    blobs: dict[str, list[object]] = {}
+    for provider, blob in db.conn.execute(
+        "SELECT provider, groups FROM rentable_groups ORDER BY provider, chunk"
+    ):
+        blobs.setdefault(str(provider), []).append(blob)
+    by_provider = {provider: _decode_groups(provider, chunks) for provider, chunks in blobs.items()}
     _LOADED[db] = (version, by_provider)
     return by_provider
 
@@ -100,38 +102,48 @@ class DamagedRow(UserWarning):
     """A stored row that cannot be decoded: skipped, the rest of the database still serves."""
 
 
-def _decode_groups(provider: object, blob: object) -> list[OfferGroup]:
-    """A provider's offer groups, or none (with a ``DamagedRow`` warning naming the row) when
-    its blob is not what ``pricing.materialise`` writes: a damaged file must not stop every
-    later command. ``marshal`` only builds values; it runs nothing."""
+def _decode_groups(provider: str, blobs: list[object]) -> list[OfferGroup]:
+    """A provider's offer groups from its chunks, or none (with a ``DamagedRow`` warning naming
+    the row) when a chunk is not what ``pricing.materialise`` writes: a damaged file must not
+    stop every later command, and costs no more than its bytes to refuse (``pricing.packing``
+    checks every count it reads against the bytes present)."""
+    groups: list[OfferGroup] = []
     try:
-        groups = [
-            OfferGroup(
-                _rows(head), array("d", prices), partial(_rest, provider, rest) if rest else None
-            )
-            for head, prices, rest in marshal.loads(blob)  # type: ignore[arg-type]
-        ]
-    except (ValueError, EOFError, TypeError, IndexError, OverflowError) as exc:
+        parts: list[tuple[list[tuple], list, list]] = []  # head, prices, rest ranges
+        for blob in blobs:
+            if not isinstance(blob, bytes):
+                raise packing.Damaged(f"a chunk of {type(blob).__name__}, not bytes")
+            chunk = packing.Chunk(blob)
+            at = start = 0
+            for head, members in zip(chunk.heads_rows, chunk.members, strict=True):
+                prices = chunk.prices[start : start + members]
+                rest = (chunk, at, at + members - len(head))
+                if not head:  # the previous chunk's last group goes on
+                    if not parts:
+                        raise packing.Damaged("the first chunk continues a group")
+                    parts[-1][1].append(prices)
+                    parts[-1][2].append(rest)
+                else:
+                    parts.append((head, [prices], [rest]))
+                at, start = rest[2], start + members
+        for head, pieces, ranges in parts:
+            whole = pieces[0]
+            if len(pieces) > 1:
+                whole = array("d")
+                for piece in pieces:
+                    whole.extend(piece)
+            more = [r for r in ranges if r[2] > r[1]]
+            groups.append(OfferGroup(head, whole, partial(_rest, provider, more) if more else None))
+    except packing.Damaged as exc:
         _warn_damaged(provider, exc)
         return []
     return groups
 
 
-def _rows(rows: object) -> list[tuple]:
-    """Rentable rows as stored, checked for their shape (a ValueError when not)."""
-    if not isinstance(rows, list | tuple):
-        raise ValueError("rows are not a list")
-    width = len(Rentable._fields)
-    for row in rows:
-        if not isinstance(row, tuple) or len(row) != width:
-            raise ValueError(f"a row of {len(row) if isinstance(row, tuple) else '?'} fields")
-    return list(rows)
-
-
-def _rest(provider: object, blob: bytes) -> list[tuple]:
+def _rest(provider: str, ranges: list[tuple[packing.Chunk, int, int]]) -> list[tuple]:
     try:
-        return _rows(marshal.loads(blob))
-    except (ValueError, EOFError, TypeError) as exc:
+        return [row for chunk, start, stop in ranges for row in chunk.rest()[start:stop]]
+    except packing.Damaged as exc:
         _warn_damaged(provider, exc)
         return []
 
@@ -141,8 +153,7 @@ def _warn_damaged(provider: object, exc: BaseException) -> None:
 
     warnings.warn(
         f"rentable_groups row {str(provider)[:40]!r} of the price database is damaged "
-        f"({type(exc).__name__}: {str(exc)[:80]}); its offers are skipped "
-        "('advisor prices refresh' rewrites it)",
+        f"({str(exc)[:80]}); its offers are skipped ('advisor prices refresh' rewrites it)",
         DamagedRow,
         stacklevel=2,
     )
@@ -238,7 +249,7 @@ def _where(f: Filters) -> tuple[list[str], list[Any]]:
 
 
 def _tests(f: Filters) -> list[Callable[[tuple], bool]]:
-    """Row tests for the marshalled rows (indexes of ``Rentable`` fields), most selective first."""
+    """Row tests for the stored rows (indexes of ``Rentable`` fields), most selective first."""
     tests = [
         _test(index, compare, value)
         for index, compare, value in (

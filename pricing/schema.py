@@ -7,7 +7,8 @@
 - ``rentables`` and ``rentable_groups``: the materialised answer of ``pricing.query`` (GCP
   accelerators composed with their host), rebuilt in the same transaction as the prices; the
   groups are the recommender's form (``pricing.materialise``). Version 1 had ``rentable_blobs``,
-  every row in one blob, which the recommender had to decode whole.
+  every row in one blob, which the recommender had to decode whole; version 2 one marshalled blob
+  of groups per provider, which a refresh built in memory whole.
 - ``billing_rules``, ``spot_risk``: how providers bill, how often spot machines are taken back.
 - ``refresh_runs``: every refresh of a source and cloud, with its counts and error.
 """
@@ -139,18 +140,33 @@ def _v1(db: sqlite_utils.Database) -> None:
 
 
 def _v2(db: sqlite_utils.Database) -> None:
-    """Offer groups replace the one-blob-per-provider rows (rebuilt from ``rentables``)."""
-    from pricing import materialise
-
+    """Offer groups replace the one-blob-per-provider rows (version 3 rebuilds them: it
+    changed their form, and a step must not write a form its table no longer has)."""
     conn = db.conn
     conn.execute("DROP TABLE rentable_blobs")
     conn.execute(
         "CREATE TABLE rentable_groups (provider TEXT PRIMARY KEY, row_count INTEGER NOT NULL, "
         "groups BLOB NOT NULL)"
     )
+
+
+def _v3(db: sqlite_utils.Database) -> None:
+    """Offer groups in chunks of packed columns (``pricing.packing``), rebuilt from
+    ``rentables``; offerings found by instance type (Azure sizes, looked up a row at a time)."""
+    from pricing import materialise
+
+    conn = db.conn
+    conn.execute("DROP TABLE rentable_groups")
+    conn.execute(
+        "CREATE TABLE rentable_groups (provider TEXT NOT NULL, chunk INTEGER NOT NULL, "
+        "row_count INTEGER NOT NULL, groups BLOB NOT NULL, PRIMARY KEY (provider, chunk))"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS offerings_by_instance ON offerings (provider, instance_type)"
+    )
     for (provider,) in conn.execute("SELECT DISTINCT provider FROM rentables").fetchall():
         materialise.write_groups(db, provider)
 
 
-STEPS = [_v1, _v2]
+STEPS = [_v1, _v2, _v3]
 """One function a schema version; append, never edit a released step."""
