@@ -18,13 +18,16 @@ FAMILIES = [
 REGIONS = [f"region-{n:02d}" for n in range(25)]
 
 
-def write_catalog(root: Path, rows: int = 100_000, *, seed: int = 0, scale: float = 1.0) -> Path:
-    """Write ``root/skypilot/aws/vms.csv`` with ``rows`` rows; ``scale`` multiplies prices."""
+def write_catalog(
+    root: Path, rows: int = 100_000, *, seed: int = 0, scale: float = 1.0, zones: int = 2
+) -> Path:
+    """Write ``root/skypilot/aws/vms.csv`` with ``rows`` rows; ``scale`` multiplies prices;
+    ``zones`` lists each offering in that many zones (1: every row is an offering of its own)."""
     rng = random.Random(seed)
     path = root / "skypilot" / "aws" / "vms.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [HEADER]
-    per_region = rows // 2 // len(REGIONS)
+    per_region = rows // zones // len(REGIONS)
     for region in REGIONS:
         for n in range(per_region):
             family, gpu, count = FAMILIES[n % len(FAMILIES)]
@@ -35,7 +38,7 @@ def write_catalog(root: Path, rows: int = 100_000, *, seed: int = 0, scale: floa
                 if gpu
                 else ""
             )
-            for zone in ("a", "b"):
+            for zone in "abcdefgh"[:zones]:
                 spot = round(price * rng.uniform(0.2, 0.5), 5)
                 lines.append(
                     f"{family}.size{n},{gpu},{count if gpu else ''},{vcpus},{vcpus * 4},{info},"

@@ -15,8 +15,9 @@ the whole command has one deadline too, so stalled sources do not add their dead
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ from pricing.sources import (
     gcp_billing,
     skypilot_catalog,
 )
+from pricing.spool import Spool
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -41,7 +43,12 @@ SOURCES: dict[str, ModuleType] = {
 }
 DEFAULT_SOURCES = ("skypilot", "aws-spot-advisor", "azure-retail")
 """What ``refresh`` does by default; ``gcp-billing`` joins them when its API key is set."""
-REFRESH_CACHE_KIB = 256 * 1024
+REFRESH_CACHE_KIB = 32 * 1024
+"""SQLite's page cache while a refresh writes: the index pages of a 100,000-row catalog stay in
+memory (the default 2 MB spills and re-reads them). SQLite's sorts (the offer groups, written in
+order) keep up to this much in memory each, then go on on disk: so a catalog of millions of rows
+costs about three times this, not its size."""
+SIZES_KEPT = 4_096
 
 
 @dataclass(frozen=True)
@@ -122,8 +129,6 @@ def refresh(
     policy = (policy or fetch.RetryPolicy()).for_command()
     report = progress or (lambda event: None)
     reports = []
-    # A refresh of a whole catalog touches ~100 MB of pages: keep them in memory while the
-    # transaction runs (the default 2 MB cache spills and re-reads index pages).
     cache_size = db.conn.execute("PRAGMA cache_size").fetchone()[0]
     db.conn.execute(f"PRAGMA cache_size = -{REFRESH_CACHE_KIB}")
     try:
@@ -243,17 +248,21 @@ def _store(
     observations = batch.observations
     if batch.provider == "azure":
         observations = _with_azure_sizes(db, observations)
-    return ingest.write(
-        db,
-        batch.provider,
-        observations,
-        source=batch.source,
-        fetched_at=fetched_at,
-        run_id=run_id,
-        skipped=batch.skipped,
-        retire=batch.retire,
-        progress=lambda done, total: step("write", done, total),
-    )
+    try:
+        return ingest.write(
+            db,
+            batch.provider,
+            observations,
+            source=batch.source,
+            fetched_at=fetched_at,
+            run_id=run_id,
+            skipped=batch.skipped,
+            retire=batch.retire,
+            progress=lambda done, total: step("write", done, total),
+        )
+    finally:
+        if isinstance(batch.observations, Spool):
+            batch.observations.close()
 
 
 def _store_risk(db: sqlite_utils.Database, batch: RiskBatch, fetched_at: str) -> ingest.Counts:
@@ -289,27 +298,30 @@ def _store_risk(db: sqlite_utils.Database, batch: RiskBatch, fetched_at: str) ->
     )
 
 
-def _with_azure_sizes(db: sqlite_utils.Database, observations: list) -> list:
-    """Azure Retail rows with the vCPUs, memory and GPUs the SkyPilot Azure catalog knows."""
-    sizes: dict[tuple[str, str], list] = {}
-    for region, size, *facts in db.conn.execute(
-        "SELECT region, instance_type, vcpus, memory_gib, accelerator, accelerator_count, "
-        "accelerator_memory_gib FROM offerings WHERE provider = 'azure' AND vcpus IS NOT NULL"
-    ):
-        sizes[(region, size)] = sizes[("", size)] = facts  # a size is the same in every region
-    enriched = []
+def _with_azure_sizes(db: sqlite_utils.Database, observations: Iterable) -> Iterator:
+    """Azure Retail rows with the vCPUs, memory and GPUs the SkyPilot Azure catalog knows, read
+    a size at a time (the last ``SIZES_KEPT`` found are kept for the rows that follow)."""
+    select = (
+        "SELECT vcpus, memory_gib, accelerator, accelerator_count, accelerator_memory_gib "
+        "FROM offerings WHERE provider = 'azure' AND instance_type = ? AND vcpus IS NOT NULL "
+        "ORDER BY region = ? DESC LIMIT 1"  # a size is the same in every region
+    )
+
+    @functools.lru_cache(maxsize=SIZES_KEPT)
+    def facts(region: str, size: str) -> tuple | None:
+        return db.conn.execute(select, [size, region]).fetchone()
+
     for row in observations:
-        facts = sizes.get((row.region, row.instance_type)) or sizes.get(("", row.instance_type))
-        if facts:
+        found = facts(row.region, row.instance_type)
+        if found:
             row = row._replace(
-                vcpus=facts[0],
-                memory_gib=facts[1],
-                accelerator=facts[2],
-                accelerator_count=facts[3],
-                accelerator_memory_gib=facts[4],
+                vcpus=found[0],
+                memory_gib=found[1],
+                accelerator=found[2],
+                accelerator_count=found[3],
+                accelerator_memory_gib=found[4],
             )
-        enriched.append(row)
-    return enriched
+        yield row
 
 
 def _start(db: sqlite_utils.Database, name: str, unit: str, url: str, started: str) -> int:

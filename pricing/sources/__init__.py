@@ -1,11 +1,13 @@
 """One module per public price source: ``collect(http, url, unit, ...) -> batch``.
 
-A source fetches and parses; it never writes. ``pricing.refresh`` stores each batch in one
+A source fetches and parses; it never writes the user's database (a large catalog waits in a
+scratch file of its own, ``pricing.spool``). ``pricing.refresh`` stores each batch in one
 transaction per source and cloud.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from advisor.errors import AdvisorError
@@ -23,7 +25,9 @@ class PriceBatch:
     provider: str
     source: str
     """What ``current_prices.source`` will say, e.g. ``skypilot/aws``."""
-    observations: list[Observation]
+    observations: Iterable[Observation]
+    """Re-readable: a list, or a ``pricing.spool.Spool`` read back from disk a batch at a time
+    (what a source hands over, so a catalog's size never sets the memory a refresh takes)."""
     skipped: int
     """Rows dropped while parsing (bad numbers, unknown currency, fractional GPUs)."""
     retire: tuple[str, ...] = ()

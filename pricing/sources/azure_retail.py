@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pricing import fetch
 from pricing.observations import Observation, parse_number, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
+from pricing.spool import Spool
 
 if TYPE_CHECKING:
     import httpx
@@ -85,7 +86,7 @@ def _page(body: bytes, url: str) -> dict[str, Any]:
 
 def parse(items: Iterable[dict[str, Any]]) -> PriceBatch:
     """Observations of the Linux, hourly, USD rows; Spot preferred over Low Priority."""
-    chosen: dict[tuple, tuple[int, Observation]] = {}
+    chosen = Spool("first")  # on disk: the pages of every region add up
     skipped = 0
     for item in items:
         if not isinstance(item, dict):
@@ -100,11 +101,8 @@ def parse(items: Iterable[dict[str, Any]]) -> PriceBatch:
         if observation is None:
             skipped += 1
             continue
-        key = (*observation.key, observation.pricing)
-        if key not in chosen or rank > chosen[key][0]:
-            chosen[key] = (rank, observation)
-    observations = [observation for _, observation in chosen.values()]
-    return PriceBatch("azure", NAME, observations, skipped, retire=(NAME,))
+        chosen.add(observation, rank)
+    return PriceBatch("azure", NAME, chosen, skipped, retire=(NAME,))
 
 
 def _observation(item: dict[str, Any], pricing: str) -> Observation | None:

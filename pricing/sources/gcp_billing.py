@@ -17,13 +17,14 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pricing import families, fetch
 from pricing.observations import Observation, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
+from pricing.spool import Spool
 
 if TYPE_CHECKING:
     import httpx
@@ -180,14 +181,14 @@ def _unit_price(sku: dict[str, Any]) -> float | None:
     return None
 
 
-def compose(rates: Rates, shapes: list[tuple]) -> PriceBatch:
+def compose(rates: Rates, shapes: Iterable[tuple]) -> PriceBatch:
     """Prices of the known GCP machine shapes in every region the SKUs cover.
 
     ``shapes``: (instance_type, vcpus, memory_gib, accelerator, count, accelerator_memory_gib)
     of the GCP offerings in the database.
     """
     regions = sorted({region for region, _, _ in rates.rates})
-    observations: list[Observation] = []
+    observations = Spool("first")  # one price a shape, region and pricing: no merging
     skipped = rates.skipped
     for instance_type, vcpus, memory, accelerator, count, accelerator_memory in shapes:
         for region in regions:
@@ -200,7 +201,7 @@ def compose(rates: Rates, shapes: list[tuple]) -> PriceBatch:
                 if price_problem(price):
                     skipped += 1
                     continue
-                observations.append(
+                observations.add(
                     Observation(
                         "gcp", region, "", instance_type, vcpus, memory, accelerator, count,
                         accelerator_memory, not instance_type, pricing, round(price, 6),
@@ -233,10 +234,11 @@ def _price(
     return vcpus * core + memory * ram
 
 
-def shapes(conn: Any) -> list[tuple]:
-    """Distinct GCP machine shapes known to the database (hosts and attachable GPUs)."""
+def shapes(conn: Any) -> Iterable[tuple]:
+    """Distinct GCP machine shapes known to the database (hosts and attachable GPUs), read as
+    the caller goes."""
     return conn.execute(
         "SELECT DISTINCT instance_type, vcpus, memory_gib, accelerator, accelerator_count, "
         "accelerator_memory_gib FROM offerings WHERE provider = 'gcp' "
         "AND accelerator NOT LIKE 'tpu-%' AND (instance_type != '' OR attachable = 1)"
-    ).fetchall()
+    )

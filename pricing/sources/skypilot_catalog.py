@@ -30,6 +30,7 @@ from advisor import locations
 from pricing import fetch
 from pricing.observations import Observation, parse_number, parse_price, price_problem
 from pricing.sources import PriceBatch, SourceFormatError
+from pricing.spool import Spool
 
 if TYPE_CHECKING:
     import httpx
@@ -118,8 +119,9 @@ def parse(text: str, provider: str) -> PriceBatch:
 
 
 def parse_file(body: IO[bytes], provider: str) -> PriceBatch:
-    """``parse`` of a binary file, read as a stream: memory grows with the offerings kept, not
-    with the file (a gzip of 67 million empty lines costs one line at a time)."""
+    """``parse`` of a binary file, read as a stream into a ``pricing.spool.Spool``: memory is
+    the same whatever the file's size or its count of offerings (a gzip of 67 million empty
+    lines costs one line at a time, a million offerings one batch at a time)."""
     text = io.TextIOWrapper(body, encoding="utf-8", errors="replace", newline="")
     try:
         return _parse(csv.reader(_lines(text, provider)), provider)
@@ -134,6 +136,9 @@ MAX_LINE_CHARS = 64 * 1024
 is the longest); a longer one is not a catalog row, and csv would hold it whole."""
 MAX_COLUMNS = 256
 """Most columns a header may have: v8 has 13 at most; 200,000 columns are not a catalog."""
+PARSED_CACHE = 65_536
+"""Offerings whose parsed facts are kept for their next zone (then forgotten: memory stays
+bounded, and a catalog lists an offering's zones on neighbouring lines)."""
 
 
 def _lines(text: IO[str], provider: str) -> Iterator[str]:
@@ -163,8 +168,7 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
     at = [column[name] for name in REQUIRED]
     optional = [column.get(name) for name in ("vCPUs", "MemoryGiB", "GpuInfo")]
     width = len(header)
-    best: dict[tuple, float] = {}
-    facts: dict[tuple, tuple] = {}
+    spool = Spool("cheapest")
     parsed: dict[tuple, tuple[tuple, tuple]] = {}  # zones repeat an offering: parse it once
     skipped = 0
     for row in reader:
@@ -176,12 +180,14 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
         raw = (row[at[0]], row[at[1]], row[at[2]], row[at[3]])
         known = parsed.get(raw)
         if known is None:
+            if len(parsed) >= PARSED_CACHE:
+                parsed.clear()  # a catalog lists an offering's zones together
             try:
                 known = parsed[raw] = _offering(row, at, optional, provider)
             except (ValueError, OverflowError):
                 skipped += 1
                 continue
-        key, offering = known
+        offering = known[1]
         for pricing, index in (("on_demand", at[4]), ("spot", at[5])):
             cell = row[index].strip()
             if not cell:
@@ -192,25 +198,15 @@ def _parse(reader: Iterator[list[str]], provider: str) -> PriceBatch:
             if price is None or price_problem(price):
                 skipped += 1
                 continue
-            priced = (key, pricing)
-            if priced not in best or price < best[priced]:
-                best[priced] = price
-                facts[key] = offering
-    observations = [
-        Observation._make((*facts[key], pricing, price)) for (key, pricing), price in best.items()
-    ]
+            spool.add(Observation._make((*offering, pricing, price)))
     _, devices = accelerator_names()
-    unmapped: dict[str, int] = {}
-    for key in facts:
-        if key[4] and key[4] not in devices:
-            unmapped[key[4]] = unmapped.get(key[4], 0) + 1
+    unmapped = {
+        name: count
+        for name, count in spool.offerings_by_accelerator().items()
+        if name not in devices
+    }
     return PriceBatch(
-        provider,
-        f"{NAME}/{provider}",
-        observations,
-        skipped,
-        retire=(NAME, "seed"),
-        unmapped=dict(sorted(unmapped.items())),
+        provider, f"{NAME}/{provider}", spool, skipped, retire=(NAME, "seed"), unmapped=unmapped
     )
 
 
