@@ -164,6 +164,28 @@ def csv_cell(value: object) -> object:
     return text
 
 
+SHOWN_CHARS = 60
+"""Most characters of an outside value an error line quotes (a 100,000-character ``--model``
+reads as its start, its end and its length)."""
+
+
+def cut(text: object, limit: int = SHOWN_CHARS) -> str:
+    """``text`` when at most ``limit`` characters, else its two ends around ``...`` and its
+    length: ``'aaaa...aa' (100,000 characters)`` reads as one line, whatever was typed."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    head = max(limit * 2 // 3, 1)
+    tail = max(limit - head - 3, 0)
+    return f"{text[:head]}...{text[len(text) - tail :] if tail else ''} ({len(text):,} characters)"
+
+
+def quoted(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)``, cut as ``cut`` does: how an error line names what the user gave."""
+    text = repr(value)
+    return text if len(text) <= limit else cut(text, limit)
+
+
 def plain_lines(text: object) -> str:
     """Like ``plain``, keeping line breaks."""
     return "\n".join(plain(line) for line in str(text).split("\n"))

@@ -32,6 +32,8 @@ def did_you_mean(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> str
     ignored, spelled as known), or ``""`` when none is close: the tail of an "unknown ..." error."""
     import difflib
 
+    if len(name) > 200:  # no name is this long; comparing it would only cost time
+        return ""
     spelled = {k.lower(): k for k in known}
     close = difflib.get_close_matches(name.strip().lower(), list(spelled), n=3, cutoff=cutoff)
     return f"; did you mean {', '.join(repr(spelled[c]) for c in close)}?" if close else ""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import AdvisorError
+from probes import weights
 
 ARRAY_CAP_BYTES = 512 * 2**20
 SYNTHETIC_POOL_BATCHES = 8
@@ -66,13 +67,13 @@ def make(spec: InputSpec, rows: int, seed: int = 0) -> np.ndarray:
     return np.resize(block, (rows, *spec.shape))
 
 
-def check_memory(needed_bytes: int, what: str) -> None:
+def check_memory(needed_bytes: int, what: str, then: str = "") -> None:
     """Refuse work that cannot fit in the memory available now, with the estimate."""
     available = available_bytes()
     if available is not None and needed_bytes > available:
         raise AdvisorError(
-            f"{what} does not fit in memory: needs about {needed_bytes / 2**30:.1f} GiB, "
-            f"{available / 2**30:.1f} GiB available"
+            f"{what} does not fit in memory: needs about {weights.gib(needed_bytes)}, "
+            f"{weights.gib(available)} available{then}"
         )
 
 
@@ -93,7 +94,7 @@ def training_bytes(parameters: int, specs: list[InputSpec], rows: int, batch_siz
     for activations (a floor, not a bound: deep conv nets keep more)."""
     data = sum(spec.sample_bytes for spec in specs) * rows * 2
     activations = sum(spec.sample_bytes for spec in specs) * batch_size * 8
-    return parameters * 4 * 4 + data + activations
+    return weights.training_bytes(parameters) + data + activations
 
 
 def peak_rss_bytes() -> int:

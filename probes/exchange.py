@@ -14,12 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO, overload
 
+from advisor import display
 from advisor.errors import AdvisorError, UsageError
 from probes import backend, zoo
 from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
@@ -175,15 +177,25 @@ MAX_ROWS = 50_000
 export four. Reading stops past it, so a file of any size costs bounded memory."""
 MAX_LINE_CHARS = 64 * 1024
 """Longest line read: a real row is a few hundred characters."""
+MAX_FILE_CHARS = 16 * 1024 * 1024
+"""Most characters read from one file (the shipped benchmarks hold 32,000, 50,000 rows of a
+probe export about 15 million): with ``MAX_ROWS``, what bounds an import's memory."""
 
 
 def _lines(handle: TextIO, name: str) -> Iterable[str]:
     """The lines of ``handle`` read one at a time (never the whole file), the first without a
     UTF-8 byte-order mark; each bounded by ``MAX_LINE_CHARS``."""
     first = True
+    read = 0
     while line := handle.readline(MAX_LINE_CHARS + 1):
         if len(line) > MAX_LINE_CHARS:
             raise UsageError(f"{name}: a line over {MAX_LINE_CHARS:,} characters; not this format")
+        read += len(line)
+        if read > MAX_FILE_CHARS:
+            raise UsageError(
+                f"{name}: more than {MAX_FILE_CHARS // 1024**2} MiB; split the file (at most "
+                f"{MAX_FILE_CHARS // 1024**2} MiB are read at once, so memory stays bounded)"
+            )
         if first:
             line, first = line.removeprefix("\ufeff"), False
         yield line
@@ -332,6 +344,12 @@ def from_rows(rows: Iterable[Row], name: str = "export") -> list[ProbeResult]:
                 "(published measurements are read by 'advisor validate --reference')"
             )
         if row.metric == "seconds_total":
+            if not _reachable(row.workload):
+                raise UsageError(
+                    f"{name}:{row.line}: workload {display.quoted(row.workload)} is neither a zoo "
+                    "workload nor a model file's id (file:<16 hex digits>): no command could "
+                    "find its probe; nothing imported"
+                )
             try:
                 result = _result(row)
             except (KeyError, ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
@@ -346,6 +364,16 @@ def from_rows(rows: Iterable[Row], name: str = "export") -> list[ProbeResult]:
                 )
             results.append(result)
     return results
+
+
+_FILE_ID = re.compile(r"file:[0-9a-f]{16}")
+
+
+def _reachable(workload: str) -> bool:
+    """Whether a stored probe of ``workload`` can be found again: the id of a zoo workload,
+    or of a model file (``probes.spec``: ``file:`` and 16 hex digits of its SHA-256)."""
+    known = any(w.id == workload for w in zoo.WORKLOADS)
+    return known or _FILE_ID.fullmatch(workload) is not None
 
 
 def _result(row: Row) -> ProbeResult:

@@ -35,7 +35,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from probes import architecture, backend, data, device, epochs, fitting, quiet, stats, teardown
+from probes import (
+    architecture,
+    backend,
+    data,
+    device,
+    epochs,
+    fitting,
+    quiet,
+    stats,
+    teardown,
+    weights,
+)
 from probes.fitting import (
     Measurement,
     ProbeProgress,
@@ -48,7 +59,7 @@ from probes.loading import Prepared, parameter_count, prepare
 from probes.reference import reference_seconds
 from probes.result import ProbeResult, WorkloadConfig
 from probes.scaling import extrapolated_from
-from probes.spec import ProbeSpec, config_for, spec_for
+from probes.spec import ProbeSpec, check_model_file, config_for, spec_for
 from probes.timing import StopRule, make_timer
 
 __all__ = ["config_for", "probe", "spec_for"]
@@ -91,6 +102,7 @@ def probe(
         spec = spec_for(spec)
     if budget_seconds <= 0:
         raise AdvisorError("the probe budget must be > 0 seconds")
+    check_weights_fit(spec)
     started = time.perf_counter()
     report = progress or (lambda _: None)
     try:
@@ -110,6 +122,22 @@ def probe(
     return result
 
 
+def check_weights_fit(spec: ProbeSpec) -> None:
+    """Refuse, before Keras is imported or anything built, a model whose weights, gradients and
+    optimizer slots do not fit in the memory available now: a zoo workload by its published
+    count, a user's file by the weights its layers declare (``probes.weights``)."""
+    if spec.workload is not None:
+        declared = weights.of_workload(spec.workload.parameters, spec.workload.optimizer)
+    else:
+        assert spec.path is not None
+        declared = check_model_file(spec.path)
+    data.check_memory(
+        declared.training_bytes,
+        f"training {spec.label} ({declared.describe()})",
+        "; refused before building it",
+    )
+
+
 def _probe(
     spec: ProbeSpec,
     started: float,
@@ -125,8 +153,6 @@ def _probe(
     framework = backend.active()
     check_cancel(cancel)
     threads = framework.threads()
-    if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
-        data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
         prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)

@@ -9,9 +9,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    import zipfile
+
+from advisor import display
 from advisor.errors import AdvisorError, UsageError
-from probes import zoo
+from probes import weights, zoo
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
 
@@ -99,13 +104,15 @@ MAX_MODEL_ENTRIES = 256
 ``config.json``, ``model.weights.h5``) plus any assets."""
 
 
-def check_model_file(path: Path) -> None:
+def check_model_file(path: Path) -> weights.Count:
     """Refuse, in one line and before TensorFlow loads anything, a model path that is not a
     readable .keras archive within ``MAX_MODEL_BYTES`` unpacked and ``MAX_MODEL_ENTRIES``
-    entries, or whose entry names leave the archive: a 4 MB zip bomb must not cost 8 GB."""
+    entries, whose entry names leave the archive, or whose layers declare more weights than
+    ``MAX_MODEL_BYTES`` holds: a 4 MB zip bomb must not cost 8 GB, nor a 20 KB config that
+    claims 1.6 billion weights 26 GB. Returns the weights its layers declare."""
     import zipfile
 
-    shown = str(path) if len(str(path)) <= 200 else f"{str(path)[:100]}...{str(path)[-60:]}"
+    shown = display.cut(str(path), 200)
     if len(str(path)) > MAX_PATH_CHARS:
         raise UsageError(f"model path of {len(str(path)):,} characters is too long: {shown}")
     try:
@@ -117,12 +124,39 @@ def check_model_file(path: Path) -> None:
             raise UsageError(f"{shown} is not a Keras model (expected a .keras file)")
         with zipfile.ZipFile(path) as archive:
             entries = archive.infolist()
+            unpacked = _check_entries(entries, shown)
+            config = archive.read(CONFIG_ENTRY) if CONFIG_ENTRY in archive.namelist() else b""
     except OSError as exc:
         raise UsageError(f"cannot read {shown}: {exc.strerror or exc}") from None
-    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, ValueError, EOFError, NotImplementedError) as exc:
         raise AdvisorError(
-            f"{shown} is not a .keras model file (not a zip archive: {exc})"
+            f"{shown} is not a .keras model file (not a zip archive: {display.cut(str(exc), 80)})"
         ) from None
+    declared = weights.count(weights.read_config(config, shown)) if config else weights.Count(0)
+    stored = declared.parameters * weights.BYTES_PER_WEIGHT
+    if stored > MAX_MODEL_BYTES:
+        raise AdvisorError(
+            f"{shown}: its layers declare {declared.parameters:,} weights "
+            f"({weights.gib(stored)} as float32, more than the {MAX_MODEL_BYTES / 1024**3:g} GiB "
+            f"a .keras file may hold); training them needs about "
+            f"{weights.gib(declared.training_bytes)} ({declared.describe()}); refused before "
+            "building it"
+        )
+    if declared.parameters > unpacked:  # each weight is stored: a byte at least (int8)
+        raise AdvisorError(
+            f"{shown}: its layers declare {declared.parameters:,} weights but the file holds "
+            f"{unpacked:,} bytes in all (a saved model stores every weight); training them "
+            f"would need about {weights.gib(declared.training_bytes)}; refused before building it"
+        )
+    return declared
+
+
+CONFIG_ENTRY = "config.json"
+
+
+def _check_entries(entries: list[zipfile.ZipInfo], shown: str) -> int:
+    """Refuse too many entries, too many bytes, or names that leave the archive; returns the
+    bytes they unpack to."""
     if len(entries) > MAX_MODEL_ENTRIES:
         raise AdvisorError(
             f"{shown} has {len(entries):,} entries (at most {MAX_MODEL_ENTRIES}); refused"
@@ -137,6 +171,12 @@ def check_model_file(path: Path) -> None:
         name = entry.filename
         if name.startswith(("/", "\\")) or ".." in name.split("/") or "\0" in name:
             raise AdvisorError(f"{shown} has an entry named {name[:80]!r}; refused")
+        if name == CONFIG_ENTRY and entry.file_size > weights.MAX_CONFIG_BYTES:
+            raise AdvisorError(
+                f"{shown}: its config.json is {entry.file_size:,} bytes (at most "
+                f"{weights.MAX_CONFIG_BYTES:,}); refused"
+            )
+    return unpacked
 
 
 def _file_spec(path: Path, given: dict[str, int]) -> ProbeSpec:

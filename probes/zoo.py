@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor import display
 from advisor.errors import UsageError, did_you_mean
 from probes import transformers
 from probes.transformers import Shape
@@ -145,4 +146,5 @@ def get(name: str) -> Workload:
     workload = _BY_NAME.get(key) or _BY_NAME.get(key.replace("-", "_"))
     if workload is not None:
         return workload
-    raise UsageError(f"unknown model {name!r}{did_you_mean(name, names())} (see 'advisor models')")
+    hint = did_you_mean(name, names())
+    raise UsageError(f"unknown model {display.quoted(name)}{hint} (see 'advisor models')")
