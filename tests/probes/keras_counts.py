@@ -27,7 +27,7 @@ def main(folder: Path) -> None:
             layers.GlobalAveragePooling2D(),
             layers.Dense(2),
             shape=(16, 16, 3),
-        ),  # fmt: skip
+        ),
         "conv1d": sequential(layers.Conv1D(6, 5), layers.LayerNormalization(), shape=(20, 4)),
         "recurrent": sequential(
             layers.Embedding(100, 8),
@@ -37,7 +37,7 @@ def main(folder: Path) -> None:
             layers.SimpleRNN(2, return_sequences=True),
             layers.Bidirectional(layers.LSTM(3)),
             shape=(10,),
-        ),  # fmt: skip
+        ),
         "time_distributed": sequential(layers.TimeDistributed(layers.Dense(4)), shape=(6, 3)),
         "nested": sequential(sequential(layers.Dense(4), shape=(3,)), layers.Dense(2), shape=(3,)),
     }

@@ -92,7 +92,7 @@ def test_nonsense_counts_as_nothing(layer: dict) -> None:
 
 
 def test_a_config_nested_too_deeply_is_one_error_line() -> None:
-    with pytest.raises(AdvisorError, match="config.json is nested too deeply"):
+    with pytest.raises(AdvisorError, match=r"config\.json is nested too deeply"):
         weights.read_config(b"[" * 100_000 + b"]" * 100_000, "deep.keras")
 
 
