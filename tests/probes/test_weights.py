@@ -44,7 +44,7 @@ def test_weights_are_counted_from_layer_configs() -> None:
             "Conv2D",
             {"filters": 4, "kernel_size": [3, 3], "groups": 2, "use_bias": False},
             [None, 14, 14, 8],
-        ),  # fmt: skip
+        ),
         _layer("Embedding", {"input_dim": 100, "output_dim": 8}),
         _layer("LSTM", {"units": 5}, [None, 10, 8]),
         _layer("GRU", {"units": 4}, [None, 10, 5]),
