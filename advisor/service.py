@@ -21,6 +21,7 @@ import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
+from advisor import store
 from advisor.errors import UsageError
 from advisor.estimate import residual
 from advisor.recommend import ranker, spot
@@ -94,6 +95,7 @@ def probe_and_store(
     """Probe ``request``'s workload here and store the result (a cancelled probe stores nothing)."""
     db = _open(db)
     spec = spec_of(request)
+    store.check_can_store(db, f"a probe of {spec.label}")  # before its seconds are spent
     if runner is None:
         from probes.run import probe  # TensorFlow and numpy: only when a probe runs
 

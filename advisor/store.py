@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from advisor import locations
+from advisor import display, locations
+from advisor.disk import RECOVERY, explain, full, is_full
 from advisor.errors import AdvisorError
 
 if TYPE_CHECKING:
@@ -32,10 +33,6 @@ if TYPE_CHECKING:
 Migration = Callable[["sqlite_utils.Database"], None]
 
 BUSY_TIMEOUT_MS = 10_000
-RECOVERY = (
-    "run 'advisor locate' to find it and move the file aside; advisor then starts a new one "
-    "from the shipped seed (refreshed prices and stored probes in the old one are lost)"
-)
 
 
 class StorageError(AdvisorError):
@@ -50,9 +47,9 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     try:
         writable = _writable(path)
     except RuntimeError as exc:  # pathlib's "Symlink loop from ..."
-        raise StorageError(f"cannot open {_short(path)}: {exc}") from None
+        raise StorageError(f"cannot open {display.cut(path, 200)}: {exc}") from None
     except OSError as exc:  # a path too long, a loop the OS found first
-        raise StorageError(f"cannot open {_short(path)}: {exc.strerror or exc}") from None
+        raise StorageError(f"cannot open {display.cut(path, 200)}: {exc.strerror or exc}") from None
     try:
         if writable:
             if users:
@@ -74,16 +71,50 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # is it a database?
     except OSError as exc:
-        raise StorageError(f"cannot create {_short(path)}: {exc.strerror or exc}") from exc
+        raise StorageError(
+            f"cannot create {display.cut(path, 200)}: {exc.strerror or exc}"
+        ) from exc
     except sqlite3.Error as exc:
-        raise StorageError(explain(exc, _short(path))) from exc
+        if not (writable and is_full(path) and _readable_whole(path)):
+            raise StorageError(explain(exc, path)) from exc
+        conn = _open_on_full_disk(path, exc)
     return cast("sqlite_utils.Database", _LazyDatabase(conn))
 
 
-def _short(path: Path) -> str:
-    """``path`` for one error line: a 5,000-character path shows its two ends."""
-    text = str(path)
-    return text if len(text) <= 200 else f"{text[:120]}...{text[-60:]}"
+def _readable_whole(path: Path) -> bool:
+    """Whether the file alone holds every commit: no ``-wal`` file with frames beside it."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return path.is_file() and (not wal.exists() or wal.stat().st_size == 0)
+    except OSError:
+        return False
+
+
+def _open_on_full_disk(path: Path, failure: sqlite3.Error) -> sqlite3.Connection:
+    """``path`` read-only without the ``-shm`` file a full disk cannot hold: opened
+    ``immutable`` (it holds every commit, and nothing can write to a full disk), with one
+    warning line; a write then fails naming the full disk."""
+    import warnings
+
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None
+        )
+        conn.execute("PRAGMA query_only=1")
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        raise StorageError(explain(failure, path)) from failure
+    warnings.warn(
+        f"the disk holding {display.cut(path.parent, 120)} is full: reading only (free space on "
+        "it to refresh prices or store probes)",
+        DiskFull,
+        stacklevel=3,
+    )
+    return conn
+
+
+class DiskFull(UserWarning):
+    """The user's database was opened read-only because its disk is full."""
 
 
 def read_only(db: sqlite_utils.Database) -> bool:
@@ -91,21 +122,22 @@ def read_only(db: sqlite_utils.Database) -> bool:
     return bool(db.execute("PRAGMA query_only").fetchone()[0])
 
 
-def explain(exc: sqlite3.Error, path: Path | str) -> str:
-    """One line for a SQLite failure on the database at ``path``: what happened, what to do."""
-    message = str(exc)
-    if "file is not a database" in message:
-        return f"{path} is not a SQLite database ({message}): {RECOVERY}"
-    if "malformed" in message or "corrupt" in message:
-        return f"{path} is damaged ({message}): {RECOVERY}"
-    if "readonly" in message or "read-only" in message:
-        return (
-            f"{path} is read-only here ({message}): reading works; to refresh prices or store "
-            "probes, make its folder writable or set ADVISOR_HOME to a writable folder"
+def path_of(db: sqlite_utils.Database) -> Path:
+    """The file ``db`` was opened on."""
+    return Path(db.execute("PRAGMA database_list").fetchone()[2])
+
+
+def check_can_store(db: sqlite_utils.Database, what: str) -> None:
+    """Refuse, before long work starts, work whose result could not be stored in ``db``: a
+    read-only database, or one on a full disk (``what`` says what would be lost)."""
+    path = path_of(db)
+    if is_full(path):
+        raise StorageError(f"{what} could not be stored: {full(path)}")
+    if read_only(db):
+        raise StorageError(
+            f"{what} could not be stored: {display.cut(path, 200)} is read-only here; make its "
+            "folder writable or set ADVISOR_HOME to a writable folder"
         )
-    if "locked" in message or "busy" in message:
-        return f"{path} is busy ({message}): another advisor is writing it; try again"
-    return f"{path}: {message}"
 
 
 def _writable(path: Path) -> bool:
@@ -166,7 +198,15 @@ def schema_version(db: sqlite_utils.Database, component: str) -> int:
     row = db.execute(
         "SELECT version FROM schema_versions WHERE component = ?", [component]
     ).fetchone()
-    return int(row[0]) if row else 0
+    if row is None:
+        return 0
+    if isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
+        path = path_of(db)
+        raise StorageError(
+            f"{display.cut(path, 200)} is not as advisor left it (its {component} schema version "
+            f"reads {display.quoted(row[0])}): {RECOVERY}"
+        )
+    return row[0]
 
 
 def migrate(
@@ -200,12 +240,20 @@ def migrate(
         "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
     )
     for version, step in enumerate(steps[current:], start=current + 1):
-        with db.conn:  # one transaction a step: a failed step leaves the previous version
-            db.conn.execute("BEGIN IMMEDIATE")
-            step(db)
-            db.conn.execute(
-                "INSERT INTO schema_versions (component, version) VALUES (?, ?) "
-                "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
-                [component, version],
-            )
+        try:
+            with db.conn:  # one transaction a step: a failed step leaves the previous version
+                db.conn.execute("BEGIN IMMEDIATE")
+                step(db)
+                db.conn.execute(
+                    "INSERT INTO schema_versions (component, version) VALUES (?, ?) "
+                    "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                    [component, version],
+                )
+        except sqlite3.OperationalError as exc:  # tables not as their version says
+            if "exists" not in str(exc) and "no such" not in str(exc):
+                raise  # a full disk, a busy file: explained as such by the caller
+            raise StorageError(
+                f"{display.cut(path, 200)} is not as advisor left it (its {component} tables do "
+                f"not match their schema version {current}): {RECOVERY}"
+            ) from exc
     return len(steps)

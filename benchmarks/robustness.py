@@ -629,7 +629,7 @@ def _damage(home: Path, how: str) -> None:
         return
     size = path.stat().st_size
     with path.open("r+b") as handle:  # a page in the middle, overwritten
-        for at in range(size // 4, size * 3 // 4, 4096 * 7):
+        for at in range(size // 4, size * 3 // 4, 4096 * 3):
             handle.seek(at)
             handle.write(b"\xa5" * 2048)
 

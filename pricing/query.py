@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 ANY = Filters()
+_COLUMNS = ", ".join(Rentable._fields)
+"""Named, not ``*``: a table changed by hand is a SQLite error the CLI explains, not a row of
+the wrong width."""
 _NAMED = {"provider": "provider", "region": "region", "accelerator": "accelerator"}
 
 
@@ -165,7 +168,7 @@ def rentable_rows(
     """The same as ``rentables()`` through indexed SQL, cheapest first (for a few rows)."""
     wanted = resolve(db, filters)
     clauses, params = _where(wanted)
-    sql = "SELECT * FROM rentables"
+    sql = f"SELECT {_COLUMNS} FROM rentables"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)
     sql += " ORDER BY usd_per_hour"  # the indexes end in usd_per_hour: no sort step
@@ -416,7 +419,7 @@ def show(db: sqlite_utils.Database, name: str) -> list[Rentable]:
     order = " ORDER BY provider, region, instance_type, accelerator_count, pricing"
     rows: list[tuple] = []
     for column in ("instance_type", "accelerator"):
-        sql = f"SELECT * FROM rentables WHERE {column} = ?" + order
+        sql = f"SELECT {_COLUMNS} FROM rentables WHERE {column} = ?" + order
         rows = db.conn.execute(sql, [name]).fetchall()
         if rows:
             break

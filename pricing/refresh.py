@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from advisor import store
+from advisor.disk import explain
 from advisor.errors import AdvisorError, Cancelled, UsageError
 from pricing import database, fetch, ingest, materialise, shrink
 from pricing.sources import (
@@ -126,6 +129,7 @@ def refresh(
     ``allow_shrink`` stores a catalog even when it would retire most of a source's prices.
     """
     pairs = plan(sources)
+    store.check_can_store(db, "refreshed prices")  # before anything is downloaded
     policy = (policy or fetch.RetryPolicy()).for_command()
     report = progress or (lambda event: None)
     reports = []
@@ -207,6 +211,8 @@ def _refresh_one(
     except KeyboardInterrupt:
         _fail(db, run_id, "cancelled")
         raise Cancelled(f"refresh of {name}/{unit} cancelled; previous prices kept") from None
+    except sqlite3.Error as exc:  # the disk filled up, the file broke: say so, and stop
+        raise store.StorageError(explain(exc, store.path_of(db))) from exc
     except Exception as exc:  # recorded, reported, and the other sources still run
         message = str(exc) if isinstance(exc, AdvisorError) else f"{type(exc).__name__}: {exc}"
         finished = _fail(db, run_id, message)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 
+from advisor import disk
+from advisor.errors import AdvisorError
 from pricing.observations import Observation
 
 BATCH = 4_096
@@ -34,13 +37,11 @@ class Spool:
     def __init__(self, keep: str = "cheapest") -> None:
         if keep not in ("cheapest", "first"):
             raise ValueError(keep)
-        self._conn = sqlite3.connect("", isolation_level=None)  # one transaction, below
-        for pragma in (f"cache_size = -{CACHE_KIB}", "journal_mode = OFF", "synchronous = OFF"):
-            self._conn.execute(f"PRAGMA {pragma}")
-        self._conn.execute(
-            f"CREATE TABLE spool (seq INTEGER PRIMARY KEY, {_COLUMNS}, rank INTEGER NOT NULL, "
-            f"UNIQUE ({_KEY}))"
-        )
+        with _named_failures():
+            self._conn = sqlite3.connect("", isolation_level=None)  # one transaction, below
+            self._start()
+        self._cheapest = keep == "cheapest"
+        self._pending: dict[tuple, tuple] = {}  # merged here first: zones come together
         better = "excluded.rank > rank"
         if keep == "cheapest":
             better += " OR (excluded.rank = rank AND excluded.usd_per_hour < usd_per_hour)"
@@ -49,8 +50,14 @@ class Spool:
             f"INSERT INTO spool ({_COLUMNS}, rank) VALUES ({', '.join('?' * 13)}) "
             f"ON CONFLICT ({_KEY}) DO UPDATE SET {updates} WHERE {better}"
         )
-        self._cheapest = keep == "cheapest"
-        self._pending: dict[tuple, tuple] = {}  # merged here first: zones come together
+
+    def _start(self) -> None:
+        for pragma in (f"cache_size = -{CACHE_KIB}", "journal_mode = OFF", "synchronous = OFF"):
+            self._conn.execute(f"PRAGMA {pragma}")
+        self._conn.execute(
+            f"CREATE TABLE spool (seq INTEGER PRIMARY KEY, {_COLUMNS}, rank INTEGER NOT NULL, "
+            f"UNIQUE ({_KEY}))"
+        )
         self._conn.execute("BEGIN")
 
     def add(self, observation: Observation, rank: int = 0) -> None:
@@ -67,15 +74,17 @@ class Spool:
 
     def _flush(self) -> None:
         if self._pending:
-            self._conn.executemany(self._merge, self._pending.values())
+            with _named_failures():
+                self._conn.executemany(self._merge, self._pending.values())
             self._pending = {}
 
     def __iter__(self) -> Iterator[Observation]:
         self._flush()
-        cursor = self._conn.execute(f"SELECT {_COLUMNS} FROM spool ORDER BY seq")
-        while rows := cursor.fetchmany(BATCH):
-            for row in rows:
-                yield Observation._make((*row[:9], bool(row[9]), *row[10:]))
+        with _named_failures():
+            cursor = self._conn.execute(f"SELECT {_COLUMNS} FROM spool ORDER BY seq")
+            while rows := cursor.fetchmany(BATCH):
+                for row in rows:
+                    yield Observation._make((*row[:9], bool(row[9]), *row[10:]))
 
     def __len__(self) -> int:
         self._flush()
@@ -95,3 +104,15 @@ class Spool:
     def close(self) -> None:
         """Delete the file (reading it afterwards is an error)."""
         self._conn.close()
+
+
+@contextmanager
+def _named_failures() -> Iterator[None]:
+    """A failure of the scratch file (its disk full) as one line that names the disk."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise AdvisorError(
+            disk.scratch_full() if disk.is_full(disk.scratch_folder())
+            else f"the scratch file of a price source failed ({disk.explain(exc, 'it')})"
+        ) from None  # fmt: skip

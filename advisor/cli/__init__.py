@@ -125,10 +125,10 @@ class AdvisorGroup(click.Group):
             fail(exc.format_message(), exc.exit_code)
         except AdvisorError as exc:
             fail(str(exc), exc.exit_code)
-        except sqlite3.Error as exc:  # the database broke mid-command (damaged, read-only)
-            from advisor import locations, store
+        except sqlite3.Error as exc:  # the database broke mid-command (damaged, disk full)
+            from advisor import disk, locations
 
-            fail(store.explain(exc, locations.database_path()))
+            fail(disk.explain(exc, locations.database_path()))
         except KeyboardInterrupt:
             fail("cancelled", 130)
         except BrokenPipeError:

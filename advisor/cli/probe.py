@@ -62,7 +62,7 @@ def probe(
     """
     from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
-    from advisor.store import connect
+    from advisor.store import check_can_store, connect
     from probes import device, exchange, history
     from probes.spec import spec_for
 
@@ -80,6 +80,7 @@ def probe(
         result = None  # stored without the thread scaling asked for now
     cached = result is not None
     if result is None:
+        check_can_store(db, f"a probe of {spec.label}")  # before its seconds are spent
         result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
         history.save(db, result)
     if export:

@@ -7,12 +7,13 @@ render: the ``advisor recommend --json`` payload and one explanation per option.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor import display, service
+from advisor import disk, display, locations, service
 from advisor.errors import AdvisorError, UsageError
 from advisor.recommend import report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
@@ -32,6 +33,8 @@ def one_line(exc: BaseException) -> str:
     """An error as the command line would print it (engine errors), or its type and text."""
     if isinstance(exc, AdvisorError):
         return str(exc)
+    if isinstance(exc, sqlite3.Error):  # the database broke (damaged, its disk full)
+        return disk.explain(exc, locations.database_path())
     return f"{type(exc).__name__}: {exc}".splitlines()[0]
 
 
