@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor import locations
+from advisor import display, locations
 from advisor.errors import AdvisorError
 
 
@@ -74,6 +74,8 @@ def load() -> Config:
         raise AdvisorError(f"cannot read {path}: not UTF-8 text (byte {exc.start})") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise AdvisorError(f"cannot read {path}: {exc}") from exc
+    except RecursionError:  # tables or arrays nested thousands deep
+        raise AdvisorError(f"cannot read {path}: nested too deeply to read") from None
     prices = _table(raw, "prices", path)
     ttl = _positive(prices, "ttl_days", Config.prices_ttl_days, f"{path}: prices.ttl_days")
     urls = {}
@@ -81,7 +83,10 @@ def load() -> Config:
         if not key.endswith("_url"):
             continue
         if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-            raise AdvisorError(f"{path}: sources.{key} must be an http(s) URL, not {value!r}")
+            raise AdvisorError(
+                f"{path}: sources.{display.cut(key)} must be an http(s) URL, not "
+                f"{display.quoted(value)}"
+            )
         urls[key.removesuffix("_url")] = value
     limits: dict[str, float] = {}
     refresh = _table(raw, "refresh", path)
@@ -111,12 +116,14 @@ def _read_bounded(path: Path) -> bytes:
 def _table(raw: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
     value = raw.get(name, {})
     if not isinstance(value, dict):
-        raise AdvisorError(f"{path}: {name} must be a table ([{name}]), not {value!r}")
+        raise AdvisorError(
+            f"{path}: {name} must be a table ([{name}]), not {display.quoted(value)}"
+        )
     return value
 
 
 def _positive(table: dict[str, Any], key: str, default: float, where: str) -> float:
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise AdvisorError(f"{where} must be a finite positive number, not {value!r}")
+        raise AdvisorError(f"{where} must be a finite positive number, not {display.quoted(value)}")
     return float(value)

@@ -173,17 +173,19 @@ def cut(text: object, limit: int = SHOWN_CHARS) -> str:
     """``text`` when at most ``limit`` characters, else its two ends around ``...`` and its
     length: ``'aaaa...aa' (100,000 characters)`` reads as one line, whatever was typed."""
     text = str(text)
-    if len(text) <= limit:
-        return text
-    head = max(limit * 2 // 3, 1)
-    tail = max(limit - head - 3, 0)
-    return f"{text[:head]}...{text[len(text) - tail :] if tail else ''} ({len(text):,} characters)"
+    return text if len(text) <= limit else _ends(text, limit, len(text))
 
 
 def quoted(value: object, limit: int = SHOWN_CHARS) -> str:
     """``repr(value)``, cut as ``cut`` does: how an error line names what the user gave."""
     text = repr(value)
-    return text if len(text) <= limit else cut(text, limit)
+    return text if len(text) <= limit else _ends(text, limit, len(str(value)))
+
+
+def _ends(text: str, limit: int, length: int) -> str:
+    head = max(limit * 2 // 3, 1)
+    tail = max(limit - head - 3, 0)
+    return f"{text[:head]}...{text[len(text) - tail :] if tail else ''} ({length:,} characters)"
 
 
 def plain_lines(text: object) -> str:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from advisor import display
 from advisor.errors import UsageError, did_you_mean
 from pricing import packing
 from pricing.offers import (
@@ -181,7 +182,9 @@ def rentable_rows(
 def resolve(db: sqlite_utils.Database, filters: Filters) -> Filters:
     """``filters`` with names spelled as the database spells them; UsageError for unknowns."""
     if filters.pricing is not None and filters.pricing not in PRICING_MODELS:
-        raise UsageError(f"unknown pricing {filters.pricing!r}: use one of {PRICING_MODELS}")
+        raise UsageError(
+            f"unknown pricing {display.quoted(filters.pricing)}: use one of {PRICING_MODELS}"
+        )
     if filters.cpu_only and filters.accelerator is not None:
         raise UsageError("--cpu-only and --accelerator exclude each other")
     for name in ("min_count", "max_count", "max_price"):
@@ -209,10 +212,10 @@ def _canonical(db: sqlite_utils.Database, column: str, name: str) -> str:
     known = known_names(db, column)
     hint = did_you_mean(name, known, cutoff=0.5)
     if hint:
-        raise UsageError(f"unknown {column} {name!r}{hint}")
+        raise UsageError(f"unknown {column} {display.quoted(name)}{hint}")
     shown = _listed(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
     raise UsageError(
-        f"unknown {column} {name!r}: the price database knows {shown}; "
+        f"unknown {column} {display.quoted(name)}: the price database knows {shown}; "
         "'advisor prices refresh' fetches the full catalogs"
     )
 
@@ -436,4 +439,4 @@ def _unknown_instance(db: sqlite_utils.Database, name: str) -> None:
             "UNION SELECT DISTINCT accelerator FROM offerings WHERE accelerator != ''"
         )
     ]
-    raise UsageError(f"unknown instance type {name!r}{did_you_mean(name, known)}")
+    raise UsageError(f"unknown instance type {display.quoted(name)}{did_you_mean(name, known)}")

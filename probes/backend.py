@@ -14,18 +14,23 @@ Nothing here imports a framework at import time: ``select`` must run before Kera
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import logging
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
+from advisor import display
 from advisor.errors import AdvisorError, UsageError
 from probes import teardown
 
 VARIABLE = "KERAS_BACKEND"
+VERBOSE_VARIABLE = "ADVISOR_VERBOSE"
+"""Shows the frameworks' own log lines (``advisor --verbose``)."""
 DEFAULT = "tensorflow"
 CALIBRATED = frozenset({"tensorflow"})
 """Backends whose CPU-to-accelerator ratios the shipped calibration was fitted on: a probe under
@@ -239,13 +244,35 @@ def requested() -> str:
     for a name advisor cannot probe with)."""
     name = os.environ.get(VARIABLE, "").strip().lower() or DEFAULT
     if name not in BACKENDS:
-        raise UsageError(f"unknown Keras backend {name!r} (expected one of {', '.join(NAMES)})")
+        raise UsageError(
+            f"unknown Keras backend {display.quoted(name)} in {VARIABLE} (expected one of "
+            f"{', '.join(NAMES)})"
+        )
     return name
 
 
 def active() -> Backend:
     """The backend of this process (``select`` it first to change it)."""
     return BACKENDS[requested()]
+
+
+def for_lookup() -> Backend:
+    """The backend whose stored probes a command reads: ``active()``, or TensorFlow with one
+    warning line when ``KERAS_BACKEND`` names none (only a new probe needs a real name; it
+    refuses this one before it starts)."""
+    try:
+        return active()
+    except UsageError as exc:
+        warnings.warn(
+            f"{exc}; stored probes of the {DEFAULT} backend are read (a new probe would stop here)",
+            BackendIgnored,
+            stacklevel=2,
+        )
+        return BACKENDS[DEFAULT]
+
+
+class BackendIgnored(UserWarning):
+    """``KERAS_BACKEND`` names no backend, and a command that only reads went on without it."""
 
 
 def select(name: str | None = None) -> Backend:
@@ -257,7 +284,9 @@ def select(name: str | None = None) -> Backend:
     if name is not None:
         name = name.strip().lower()
         if name not in BACKENDS:
-            raise UsageError(f"unknown backend {name!r} (expected one of {', '.join(NAMES)})")
+            raise UsageError(
+                f"unknown backend {display.quoted(name)} (expected one of {', '.join(NAMES)})"
+            )
     chosen = BACKENDS[name or requested()]
     loaded = _loaded_keras_backend()
     if loaded is not None and loaded != chosen.name:
@@ -288,6 +317,11 @@ def _loaded_keras_backend() -> str | None:
         return None
 
 
+def verbose_requested() -> bool:
+    """Whether ``ADVISOR_VERBOSE`` asks for the frameworks' own logging."""
+    return os.environ.get(VERBOSE_VARIABLE, "").strip().lower() not in {"", "0", "false", "no"}
+
+
 def logical_cpus() -> int:
     """CPUs this process may run on."""
     try:
@@ -300,16 +334,28 @@ def _import_silently(module: str) -> None:
     """Import ``module`` with file descriptor 2 closed off: some C++ libraries (TensorFlow's,
     XLA's) log (``All log messages before absl::InitializeLog()``, ``cuInit``) before any
     setting is read. Its Python errors still raise at the caller's own import."""
+    try:
+        with stderr_silenced():
+            importlib.import_module(module)
+    except ImportError:
+        pass  # the caller's own import says what is missing
+
+
+@contextlib.contextmanager
+def stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null for the block (Python's errors still raise): for
+    work that may import TensorFlow under another backend (a Keras layer that needs it, such as
+    ``StringLookup``, loaded under JAX), whose C++ start-up lines no setting silences."""
+    if verbose_requested():
+        yield  # asked to see them
+        return
     sys.stderr.flush()
     saved = os.dup(2)
     try:
         with open(os.devnull, "w") as sink:
             os.dup2(sink.fileno(), 2)
-        try:
-            importlib.import_module(module)
-        finally:
-            os.dup2(saved, 2)
-    except ImportError:
-        pass  # the caller's own import says what is missing
+        yield
     finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
         os.close(saved)

@@ -23,7 +23,7 @@ XLA_FLAG = "--tf_xla_auto_jit"
 def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Fingerprint:
     """The fingerprint of this machine, as a probe with ``threads`` intra-op threads sees it."""
     cpus = backend.logical_cpus()
-    framework = backend.active()
+    framework = backend.for_lookup()  # a probe has refused a bad KERAS_BACKEND before this
     accelerator, memory = (None, None) if framework.accelerator_hidden() else gpu()
     return Fingerprint(
         cpu_model=cpu_model(),

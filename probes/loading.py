@@ -114,7 +114,8 @@ def load_safely(path: str) -> Any:
 
     name = Path(path).name
     try:
-        model = keras.models.load_model(path, safe_mode=True, compile=True)
+        with backend.stderr_silenced():  # a layer may import TensorFlow under JAX: its C++ lines
+            model = keras.models.load_model(path, safe_mode=True, compile=True)
     except OSError as exc:
         raise AdvisorError(f"cannot read {name}: {exc.strerror or _first_line(exc)}") from None
     except Exception as exc:  # any failure of a user's file is one line, never a traceback

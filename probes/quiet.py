@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 
 from probes import backend
+from probes.backend import VERBOSE_VARIABLE, verbose_requested
 
-VERBOSE_VARIABLE = "ADVISOR_VERBOSE"
+__all__ = ["VERBOSE_VARIABLE", "prepare", "prepare_tensorflow", "verbose_requested"]
 
 _QUIET = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
@@ -22,11 +23,6 @@ _QUIET = {
     "GRPC_VERBOSITY": "ERROR",
     "GLOG_minloglevel": "3",
 }
-
-
-def verbose_requested() -> bool:
-    """Whether ``ADVISOR_VERBOSE`` asks for TensorFlow's own logging."""
-    return os.environ.get(VERBOSE_VARIABLE, "").strip().lower() not in {"", "0", "false", "no"}
 
 
 def prepare(verbose: bool | None = None) -> None:

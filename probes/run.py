@@ -102,6 +102,7 @@ def probe(
         spec = spec_for(spec)
     if budget_seconds <= 0:
         raise AdvisorError("the probe budget must be > 0 seconds")
+    backend.active()  # KERAS_BACKEND names a backend advisor probes with, or a usage error now
     check_weights_fit(spec)
     started = time.perf_counter()
     report = progress or (lambda _: None)

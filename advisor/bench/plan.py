@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pricing.query as query
+from advisor import display
 from advisor.errors import UsageError
 from advisor.recommend.billing import billed_seconds, rule_for
 from pricing.offers import BillingRule, Rentable
@@ -57,8 +58,9 @@ def parse_gpus(text: str | None) -> list[str]:
         name, _, count = part.partition(":")
         if count and count != "1":
             raise UsageError(
-                f"--gpus {part}: a bench probes one device; ask for {name} (its measurement "
-                "also corrects the predictions for more of them)"
+                f"--gpus {display.cut(part)}: a bench probes one device; ask for "
+                f"{display.cut(name)} (its measurement also corrects the predictions for more "
+                "of them)"
             )
         names.append(name)
     return names
@@ -68,8 +70,8 @@ def parse_cpus(text: str | None) -> list[int]:
     """``8,16`` -> vCPU counts."""
     counts = []
     for part in _parts(text):
-        if not part.isdigit() or int(part) < 1:
-            raise UsageError(f"--cpus takes vCPU counts such as 8,16, not {part!r}")
+        if not part.isdigit() or len(part) > 6 or int(part) < 1:
+            raise UsageError(f"--cpus takes vCPU counts such as 8,16, not {display.quoted(part)}")
         counts.append(int(part))
     return counts
 

@@ -10,6 +10,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error, 130 cancelled. Errors are one line o
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import sqlite3
@@ -38,12 +39,16 @@ SUBCOMMANDS = {
 }
 
 
+MAX_LINE_CHARS = 2_000
+"""Longest error or warning line: a value that no message cut itself is cut here."""
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print one error line and exit (the only way the CLI reports a failure). The message may
     quote a file name or a catalog's words: ``display.plain`` shows their control characters."""
     from advisor import display
 
-    text = display.plain(" ".join(str(message).split("\n")))
+    text = display.cut(display.plain(" ".join(str(message).split("\n"))), MAX_LINE_CHARS)
     with contextlib.suppress(OSError, ValueError):  # stderr closed or full: the code says it
         click.echo(f"advisor: error: {text}", err=True)
     sys.exit(code)
@@ -54,16 +59,19 @@ def _warning_line(message: Warning | str, category: type[Warning], *args: Any, *
     from advisor import display
 
     with contextlib.suppress(OSError, ValueError):
-        click.echo(f"advisor: warning: {display.plain(message)}", err=True)
+        text = display.cut(display.plain(message), MAX_LINE_CHARS)
+        click.echo(f"advisor: warning: {text}", err=True)
 
 
 def _os_error(exc: OSError) -> str:
     """An operating-system failure as one line: what broke, on which file when known."""
+    from advisor import display
+
     if not exc.filename:  # a write to stdout or stderr
         return f"cannot write the output: {exc.strerror or exc}"
-    where = str(exc.filename)
-    if len(where) > 200:
-        where = where[:120] + "..." + where[-40:]
+    where = display.cut(exc.filename, 200)
+    if exc.errno == errno.ENOSPC:
+        return f"cannot write {where}: its disk is full; free space on it, or write elsewhere"
     return f"cannot use {where}: {exc.strerror or exc}"
 
 
@@ -137,7 +145,7 @@ class AdvisorGroup(click.Group):
         except OSError as exc:  # stdout full or closed, a path too long or a link loop
             _silence_stdout()
             fail(_os_error(exc))
-        except RecursionError:
+        except RecursionError:  # a reader that does not name its input yet
             fail("input nested too deeply to read")
         _finish_output()
         sys.exit(result if isinstance(result, int) else 0)

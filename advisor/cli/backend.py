@@ -2,8 +2,11 @@
 
 Keras picks its backend when it is first imported, and the command line probes in its own
 process: the option selects it (``probes.backend.select``) while the command line is parsed,
-before anything imports Keras. Without the option, ``KERAS_BACKEND`` decides, else TensorFlow.
-The choice is exported, so the app's probe child and the thread-scaling runs follow it.
+before anything imports Keras. Without the option, ``KERAS_BACKEND`` decides, else TensorFlow,
+and only where a backend is needed: a probe refuses a name it cannot probe with before it
+starts, a stored probe's lookup reads it (``probes.backend.for_lookup``), and ``locate``,
+``models`` or ``prices`` never look at it. The choice is exported, so the app's probe child and
+the thread-scaling runs follow it.
 """
 
 from __future__ import annotations
@@ -19,11 +22,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _select(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    from probes import backend
+    if value is not None:
+        from probes import backend
 
-    if value is None:
-        backend.requested()  # a bad KERAS_BACKEND is a usage error now, not mid-probe
-    else:
         backend.select(value)
 
 

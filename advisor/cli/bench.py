@@ -12,6 +12,7 @@ import click
 
 from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
+from advisor.display import plain
 from advisor.errors import AdvisorError, UsageError
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 
@@ -77,8 +78,6 @@ def bench(
       advisor bench --model mnist_cnn --gpus T4,L4 --cpus 8 --dry-run
       advisor bench --model lstm --gpus T4,A100 --spot --max-cost 2
     """
-    if importlib.util.find_spec("sky") is None:
-        raise UsageError(INSTALL_HINT)
     if wheel and index_url:
         raise UsageError("--wheel and --index-url exclude each other")
     import pricing.database as database
@@ -98,6 +97,8 @@ def bench(
         db, gpus=planning.parse_gpus(gpus), cpus=planning.parse_cpus(cpus), spot=spot,
         probe_seconds=probe_seconds, tag=secrets.token_hex(2),
     )  # fmt: skip
+    if importlib.util.find_spec("sky") is None:  # every argument checked first
+        raise UsageError(INSTALL_HINT)
     total = sum(c.expected_usd for c in candidates)
     _print_plan(spec.label, candidates, total, probe_seconds)
     if max_cost is not None and total > max_cost:
@@ -131,7 +132,7 @@ def bench(
     if not yes:
         click.confirm(f"Rent {len(candidates)} machine(s) for about ${total:.2f}?", abort=True)
     if build is not None and root is not None:
-        click.echo(f"building advisor's wheel: {shlex.join(build)}", err=True)
+        click.echo(f"building advisor's wheel: {plain(shlex.join(build))}", err=True)
         tasks.build_wheel(root, folder / "wheel")
     _launch(db, candidates, configs, folder, spec.label)
 
@@ -157,15 +158,17 @@ def _print_plan(label: str, candidates: list[Any], total: float, probe_seconds: 
 def _print_commands(
     candidates: list[Any], paths: dict[str, Path], build: list[str] | None, folder: Path
 ) -> None:
-    click.echo(f"dry run: wrote {len(paths)} SkyPilot task(s) to {folder}; would run:")
+    click.echo(f"dry run: wrote {len(paths)} SkyPilot task(s) to {plain(folder)}; would run:")
     if build is not None:
-        click.echo(f"  {shlex.join(build)}")
+        click.echo(f"  {plain(shlex.join(build))}")
     for c in candidates:
         path = str(paths[c.cluster])
-        click.echo(f"  sky launch --yes --cluster {c.cluster} --down -i 10 {shlex.quote(path)}")
+        click.echo(
+            f"  sky launch --yes --cluster {c.cluster} --down -i 10 {plain(shlex.quote(path))}"
+        )
     for c in candidates:
         click.echo(f"  sky down --yes {c.cluster}")
-        click.echo(f"  advisor import {shlex.quote(str(folder / (c.cluster + '.csv')))}")
+        click.echo(f"  advisor import {plain(shlex.quote(str(folder / (c.cluster + '.csv'))))}")
 
 
 def _launch(

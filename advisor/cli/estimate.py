@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from advisor import display
 from advisor.cli.output import emit, output_format
 
 if TYPE_CHECKING:
@@ -175,10 +176,10 @@ def _print_report(result: dict[str, Any]) -> None:
     )
     click.echo(f"assumed: {result['assumed']} row(s) without batch_size took the zoo's")
     for row in result["assumed_rows"]:
-        click.echo(f"  assumed {row['line']}: {row['assumed']}")
+        click.echo(f"  assumed {display.plain(row['line'])}: {row['assumed']}")
     click.echo(f"skipped rows: {len(result['skipped_rows'])} unreadable")
     for row in result["skipped_rows"]:
-        click.echo(f"  skipped {row['line']}: {row['reason']}")
+        click.echo(f"  skipped {display.plain(row['line'])}: {display.plain(row['reason'])}")
 
 
 def read_report(path: Path, rows: Sequence[Row], problems: Sequence[Problem]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from advisor import display
 from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
@@ -223,4 +224,4 @@ def import_results(file: str, replace: bool) -> None:
     label = "stdin" if file == "-" else Path(file).name
     for result in results:
         history.save(db, result, source=f"import:{label}")
-    click.echo(f"imported {len(results)} probe result(s) from {name}")
+    click.echo(f"imported {len(results)} probe result(s) from {display.plain(name)}")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from advisor import display
 from advisor.cli import output
 from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
@@ -213,4 +214,4 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
         plan=chosen.outcome.fallback,
     )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
-    click.echo(f"wrote SkyPilot task {written}{note}", err=True)
+    click.echo(f"wrote SkyPilot task {display.plain(written)}{note}", err=True)

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from advisor.bench import launch, plan, task
 from advisor.bench.launch import Preempted
 from advisor.cli import cli
+from advisor.cli.bench import INSTALL_HINT
 from advisor.errors import UsageError
 from pricing import database, ingest, materialise
 from pricing.observations import Observation
@@ -140,6 +141,46 @@ def test_without_skypilot_bench_says_how_to_install_it() -> None:
     code, out, err = invoke("bench", "--model", "mlp", "--gpus", "T4", "--dry-run")
     assert code == 2 and out == ""
     assert err == "advisor: error: advisor bench needs SkyPilot: pip install 'advisor[skypilot]'\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--model", "nope", "--gpus", "T4"), "unknown model 'nope'"),
+        (("--model", "mlp", "--gpus", "T5"), "unknown accelerator 'T5'"),
+        (("--model", "mlp", "--gpus", "T4:4"), "a bench probes one device"),
+        (("--model", "mlp", "--cpus", "eight"), "--cpus takes vCPU counts"),
+        (("--model", "mlp", "--cpus", "9" * 5_000), "(5,000 characters)"),
+        (("--model", "mlp"), "nothing to bench"),
+        (("--model", "mlp", "--gpus", "T4", "--wheel", "x.whl", "--index-url", "y"), "exist"),
+    ],
+)
+def test_arguments_are_checked_before_skypilot_is_asked_for(
+    args: tuple[str, ...], says: str
+) -> None:
+    """With SkyPilot or without it, a bad argument is its own one line (exit 2), never the
+    install hint that used to stop every dry run first."""
+    code, out, err = invoke("bench", *args, "--dry-run")
+    assert code == 2 and out == "" and says in err and INSTALL_HINT not in err
+    assert len(err.splitlines()) == 1
+
+
+@needs_sky
+def test_hostile_dry_run_inputs_with_skypilot(tmp_path: Path) -> None:
+    """The inputs a dry run takes, tried where SkyPilot is installed (make test-skypilot)."""
+    bench = ("bench", "--model", "mlp", "--gpus", "T4", "--dry-run")
+    folder = tmp_path / "b\x1b[2Jx"  # a name that clears the screen when printed raw
+    code, text, err = invoke(*bench, "--out", str(folder))
+    assert code == 0, err
+    assert len(list(folder.glob("*.yaml"))) == 1
+    assert "\x1b" not in text and "b\\x1b[2Jx" in text
+    (tmp_path / "afile").write_text("keep")
+    code, _, err = invoke(*bench, "--out", str(tmp_path / "afile"))
+    assert code == 2 and "is a file" in err and (tmp_path / "afile").read_text() == "keep"
+    code, _, err = invoke(*bench, "--max-cost", "0.0001")
+    assert code == 1 and "more than --max-cost" in err and len(err.splitlines()) == 1
+    code, _, err = invoke(*bench, "--out", str(tmp_path / ("o" * 5_000)))
+    assert code == 1 and "(5,0" in err and len(err.splitlines()) == 1
 
 
 @needs_sky
