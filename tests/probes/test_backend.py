@@ -159,6 +159,31 @@ def test_keras_backend_jax_without_the_option_probes_on_jax() -> None:
     assert payload["backend"] == "jax"
 
 
+@pytest.mark.jax
+@pytest.mark.skipif(NO_JAX, reason=JAX_SKIP)
+def test_a_string_input_under_jax_is_one_line_without_tensorflow_logs(tmp_path: Path) -> None:
+    """StringLookup makes Keras import TensorFlow under JAX, whose C++ start-up lines (``All log
+    messages before absl::InitializeLog()``) no setting silences: the probe's stderr is still
+    its one error line."""
+    model = tmp_path / "text.keras"
+    build = (
+        "import keras; i = keras.Input(shape=(1,), dtype='string'); "
+        "o = keras.layers.StringLookup(vocabulary=['a', 'b'])(i); "
+        "o = keras.layers.Dense(1)(keras.ops.cast(o, 'float32')); "
+        f"keras.Model(i, o).save({str(model)!r})"
+    )
+    subprocess.run([sys.executable, "-c", build], check=True, capture_output=True, cwd=ROOT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_CPP", "ADVISOR_VERB"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "advisor", "probe", "--model", str(model), "--samples", "8",
+         "--epochs", "1", "--backend", "jax"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("advisor: error: the model's input") and "string values" in line
+
+
 @pytest.mark.skipif(NO_TORCH, reason=TORCH_SKIP)
 def test_advisor_probe_backend_torch_records_torch() -> None:
     payload = _probe_cli("--backend", "torch")
