@@ -23,9 +23,15 @@ def write_catalog(
 ) -> Path:
     """Write ``root/skypilot/aws/vms.csv`` with ``rows`` rows; ``scale`` multiplies prices;
     ``zones`` lists each offering in that many zones (1: every row is an offering of its own)."""
-    rng = random.Random(seed)
     path = root / "skypilot" / "aws" / "vms.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(catalog_text(rows, seed=seed, scale=scale, zones=zones))
+    return path
+
+
+def catalog_text(rows: int, *, seed: int = 0, scale: float = 1.0, zones: int = 2) -> str:
+    """The text of ``write_catalog``'s file."""
+    rng = random.Random(seed)
     lines = [HEADER]
     per_region = rows // zones // len(REGIONS)
     for region in REGIONS:
@@ -44,5 +50,4 @@ def write_catalog(
                     f"{family}.size{n},{gpu},{count if gpu else ''},{vcpus},{vcpus * 4},{info},"
                     f"{price},{spot},{region},{region}{zone}"
                 )
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return "\n".join(lines) + "\n"

@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -63,6 +66,18 @@ def result_csv(created: str = STORED_AT, **facts: str) -> str:
     return buffer.getvalue()
 
 
+def string_input_model(work: Path) -> None:
+    """A .keras model whose input is a string tensor, in ``work`` (imports Keras: a slow case)."""
+    code = (
+        "import keras; i = keras.Input(shape=(1,), dtype='string'); "
+        "o = keras.layers.StringLookup(vocabulary=['a','b'])(i); "
+        "o = keras.layers.Dense(1)(keras.ops.cast(o, 'float32')); "
+        f"keras.Model(i, o).save({str(work / 'text.keras')!r})"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+
+
 def _layer(class_name: str, config: dict, input_shape: list | None) -> dict:
     """One layer as Keras 3 writes it into a .keras file's ``config.json``."""
     layer = {"module": "keras.layers", "class_name": class_name, "config": config,
@@ -72,10 +87,9 @@ def _layer(class_name: str, config: dict, input_shape: list | None) -> dict:
     return layer
 
 
-def dense_config(inputs: int, units: int, *, depth: int = 0) -> dict:
+def dense_config(inputs: int, units: int) -> dict:
     """The ``config.json`` of a Sequential model: ``inputs`` features into one Dense of
-    ``units``, compiled with Adam (``depth`` > 0 wraps the model in that many more lists: a
-    config nested deeper than any reader should follow)."""
+    ``units``, compiled with Adam."""
     dense = {"name": "dense", "trainable": True, "units": units, "activation": "linear",
              "use_bias": True}  # fmt: skip
     model: dict = {
@@ -95,21 +109,21 @@ def dense_config(inputs: int, units: int, *, depth: int = 0) -> dict:
             "loss": "mean_squared_error",
         },
     }
-    nested: object = 0
-    for _ in range(depth):
-        nested = [nested]
-    if depth:
-        model["config"]["layers"][1]["config"]["nested"] = nested
     return model
 
 
 def dense_model_file(path: Path, inputs: int, units: int, *, depth: int = 0) -> Path:
     """A .keras archive (``metadata.json``, ``config.json``, a token ``model.weights.h5``)
     whose one Dense layer claims ``inputs x units`` weights: a few kilobytes that would make
-    Keras allocate the whole kernel before finding the weights missing."""
+    Keras allocate the whole kernel before finding the weights missing. ``depth`` > 0 puts a
+    value nested in that many lists into the Dense layer's config (deeper than any reader
+    should follow)."""
     metadata = {"keras_version": "3.12.0", "date_saved": "2026-11-25@00:00:00"}
+    config = dense_config(inputs, units)
+    config["config"]["layers"][1]["config"]["nested"] = "NESTED"
+    text = json.dumps(config).replace('"NESTED"', "[" * depth + "0" + "]" * depth)
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("metadata.json", json.dumps(metadata))
-        archive.writestr("config.json", json.dumps(dense_config(inputs, units, depth=depth)))
+        archive.writestr("config.json", text)
         archive.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 16_000)
     return path

@@ -1,4 +1,4 @@
-"""A full disk, for real (a private tmpfs filled to its last byte, ``tests/fixtures/full_disk``):
+"""A full disk, for real (a private tmpfs filled to its last byte, ``tests/fixtures/disks``):
 reads keep working, every write says which disk is full and what to free, nothing is lost, and
 no SQLite text reaches the user."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.robustness_inputs import result_csv
-from tests.fixtures.full_disk import on_full_disk
+from tests.fixtures.disks import on_disk
 
 ROOT = Path(__file__).resolve().parents[2]
 SQLITE_TEXT = ("disk I/O error", "database or disk is full", "readonly database", "sqlite")
@@ -51,7 +51,7 @@ def run_full(
     )
     database = home / "data" / "advisor.sqlite"
     script = f'"$0" -m advisor "$@"; code=$?; "$0" -c "{after}" {database}; exit $code'
-    command = on_full_disk(["sh", "-c", script, sys.executable, *args], str(home), str(seed))
+    command = on_disk(["sh", "-c", script, sys.executable, *args], str(home), str(seed))
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False,
                           input=given, env={**os.environ, "ADVISOR_HOME": str(home)})  # fmt: skip

@@ -165,14 +165,10 @@ def test_a_string_input_under_jax_is_one_line_without_tensorflow_logs(tmp_path: 
     """StringLookup makes Keras import TensorFlow under JAX, whose C++ start-up lines (``All log
     messages before absl::InitializeLog()``) no setting silences: the probe's stderr is still
     its one error line."""
+    from benchmarks.robustness_inputs import string_input_model
+
+    string_input_model(tmp_path)
     model = tmp_path / "text.keras"
-    build = (
-        "import keras; i = keras.Input(shape=(1,), dtype='string'); "
-        "o = keras.layers.StringLookup(vocabulary=['a', 'b'])(i); "
-        "o = keras.layers.Dense(1)(keras.ops.cast(o, 'float32')); "
-        f"keras.Model(i, o).save({str(model)!r})"
-    )
-    subprocess.run([sys.executable, "-c", build], check=True, capture_output=True, cwd=ROOT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_CPP", "ADVISOR_VERB"))}
     done = subprocess.run(
         [sys.executable, "-m", "advisor", "probe", "--model", str(model), "--samples", "8",
