@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.robustness_inputs import run_keras  # noqa: E402
+
 CASES = ("mnist_mlp", "mnist_cnn", "imdb_bilstm", "user_gru")
 TARGETS = (("T4", 1, None, None), ("L4", 1, None, None), ("A100", 1, None, None),
            (None, 0, 8, "cascadelake"))  # fmt: skip
@@ -43,8 +45,7 @@ def make_user_model(folder: Path) -> Path:
         "m.compile('adam', 'binary_crossentropy')\n"
         f"m.save({str(path)!r})\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+    run_keras(code)
     return path
 
 

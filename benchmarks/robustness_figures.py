@@ -29,13 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import benchmarks.robustness_inputs as inputs  # noqa: E402
 from benchmarks.prices_catalog import write_catalog  # noqa: E402
-from benchmarks.robustness_inputs import (  # noqa: E402
-    CLAIMS_2_31,
-    MEASURED,
-    dense_model_file,
-    result_csv,
-)
 from tests.fixtures.pricing.server import FixtureServer  # noqa: E402
 
 
@@ -43,7 +38,7 @@ def advisor(home: Path, *args: str, peak: Path | None = None) -> tuple[int, str,
     """Run ``python -m advisor *args`` with ``ADVISOR_HOME=home``: exit code, stderr, seconds
     (with ``peak``: its ``VmHWM`` in KiB is written there)."""
     env = {**os.environ, "ADVISOR_HOME": str(home), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    command = [sys.executable, "-c", MEASURED, str(peak or os.devnull), *args]
+    command = [sys.executable, "-c", inputs.MEASURED, str(peak or os.devnull), *args]
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     return done.returncode, done.stderr, time.perf_counter() - started
@@ -80,14 +75,14 @@ def recommend_damaged(folder: Path, repeat: int) -> None:
     advisor(clean, "prices", "list", "--limit", "1")  # the seed prices
     subprocess.run(
         [sys.executable, "-m", "advisor", "import", "-"],
-        input=result_csv(), text=True, check=True, capture_output=True,
+        input=inputs.result_csv(), text=True, check=True, capture_output=True,
         env={**os.environ, "ADVISOR_HOME": str(clean)},
     )  # fmt: skip
     damaged = folder / "damaged"
     shutil.copytree(clean, damaged)
     with closing(sqlite3.connect(_database(damaged))) as conn, conn:
         count = conn.execute(  # every provider but GCP: the recommendation still has offers
-            "UPDATE rentable_groups SET groups = ? WHERE provider != 'gcp'", [CLAIMS_2_31]
+            "UPDATE rentable_groups SET groups = ? WHERE provider != 'gcp'", [inputs.CLAIMS_2_31]
         ).rowcount
     args = ("recommend", "--model", "mlp", "--top", "3")
     times: dict[str, list[float]] = {"clean": [], "damaged": []}
@@ -107,7 +102,7 @@ def recommend_damaged(folder: Path, repeat: int) -> None:
 
 
 def refuse_big_model(folder: Path) -> None:
-    model = dense_model_file(folder / "big.keras", 40_000, 40_000)
+    model = inputs.dense_model_file(folder / "big.keras", 40_000, 40_000)
     code, err, seconds = advisor(
         folder / "model-home", "probe", "--model", str(model), "--samples", "1000", "--epochs", "1"
     )

@@ -66,16 +66,20 @@ def result_csv(created: str = STORED_AT, **facts: str) -> str:
     return buffer.getvalue()
 
 
+def run_keras(code: str) -> None:
+    """Run ``code``, which imports Keras, in a fresh process with TensorFlow's logging off."""
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+
+
 def string_input_model(work: Path) -> None:
     """A .keras model whose input is a string tensor, in ``work`` (imports Keras: a slow case)."""
-    code = (
+    run_keras(
         "import keras; i = keras.Input(shape=(1,), dtype='string'); "
         "o = keras.layers.StringLookup(vocabulary=['a','b'])(i); "
         "o = keras.layers.Dense(1)(keras.ops.cast(o, 'float32')); "
         f"keras.Model(i, o).save({str(work / 'text.keras')!r})"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
 
 
 def _layer(class_name: str, config: dict, input_shape: list | None) -> dict:
