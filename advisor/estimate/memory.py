@@ -62,9 +62,14 @@ def activation_bytes_per_sample(
 
 
 def check(
-    probe: ProbeResult, machine: Machine, traffic_per_sample: float, optimizer: str
+    probe: ProbeResult,
+    machine: Machine,
+    traffic_per_sample: float,
+    optimizer: str,
+    batch_size: int | None = None,
 ) -> Fit | None:
-    """The fit on ``machine`` (None on a CPU: host memory is the instance's own concern)."""
+    """The fit on ``machine`` at ``batch_size`` (the probe's by default); None on a CPU: host
+    memory is the instance's own concern."""
     if machine.memory_bytes is None:
         return None
     static = static_bytes(probe.parameters, optimizer, machine.half_precision)
@@ -72,7 +77,7 @@ def check(
     if machine.half_precision:
         per_sample /= 2
     available = machine.memory_bytes * (1 - RESERVE_FRACTION) - RESERVE_BYTES
-    batch = probe.config.batch_size
+    batch = batch_size or probe.config.batch_size
     per_replica = math.ceil(batch / machine.replicas)
     needed = static + per_sample * per_replica
     if needed <= available:

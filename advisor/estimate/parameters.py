@@ -35,11 +35,16 @@ class Calibration:
     generic_build_speed: float = 0.35
     """Compute speed of a generic (no AVX2/FMA) TensorFlow build relative to a vectorised one."""
     gpu_efficiency: float = 0.45
-    """Share of peak FP32 (CUDA cores) that conv/matmul kernels reach on a GPU, counting the
+    """Share of peak FP32 (CUDA cores) that convolutions reach on a GPU, counting the
     multiplications they execute (3x3 convolutions after the Winograd reduction)."""
     tensor_efficiency: float = 0.2
-    """Share of peak tensor-core throughput reached with mixed precision or TF32 (prior: NVIDIA's
-    DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125 TFLOPS)."""
+    """Share of the tensor cores' peak (TF32, fp16, bf16) that convolutions reach (prior:
+    NVIDIA's DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125
+    TFLOPS, batch norm and ReLU included)."""
+    gemm_efficiency: float = 0.6
+    """Share of the datasheet peak of its unit (FP32 CUDA cores, TF32 or 16-bit tensor cores)
+    that a wide matrix product reaches (prior: DeepBench's large SGEMMs reach 0.76 of the FP32
+    peak, ``data/gpu-kernel-fit.json``; cuBLAS's tensor-core GEMMs 0.6-0.8 of theirs)."""
     tpu_efficiency: float = 0.3
     """Share of the MXU's bf16 peak reached through XLA; a prior."""
     memory_efficiency: float = 0.6
@@ -67,26 +72,33 @@ class Calibration:
     """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
+    kernel_overlap: float = 0.3
+    """Share of the smaller of a step's compute and memory parts that the larger hides: on a
+    GPU convolutions and matrix products read and write memory while they compute, and
+    memory-bound kernels run beside them on other multiprocessors (0: the parts add up, 1: the
+    step is a roofline's larger part). A prior; fitted on the published steps."""
+    nchw_transpose_traffic: float = 0.5
+    """Extra activation traffic, as a share of a convnet's, where tensor-core convolutions read
+    NCHW tensors and cuDNN transposes them (prior: one more read and write of a layer's input
+    and output against the six passes counted)."""
     transformer_traffic_scale: float = 1.0
     """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
-    dropout passes that frameworks fuse or not). Not one of ``FREE_PARAMETERS``: it is fitted on
-    published transformer measurements alone by ``python -m advisor.estimate.transformer_fit``
-    and kept in ``data/calibration-transformers.json``, so the main refit leaves it alone."""
-    transformer_log_sigma: float = 0.0
-    """Spread (log space) of GPU-to-GPU predictions of a transformer, from the same fit; 0 where
-    none was measured (the ``gpu->gpu`` spread of ``log_sigma`` then applies)."""
+    dropout passes that frameworks fuse or not)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
-    """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
+    """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind,
+    and by kind and workload family where a family has its own (``gpu->gpu transformer``)."""
     fitted: tuple[str, ...] = ()
     """Parameters the fit moved from their prior (the rest the data cannot identify)."""
+    measured_devices: tuple[str, ...] = ()
+    """Accelerators and CPU families the fitted measurements ran on: a prediction for anything
+    else is flagged extrapolated."""
 
 
 FREE_PARAMETERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
-    if name not in ("log_sigma", "fitted", "transformer_traffic_scale", "transformer_log_sigma")
+    if name not in ("log_sigma", "fitted", "measured_devices")
 )
-TRANSFORMER_CALIBRATION_FILE = "calibration-transformers.json"
 PRIOR = Calibration()
 DEFAULT_LOG_SIGMA = 0.5
 """Spread used where validation measured none (a kind pair absent from the reference set)."""
@@ -95,6 +107,7 @@ DEFAULT_LOG_SIGMA = 0.5
 def to_json(calibration: Calibration, **extra: Any) -> str:
     blob = asdict(calibration)
     blob["fitted"] = list(calibration.fitted)
+    blob["measured_devices"] = list(calibration.measured_devices)
     blob.update(extra)
     return json.dumps(blob, indent=2, sort_keys=True) + "\n"
 
@@ -106,6 +119,7 @@ def from_dict(blob: dict[str, Any]) -> Calibration:
         **values,
         log_sigma={k: float(v) for k, v in blob.get("log_sigma", {}).items()},
         fitted=tuple(blob.get("fitted", ())),
+        measured_devices=tuple(blob.get("measured_devices", ())),
     )
 
 
@@ -115,18 +129,19 @@ def read(path: Path) -> Calibration:
 
 @lru_cache(maxsize=1)
 def shipped_calibration() -> Calibration:
-    """The committed fit (the prior when the file is absent, e.g. before the first fit), with
-    the transformer fit laid over it."""
+    """The committed fit (the prior when the file is absent, e.g. before the first fit)."""
     try:
-        calibration = read(shipped(CALIBRATION_FILE))
+        return read(shipped(CALIBRATION_FILE))
     except FileNotFoundError:
-        calibration = PRIOR
-    try:
-        blob = json.loads(shipped(TRANSFORMER_CALIBRATION_FILE).read_text())
-    except FileNotFoundError:
-        return calibration
-    return replace(
-        calibration,
-        transformer_traffic_scale=float(blob["transformer_traffic_scale"]),
-        transformer_log_sigma=float(blob.get("transformer_log_sigma", 0.0)),
+        return PRIOR
+
+
+def sigma_of(log_sigma: dict[str, float], kinds: str, family: str = "") -> float:
+    """The spread of a ``source->target`` kind of prediction (a TPU target counts as a GPU
+    one): the workload family's own where it was measured, else the kind's, else ``all``."""
+    kinds = kinds.replace("->tpu", "->gpu").replace("tpu->", "gpu->")
+    return (
+        log_sigma.get(f"{kinds} {family}")
+        or log_sigma.get(kinds)
+        or log_sigma.get("all", DEFAULT_LOG_SIGMA)
     )

@@ -42,13 +42,28 @@ _ACTIVATIONS_PER_SAMPLE = {
     "resnet152": 5.5e7,
     "vgg16": 1.5e7,
 }
-# Share of training FLOPs in 3x3 stride-1 convolutions, counted from the architectures
-# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms.
+# Share of training FLOPs in convolutions, counted from the architectures (WORKLOADS.md;
+# multiply-adds per layer): the rest are the classifier's dense layers (AlexNet's and VGG-16's
+# large fully connected layers, the small convnets' dense heads).
+_CONV_SHARE = {
+    "mnist_cnn": 0.90,
+    "cifar10_cnn": 0.94,
+    "resnet32_cifar10": 1.0,
+    "alexnet": 0.93,
+    "inception3": 1.0,
+    "resnet50": 1.0,
+    "resnet152": 1.0,
+    "vgg16": 0.99,
+}
+# Share of training FLOPs in 3x3 and 5x5 stride-1 convolutions, counted from the architectures
+# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms
+# (its WINOGRAD_NONFUSED algorithm takes 3x3 and 5x5 filters). AlexNet: conv2 (5x5, 224M
+# multiply-adds) and conv3-5 (3x3, 486M) of 839M.
 _WINOGRAD_SHARE = {
     "mnist_cnn": 0.90,
     "cifar10_cnn": 0.94,
     "resnet32_cifar10": 0.95,
-    "alexnet": 0.51,
+    "alexnet": 0.85,
     "inception3": 0.35,
     "resnet50": 0.45,
     "resnet152": 0.51,
@@ -61,7 +76,8 @@ _RECURRENT_LAYERS = {
 }
 WINOGRAD_REDUCTION = 2.25
 """Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
-"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles."""
+"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles;
+taken for 5x5 filters too (F(2x2, 5x5) saves 2.78x)."""
 _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
@@ -92,6 +108,9 @@ class WorkloadFacts:
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
     winograd_share: float = 0.0
     """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
+    conv_share: float = 0.0
+    """Share of the training FLOPs (recurrent layers aside) in convolutions; the rest are
+    matrix products (dense layers, attention)."""
     recurrent_layers: int = 0
     """Recurrent layer calls per direction (0 when not known)."""
     recurrent_flops_per_step: float = 0.0
@@ -114,10 +133,20 @@ class Parts:
     memory: float
     sequential: float
     input_pipeline: float = 0.0
+    overlapped: bool = False
+    """The host dispatches the step while the device runs the previous one (an accelerator
+    under an asynchronous framework): the step takes the longer of the two, not their sum."""
+
+    @property
+    def device(self) -> float:
+        """Everything but the per-step host overhead."""
+        return self.compute + self.memory + self.sequential + self.input_pipeline
 
     @property
     def total(self) -> float:
-        return self.overhead + self.compute + self.memory + self.sequential + self.input_pipeline
+        if self.overlapped:
+            return max(self.overhead, self.device)
+        return self.overhead + self.device
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in PART_NAMES}
@@ -135,6 +164,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
         host_augmentation=workload.id in _HOST_AUGMENTED,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
+        conv_share=_CONV_SHARE.get(workload.id, 0.0),
         recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
         recurrent_flops_per_step=sum(
             recurrent_flops_per_step(cell, hidden, inputs, 1)
@@ -207,58 +237,90 @@ def step_parts(
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
     recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
-    flops = (facts.flops_per_sample - recurrent_flops) * per_replica
-    if machine.winograd:
-        share = facts.winograd_share
-        flops *= 1 - share + share / WINOGRAD_REDUCTION
+    compute = compute_seconds(facts, machine, per_replica, calibration)
     activation_bytes = (
         facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
     )
     if facts.family == "transformer":
         activation_bytes *= calibration.transformer_traffic_scale
+    if machine.transposes:
+        activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     if machine.half_precision:
         activation_bytes /= 2
     memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
-    # Small per-replica batches leave wide machines idle: efficiency saturates with the width of
-    # the products (the batch; a transformer's batch x tokens rows).
-    width = per_replica * max(facts.tokens, 1)
-    occupancy = width / (width + _half_occupancy_batch(facts, machine, calibration))
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
-    recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
+    recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
+        per_replica, _half_narrow(facts, machine, calibration)
+    )
     sequential = (
         facts.directions * facts.recurrent_layers * machine.recurrent_call_s
         + steps * machine.cell_step_s
         + recurrent_flops * per_replica / recurrent_rate
     )
+    memory = memory_bytes / machine.bandwidth
+    # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
+    # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
+    exposed = 1 - calibration.kernel_overlap
     return Parts(
         overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
-        compute=flops / (_matmul_rate(facts, machine) * occupancy) if flops else 0.0,
-        memory=memory_bytes / machine.bandwidth,
+        compute=compute * exposed if compute < memory else compute,
+        memory=memory * exposed if memory <= compute else memory,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
+        overlapped=machine.host_overlap,
     )
 
 
-def _matmul_rate(facts: WorkloadFacts, machine: Machine) -> float:
-    """FLOP/s of the workload's matrix products: a transformer's wide GEMMs reach the same share
-    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``."""
-    if facts.tokens and machine.matmul_flops:
-        return machine.matmul_flops
-    return machine.compute_flops
+def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tuple[float, float]:
+    """FLOPs of one replica's step by kernel class, (convolutions, matrix products), recurrent
+    layers aside; a convolution's 3x3 layers count the multiplications Winograd leaves when the
+    machine runs it (``winograd``)."""
+    recurrent = min(
+        facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
+        facts.flops_per_sample,
+    )
+    flops = (facts.flops_per_sample - recurrent) * per_replica
+    conv = flops * facts.conv_share
+    if winograd:
+        conv *= 1 - facts.winograd_share + facts.winograd_share / WINOGRAD_REDUCTION
+    return conv, flops * (1 - facts.conv_share)
 
 
-def _half_occupancy_batch(
-    facts: WorkloadFacts, machine: Machine, calibration: Calibration
+def compute_seconds(
+    facts: WorkloadFacts, machine: Machine, per_replica: float, calibration: Calibration
 ) -> float:
-    """Batch at which conv/matmul kernels reach half their efficiency.
+    """Seconds of a replica's convolutions and matrix products: each class at its rate on its
+    unit, slowed where the products are too narrow to fill the machine (the batch; a
+    transformer's batch x tokens rows)."""
+    conv, matmul = work_flops(facts, per_replica, machine.winograd)
+    width = per_replica * max(facts.tokens, 1)
+    conv_rate = machine.conv_flops * _occupancy(per_replica, _half_conv(machine, calibration))
+    matmul_rate = machine.matmul_flops * _occupancy(
+        width, _half_narrow(facts, machine, calibration)
+    )
+    return (conv / conv_rate if conv else 0.0) + (matmul / matmul_rate if matmul else 0.0)
 
-    On a GPU a dense layer's matrix product is as narrow as its batch: half efficiency at the
-    narrow side fitted on DeepBench's SGEMMs (``kernels``). A convolution's product is as wide as
-    batch x pixels, so the batch barely matters there (a prior: wider chips need more)."""
+
+def _occupancy(width: float, half: float) -> float:
+    """Share of a kernel's full rate at ``width`` rows: half of it at ``half``."""
+    return width / (width + half)
+
+
+def _half_narrow(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
+    """Width of a matrix product at which it reaches half its rate: on a GPU the narrow side
+    fitted on DeepBench's SGEMMs (``kernels``), on a CPU a share of a batch per thread."""
     if machine.kind == "cpu":
         return calibration.cpu_half_batch_per_thread * machine.threads
-    if facts.family in _NARROW_FAMILIES and machine.kind == "gpu":
+    if machine.kind == "gpu":
         return shipped_fit().gemm.half_narrow
-    return max(1.0, 4.0 * math.log10(max(machine.compute_flops, 1e12) / 1e12) + 2.0)
+    return 1.0
+
+
+def _half_conv(machine: Machine, calibration: Calibration) -> float:
+    """Batch at which convolutions reach half their rate. A convolution's product is as wide as
+    batch x pixels, so the batch barely matters on a GPU (a prior: wider chips need more)."""
+    if machine.kind == "cpu":
+        return calibration.cpu_half_batch_per_thread * machine.threads
+    return max(1.0, 4.0 * math.log10(max(machine.conv_flops, 1e12) / 1e12) + 2.0)
