@@ -216,12 +216,12 @@ def _pooling(layer: Any, inputs: Shape, outputs: Shape) -> float:
 
 
 def _winograd(layer: Any) -> bool:
-    """A 3x3, stride-1, undilated, ungrouped 2D convolution: cuDNN's Winograd case."""
+    """A 3x3 or 5x5, stride-1, undilated, ungrouped 2D convolution: cuDNN's Winograd case."""
     if type(layer).__name__ != "Conv2D":
         return False
     config = layer.get_config()
     return (
-        tuple(config.get("kernel_size", ())) == (3, 3)
+        tuple(config.get("kernel_size", ())) in ((3, 3), (5, 5))
         and tuple(config.get("strides", ())) == (1, 1)
         and tuple(config.get("dilation_rate", (1, 1))) == (1, 1)
         and config.get("groups", 1) == 1

@@ -188,9 +188,12 @@ class ProbeResult:
     extrapolated_from: str = ""
     """What was stepped when extrapolated: the batches, and a transformer's smaller proxy
     (``batches 1, 2 of a proxy: 2 of 36 layers, 128 of 1024 tokens; FLOPs x48``)."""
-    reference_seconds: tuple[float, float] = (0.0, 0.0)
-    """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
-    ended; (0, 0) when not timed (older probes, imports)."""
+    reference_seconds: tuple[float, ...] = (0.0, 0.0)
+    """The fixed reference kernel (``probes.reference``) timed when the probe started, after its
+    measurement and when it ended (older probes: start and end); zeros when not timed (imports)."""
+    contention: float = 0.0
+    """Share of this machine's CPU time other processes used while the probe ran, 0..1 (0 when
+    not measured: older probes, imports, systems without /proc/stat)."""
     dispatch_seconds: float = 0.0
     """The host's per-step dispatch measured here: the steady step of a one-weight model at
     batch 1 (``probes.dispatch``); 0 when not measured (older probes, imports)."""
@@ -215,7 +218,7 @@ class ProbeResult:
 
     @property
     def machine_drift(self) -> float:
-        """How much this machine's speed changed while the probe ran: the relative change of the
-        reference kernel's time from start to end (0 when not timed)."""
-        start, end = self.reference_seconds
-        return end / start - 1 if start > 0 and end > 0 else 0.0
+        """How much this machine's speed changed while the probe ran: the slowest reading of the
+        reference kernel against the fastest, less one (0 when not timed)."""
+        readings = [t for t in self.reference_seconds if t > 0]
+        return max(readings) / min(readings) - 1 if len(readings) >= 2 else 0.0
