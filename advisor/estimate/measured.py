@@ -235,3 +235,15 @@ def _overhead_share(probe: ProbeResult) -> float | None:
     intercept = t0 - slope * b0
     step = intercept + slope * probe.config.batch_size
     return min(max(intercept / step, 0.0), 0.95) if step > 0 else None
+
+
+def cpu_rate(probe: ProbeResult) -> tuple[float, float] | None:
+    """A CPU probe's training FLOP/s and its CPU's datasheet peak for the threads it used
+    (``catalog``: the family's all-core clock x FLOPs a cycle), or None for an accelerator or a
+    probe without FLOPs. A rate above the peak says the family or the FLOP count is wrong."""
+    if probe.device.accelerator or probe.flops_per_sample <= 0 or probe.step_seconds <= 0:
+        return None
+    family, _ = catalog.cpu_family(catalog.family_of_cpu_model(probe.device.cpu_model)[0])
+    threads = probe.device.threads or probe.device.logical_cpus
+    rate = probe.flops_per_sample * probe.config.batch_size / probe.step_seconds
+    return rate, family.vcpu_gflops * 1e9 * threads

@@ -74,15 +74,19 @@ def predict(
     *,
     precision: str = "fp32",
     run_log_sigma: float | None = None,
-    framework: frameworks.Framework | None = None,
+    stack: Stack | None = None,
     batch_size: int | None = None,
+    calibration: Calibration | None = None,
 ) -> Prediction:
     """The full-training time of ``probe``'s workload on ``target``, with its spread.
 
     ``run_log_sigma`` is how much repeated probes of workloads on the probe's device disagree
-    (``probes.history.run_log_sigma``); without it, ``DEFAULT_RUN_LOG_SIGMA``. ``framework`` is
-    what the training runs under on the target (what ``fp32`` means there); by default the
-    probe's own. ``batch_size`` trains at another batch than the probe's (same samples)."""
+    (``probes.history.run_log_sigma``); without it, ``DEFAULT_RUN_LOG_SIGMA``. ``stack`` is the
+    software the training runs under on the target (what ``fp32`` means there, the CPU build,
+    the tensor layout); by default the probe's own framework. A probe's measurement carries
+    over only to its own software: on another (a published 2017 run under TensorFlow 1) the
+    device model alone predicts. ``batch_size`` trains at another batch than the probe's.
+    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks)."""
     check_precision(precision)
     if target.accelerator and catalog.accelerator(target.accelerator) is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
@@ -90,14 +94,16 @@ def predict(
         return _excluded("the target has neither an accelerator nor a vCPU count")
     batch = batch_size or probe.config.batch_size
     same_precision = probe.device.precision == _probe_precision(precision)
-    same_job = batch == probe.config.batch_size and framework in (None, probe_framework(probe))
+    own_stack = Stack(framework=probe_framework(probe))
+    stack = stack or own_stack
+    same_job = batch == probe.config.batch_size and stack == own_stack
     if (
         is_same_device(probe.device, target)
         and (same_precision or not target.accelerator)
         and same_job
     ):
         return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
-    calibration = with_measured_thread_scaling(shipped_calibration(), probe)
+    calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
     facts = facts_for(probe)
     source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
@@ -105,11 +111,10 @@ def predict(
             f"the probe's accelerator {probe.device.accelerator} is not in the catalog"
         )
     facts = with_inferred_recurrence(probe, facts, source, calibration)
-    stack = Stack(framework=framework or probe_framework(probe))
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = allreduce_seconds(facts.parameters, machine)
-    if _kind(source) == _kind(machine):
+    if _kind(source) == _kind(machine) and same_software(stack, own_stack):
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, batch, calibration)
     else:
         step, steps = _absolute_step(probe, machine, parts_t, calibration)
@@ -161,6 +166,17 @@ def predict(
             + (f", {rate / 1e12:.3g} TFLOP/s" if rate else ""),
             f"full training: {probe.predicted_seconds:.4g} s here -> {seconds:.4g} s",
         ),
+        step_seconds=step + allreduce,
+    )
+
+
+def same_software(stack: Stack, own: Stack) -> bool:
+    """Whether ``stack`` runs what the probe measured: its framework at the same major version,
+    a vectorised build (minor versions, layouts and containers do not move a CPU's step)."""
+    return (
+        stack.framework.name == own.framework.name
+        and stack.framework.version[0] == own.framework.version[0]
+        and stack.vectorised == own.vectorised
     )
 
 
@@ -313,11 +329,14 @@ def _spread(
 def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> float:
     """The spread of the probe's own prediction, in log units: the wider of what its
     measurements allow and how much this machine's answers move between runs, widened by the
-    speed change the reference kernel saw while it ran.
+    speed change the reference kernel saw while it ran, or by the slowdown other processes'
+    CPU time (``contention``) can explain, whichever is larger.
 
     Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
     as much again, so a local prediction misses the real run by sqrt(2) x that."""
-    return spread_of_local(probe_log_sigma(probe), probe.machine_drift, run_log_sigma)
+    slowdown = probe.contention / max(1 - probe.contention, 0.05)  # a machine busy throughout
+    drift = max(probe.machine_drift, slowdown)
+    return spread_of_local(probe_log_sigma(probe), drift, run_log_sigma)
 
 
 def spread_of_local(
@@ -346,6 +365,7 @@ def _measured(probe: ProbeResult, run_log_sigma: float | None) -> Prediction:
         measured=True,
         kernel_path=f"measured on this device ({probe.device.precision})",
         steps=(f"measured by a probe on this device: {probe.predicted_seconds:.4g} s",),
+        step_seconds=probe.step_seconds,
     )
 
 

@@ -41,6 +41,8 @@ class Prediction:
     """What runs there, e.g. ``cuDNN LSTM, fp32`` or ``XLA, bf16``."""
     steps: tuple[str, ...] = field(default_factory=tuple)
     """Human-readable explanation, one line per scaling step (for ``--explain``)."""
+    step_seconds: float = 0.0
+    """Predicted seconds of one training step on the target (0 where not predicted)."""
 
     def quantile(self, q: float) -> float:
         return self.seconds * math.exp(_STANDARD_NORMAL.inv_cdf(q) * self.log_sigma)
