@@ -10,6 +10,7 @@ only when prices are refreshed.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
 from pricing.offers import Filters, Rentable
-from probes import zoo
+from probes import reference, zoo
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
 
@@ -120,6 +121,7 @@ def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
 def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     device = probe.device
     where = device.accelerator or f"{device.cpu_model} ({device.threads} threads)"
+    busy = reference.busy_note(probe.contention, probe.machine_drift)
     return (
         f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where} "
         f"(Keras on {device.backend}), "
@@ -127,6 +129,7 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
         f"model.fit here: {describe_seconds(probe.fit_seconds)} "
         f"(start-up {describe_seconds(probe.startup_seconds)} of it); "
         + (f"stored probe from {probe.created_at}" if stored else "probed just now"),
+        *([f"warning: {busy}"] if busy else []),
     )
 
 
@@ -149,6 +152,9 @@ def rank(
         run_log_sigma=spread[0] if spread else None,
     )
     offers = query.offer_groups(db, request.filters)
+    busy = reference.busy_note(probe.contention, probe.machine_drift)
+    if busy:
+        warnings.warn(busy, stacklevel=2)
     return ranker.recommend(
         offers,
         predictor,

@@ -95,3 +95,25 @@ def _busy_seconds() -> float | None:
     user, nice, system, _idle, _iowait, irq, softirq, *rest = (int(f) for f in fields[1:])
     steal = rest[0] if rest else 0
     return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+BUSY_CONTENTION = 0.2
+"""Share of the machine's CPU time taken by other processes from which a probe calls the
+machine busy: its measured times are then slow by up to 1 / (1 - share)."""
+
+
+def busy_note(contention: float, drift: float) -> str | None:
+    """One line saying a probe ran on a busy or changing machine, or None when it did not."""
+    if contention >= BUSY_CONTENTION:
+        slow = 1 / max(1 - contention, 0.05)
+        return (
+            f"the machine was busy while it probed: other processes took {contention:.0%} of its "
+            f"CPU time, so its measured times may be up to {slow:.2g}x slow; probe again when "
+            "it is quiet (--fresh)"
+        )
+    if drift > 0.5:
+        return (
+            f"the machine's speed changed by {drift:.0%} while it probed (the reference kernel); "
+            "probe again when it is quiet (--fresh)"
+        )
+    return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def probe(
     from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
     from advisor.store import connect
-    from probes import device, exchange, history
+    from probes import device, exchange, history, reference
     from probes.spec import spec_for
 
     if export:  # refused before the probe runs, not after its seconds are spent
@@ -86,6 +87,9 @@ def probe(
         write_atomic(export, exchange.csv_text([result]), overwrite=force)
     spread = history.run_log_sigma(db, result.device.key)
     payload = summary(result, cached=cached, run_log_sigma=spread[0] if spread else None)
+    busy = reference.busy_note(result.contention, result.machine_drift)
+    if busy:
+        warnings.warn(busy, stacklevel=1)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
     else:
@@ -119,9 +123,11 @@ def summary(
     of the real run, which also holds how much this machine's answers move between runs (its
     probe history) and the speed change the probe saw while it ran; ``interval_80_half_width``
     is its half-width relative to ``fit_seconds``."""
+    from advisor.estimate.measured import cpu_rate
     from advisor.estimate.predict import local_log_sigma
 
     c, d = result.config, result.device
+    rate = cpu_rate(result)
     z80 = 1.2815516 * local_log_sigma(result, run_log_sigma)
     fit = result.fit_seconds
     return {
@@ -139,6 +145,9 @@ def summary(
         "predicted_seconds": round(result.predicted_seconds, 3),
         "predicted_interval": [round(v, 3) for v in result.predicted_interval],
         "machine_drift": round(result.machine_drift, 4),
+        "contention": round(result.contention, 4),
+        "achieved_gflops": round(rate[0] / 1e9, 1) if rate else None,
+        "share_of_cpu_peak": round(rate[0] / rate[1], 3) if rate else None,
         "startup_seconds": round(result.startup_seconds, 3),
         "teardown_seconds": round(result.teardown_seconds, 3),
         "build_seconds": round(result.build_seconds, 3),
