@@ -61,9 +61,11 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     type=click.Choice(PRECISIONS),
     default="fp32",
     show_default=True,
-    help="Training precision: fp32 (TensorFlow's default, TF32 on Ampere+), tf32, fp16 or "
-    "bf16 mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs); "
-    "each device is rated at its datasheet peak for it.",
+    help="Training precision: fp32 (your framework's default: TF32 on Ampere+ under TensorFlow "
+    "2, JAX and NVIDIA's containers, and for PyTorch's convolutions but not its matmuls), "
+    "fp32-strict (no TF32 anywhere), tf32, fp16 or bf16 mixed precision (bf16 on Ampere+ and "
+    "TPUs), mixed (fp16 on GPUs, bf16 on TPUs); each device is rated at its datasheet peak "
+    "for it.",
 )
 @click.option(
     "--confidence",
