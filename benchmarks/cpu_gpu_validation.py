@@ -45,6 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import Target, kernels, machine, predict
 from advisor.estimate.calibrate import leave_one_source_out
+from advisor.estimate.frameworks import from_software
+from advisor.estimate.machine import Stack
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.published import ReferenceRow, read_reference
 from advisor.estimate.validate import (
@@ -170,8 +172,11 @@ def probe_replay(mode: str) -> list[tuple[str, float, float, float, float]]:
             probe = replace(probe, flops_per_sample=flops[path.stem])
         rows = published[path.stem]
         cpu, gpu = rows["CPU"], next(v for k, v in rows.items() if k != "CPU")
-        on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])))
-        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)))
+        # the published runs' software (TensorFlow 2 of 2020: Eigen's CPU kernels, not the
+        # oneDNN of the probe's TensorFlow), as the end-to-end benchmark predicts every row
+        stack = Stack(framework=from_software(cpu["software"]))
+        on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])), stack=stack)
+        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)), stack=stack)
         samples = probe.config.samples * probe.config.epochs
         measured_ratio = float(gpu["samples_per_second"]) / float(cpu["samples_per_second"])
         cpu_factor = on_cpu.seconds / samples * float(cpu["samples_per_second"])

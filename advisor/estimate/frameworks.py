@@ -67,6 +67,15 @@ class Framework:
         return "TF32" if self.tf32(kernel) else "strict FP32"
 
     @property
+    def cpu_kernels(self) -> str:
+        """The library behind a CPU's convolutions and matrix products: ``onednn`` for
+        TensorFlow 2.9 and later (``TF_ENABLE_ONEDNN_OPTS`` on by default on x86), PyTorch and
+        JAX-era builds; ``eigen`` for older TensorFlow, whose kernels were Eigen's."""
+        if self.name == "tensorflow" and self.version < (2, 9):
+            return "eigen"
+        return "onednn"
+
+    @property
     def label(self) -> str:
         container = " (NVIDIA container)" if self.container else ""
         return f"{self.name} {self.version[0]}.{self.version[1]}{container}"

@@ -114,10 +114,11 @@ def predict(
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = allreduce_seconds(facts.parameters, machine)
-    if _kind(source) == _kind(machine) and same_software(stack, own_stack):
+    own_software = same_software(stack, own_stack)
+    if _kind(source) == _kind(machine) and own_software:
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, batch, calibration)
     else:
-        step, steps = _absolute_step(probe, machine, parts_t, calibration)
+        step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(
@@ -171,11 +172,13 @@ def predict(
 
 
 def same_software(stack: Stack, own: Stack) -> bool:
-    """Whether ``stack`` runs what the probe measured: its framework at the same major version,
-    a vectorised build (minor versions, layouts and containers do not move a CPU's step)."""
+    """Whether ``stack`` runs what the probe measured: its framework at the same major version
+    with the same CPU kernels (TensorFlow before 2.9 ran Eigen's, later ones oneDNN's), a
+    vectorised build; layouts and containers do not move a CPU's step."""
     return (
         stack.framework.name == own.framework.name
         and stack.framework.version[0] == own.framework.version[0]
+        and stack.framework.cpu_kernels == own.framework.cpu_kernels
         and stack.vectorised == own.vectorised
     )
 
@@ -195,13 +198,18 @@ def _kind(machine: Machine) -> str:
 
 
 def _absolute_step(
-    probe: ProbeResult, machine: Machine, parts: Parts, calibration: Calibration
+    probe: ProbeResult,
+    machine: Machine,
+    parts: Parts,
+    calibration: Calibration,
+    own_software: bool,
 ) -> tuple[float, list[str]]:
-    """The step on a device of another kind than the probe's: the device model's work beside
-    the host's dispatch (measured here, with the kernels' launches; calibrated without it)."""
+    """The step on a device of another kind than the probe's, or under other software: the
+    device model's work beside the host's dispatch (measured here, with the kernels' launches,
+    when the target runs the probe's software; calibrated otherwise)."""
     device = parts.device
     host, host_note = parts.overhead, f"host {parts.overhead * 1e3:.3g} ms/step (calibrated)"
-    if machine.kind != "cpu" and parts.overlapped:
+    if machine.kind != "cpu" and parts.overlapped and own_software:
         floor = step_floor(probe, machine.kind, calibration)
         host, host_note = floor.seconds, floor.describe()
     step = max(host, device) if parts.overlapped else host + device
