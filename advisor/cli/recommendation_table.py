@@ -1,206 +1,158 @@
-"""How a recommendation looks to people: rich tables and lines, shared by the CLI and the app."""
+"""How a recommendation looks on the command line: the answer in words, then one line per option.
+
+The cells are short (``advisor.recommend.answer``); the detail behind them is in ``--explain``
+and ``--json``. The table takes the columns that fit the console's width, most needed first, and
+says which it left out: an option never spans two lines, and nothing is cut without a word.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from advisor import display
-from advisor.bench import plan as bench_plan
-from advisor.recommend.deadline import describe_seconds
+from advisor.bench.settle import tie_lines
+from advisor.recommend import answer, cells
 from advisor.recommend.recommendation import Option, Recommendation
-from advisor.recommend.report import explain, fallback_words, infeasible_lines, spot_risk_words
+from advisor.recommend.report import explain
 
 
-def _hours(option: Option) -> str:
-    """``4.1-4.9 h``: both ends in the unit that suits the upper one."""
-    return display.duration_span(option.outcome.p50_seconds, option.outcome.p90_seconds)
+class Column(NamedTuple):
+    header: str
+    cell: Callable[[Option], str]
+    right: bool = False
 
 
-def _cost(option: Option) -> str:
-    return display.money_span(option.cost_usd, option.cost_usd_p90)
+COLUMNS = (
+    Column("#", lambda o: str(o.rank) if o.rank else "", right=True),
+    Column("where", cells.where),
+    Column("machine", cells.machine),
+    Column("pricing", cells.pricing),
+    Column("$/h", lambda o: display.rate(o.rentable.usd_per_hour), right=True),
+    Column("time", cells.time_span, right=True),
+    Column("wait", cells.wait, right=True),
+    Column("cost", cells.cost_span, right=True),
+    Column("meet", lambda o: display.chance(o.outcome.p_meet), right=True),
+)
+"""Every column, in the order shown."""
+LEFT_OUT_FIRST = ("$/h", "meet", "wait", "where", "time")
+"""What a narrow console loses first (``#``, machine, pricing and cost always stay)."""
+GAP = 1
+"""Spaces between two columns (the box's divider)."""
 
 
-def device(option: Option) -> str:
-    r = option.rentable
-    return display.machine(r.accelerator, r.accelerator_count, r.vcpus)
+def fitting(
+    options: Sequence[Option], width: int | None, *, with_deadline: bool = True
+) -> tuple[list[Column], list[str], int]:
+    """The columns that fit ``width`` (None: all), the headers left out, and the width all
+    would need."""
+    waits = any(o.outcome.expected_wait_seconds >= 1 for o in options)
+    columns = [
+        c
+        for c in COLUMNS
+        if (with_deadline or c.header != "meet") and (waits or c.header != "wait")
+    ]
+    widths = {
+        c.header: max([len(c.header), *(len(display.plain(c.cell(o))) for o in options)])
+        for c in columns
+    }
 
+    def needed(shown: list[Column]) -> int:
+        return sum(widths[c.header] for c in shown) + GAP * (len(shown) - 1)
 
-_MEASURED = ", measured"
-"""Marks an option whose time was measured on its device rather than predicted."""
-
-
-def _measured(option: Option) -> bool:
-    return option.outcome.prediction.measured
-
-
-def spot_risk(option: Option) -> str:
-    """``~6 interruptions expected (spot traces, AWS V100 Apr 2023)``: the measured risk in words."""
-    if option.rentable.pricing != "spot":
-        return "-"
-    text = spot_risk_words(option.outcome)
-    if option.outcome.cap_restarts:
-        text += f", {option.outcome.cap_restarts} forced restarts"
-    return text
+    full = needed(columns)
+    left_out: list[str] = []
+    for header in LEFT_OUT_FIRST:
+        if width is None or needed(columns) <= width:
+            break
+        if header in widths:
+            columns = [c for c in columns if c.header != header]
+            left_out.append(header)
+    return columns, left_out, full
 
 
 def render_options(
-    options: Sequence[Option], *, title: str | None = None, with_deadline: bool = True
-) -> Table:
-    """The ranked options as a table: time and cost as p50-p90, spot risk under the pricing."""
+    options: Sequence[Option],
+    *,
+    title: str | None = None,
+    with_deadline: bool = True,
+    width: int | None = None,
+) -> tuple[Table, list[str], int]:
+    """The options, one line each, in the columns that fit ``width``; the headers left out and
+    the width every column would need."""
+    columns, left_out, full = fitting(options, width, with_deadline=with_deadline)
     table = Table(
         title=title,
         header_style="bold",
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        show_edge=False,
         pad_edge=False,
-        collapse_padding=True,
+        padding=0,
     )
-    columns = ["#", "where", "machine", "pricing", "$/h", "time", "cost"]
-    columns += ["meet"] if with_deadline else []
-    for name in columns:
-        right = name in {"#", "$/h", "time", "cost", "meet"}
-        table.add_column(
-            name,
-            justify="right" if right else "left",
-            no_wrap=name not in {"where", "machine", "pricing"},
-            min_width={"machine": 12, "pricing": 9}.get(name),
-        )
+    for c in columns:
+        table.add_column(c.header, justify="right" if c.right else "left", no_wrap=True)
     for option in options:
-        r = option.rentable
-        pricing = r.pricing.replace("_", "-")
-        if r.pricing == "spot":
-            pricing += f" {spot_risk(option)}"
-        elif option.outcome.fallback is not None:
-            pricing = f"spot, on-demand fallback ({fallback_words(option.outcome)})"
-        cells: list[str | Text] = [
-            str(option.rank) if option.rank else "",
-            display.safe_text(f"{r.provider} {r.region}"),
-            display.safe_text(f"{r.instance_type or '-'} ({device(option)})")
-            + (_MEASURED if _measured(option) else ""),
-            display.safe_text(pricing),
-            display.rate(r.usd_per_hour),
-            _hours(option),
-            _cost(option),
-        ]
-        if with_deadline:
-            cells.append(display.chance(option.outcome.p_meet))
+        cells = [display.safe_text(c.cell(option)) for c in columns]
         table.add_row(*cells, style=None if option.feasible else "dim")
-    return table
+    return table, left_out, full
 
 
-def render_reasons(options: Sequence[Option]) -> Text:
-    """One line of why per ranked option."""
-    return display.safe_text("\n".join(f"#{o.rank} {o.why}" for o in options if o.rank and o.why))
+def legend(rec: Recommendation, options: Sequence[Option], shown: list[str]) -> list[str]:
+    """What the columns mean, in a line, and the stand-in mark's meaning where one is shown."""
+    parts = ["time, cost: p50-p90, billed"]
+    if "wait" in shown and any(o.outcome.expected_wait_seconds >= 1 for o in options):
+        parts.append("wait: expected wait for a spot VM, not billed")
+    if "meet" in shown and rec.constraints.deadline_seconds:
+        parts.append("meet: chance in time")
+    lines = ["; ".join(parts)]
+    if any(o.outcome.prediction.measured for o in options):
+        lines.append(f"{cells.MEASURED} time measured on that machine (advisor bench)")
+    note = cells.stand_in_note(options)
+    return lines + ([note] if note else [])
 
 
-def _bench_args(options: Sequence[Option]) -> tuple[str, float]:
-    """``--gpus T4 --cpus 4`` for the devices of ``options`` (a probe runs on one device), and
-    the bench's expected cost at these options' prices (``advisor.bench.plan``'s running time:
-    provisioning, setup, the probe)."""
-    gpus: dict[str, float] = {}
-    cpus: dict[int, float] = {}
-    for o in options:
-        r = o.rentable
-        if r.accelerator:
-            gpus[r.accelerator] = min(gpus.get(r.accelerator, math.inf), r.usd_per_hour)
-        else:
-            vcpus = round(r.vcpus or 0)
-            cpus[vcpus] = min(cpus.get(vcpus, math.inf), r.usd_per_hour)
-    base = bench_plan.PROVISION_SECONDS + bench_plan.PROBE_OVERHEAD_SECONDS + 20.0
-    cost = sum(p * (base + bench_plan.SETUP_SECONDS["gpu"]) / 3600 for p in gpus.values())
-    cost += sum(p * (base + bench_plan.SETUP_SECONDS["cpu"]) / 3600 for p in cpus.values())
-    args = (f" --gpus {','.join(gpus)}" if gpus else "") + (
-        f" --cpus {','.join(map(str, cpus))}" if cpus else ""
-    )
-    if all(o.rentable.pricing != "on_demand" for o in options):
-        args += " --spot"
-    return args, cost
-
-
-def settle_lines(rec: Recommendation) -> list[str]:
-    """For each tie with #1: what would settle it, and whether it is worth its cost."""
-    first = rec.best
-    if first is None:
-        return []
-    lines = []
-    for option in rec.options:
-        if not option.tie:
-            continue
-        head = f"#{option.rank} ties with #1: {option.p_cheaper:.0%} chance it is really cheaper"
-        stake = display.money(option.stake_usd)
-        if option.outcome.prediction.measured and first.outcome.prediction.measured:
-            lines.append(
-                f"{head}; both were measured: a bench would not settle it ({stake} at stake)"
-            )
-            continue
-        args, cost = _bench_args([first, option])
-        command = f"advisor bench --model {rec.workload}{args}"
-        worth = option.stake_usd >= cost
-        lines.append(
-            f"{head}; {command} (about {display.money(cost)}) would settle it"
-            + (
-                f": worth it, {stake} expected overpay at stake"
-                if worth
-                else f", but it costs more than the {stake} at stake: not worth it"
-            )
-        )
-    return lines
-
-
-def render_recommendation(rec: Recommendation, *, pareto: bool = False) -> list[Table | Text]:
-    """Everything ``advisor recommend`` prints as a table, in order."""
-    c = rec.constraints
-    with_deadline = c.deadline_seconds is not None
-    goal = f"{c.objective}"
-    if c.deadline_seconds:
-        goal += f", deadline {describe_seconds(c.deadline_seconds)}"
-    if c.budget_usd is not None:
-        goal += f", budget ${c.budget_usd:,.2f}"
-    title = display.escape(
-        f"{rec.workload}: {goal}; {rec.feasible_count} of {rec.considered} offerings qualify"
-        " (time and cost: p50-p90)"
-    )
-    parts: list[Table | Text] = [
-        render_options(rec.options, title=title, with_deadline=with_deadline),
-        render_reasons(rec.options),
-    ]
-    for line in settle_lines(rec):
+def render_recommendation(
+    rec: Recommendation, *, pareto: bool = False, width: int | None = None
+) -> list[Table | Text]:
+    """Everything ``advisor recommend`` prints as a table, in order, for a console ``width``
+    columns wide (None: never narrowed)."""
+    with_deadline = rec.constraints.deadline_seconds is not None
+    style = "bold" if rec.feasible else "bold yellow"
+    parts: list[Table | Text] = [display.safe_text("\n".join(answer.lines(rec)), style=style)]
+    for line in tie_lines(rec):
         parts.append(display.safe_text(line, style="yellow"))
-    for line in infeasible_lines(rec):
-        parts.append(display.safe_text(line, style="bold yellow"))
-    contrast = [
-        ("fastest", rec.fastest),
-        ("cheapest on-demand", rec.cheapest_on_demand),
-    ]
-    for label, option in contrast:
-        if option is not None:
-            parts.append(display.safe_text(f"{label}: {_summary(option)}"))
-    if pareto and rec.pareto:
-        parts.append(
-            render_options(rec.pareto, title="Cost/time frontier", with_deadline=with_deadline)
+    table, left_out, full = render_options(rec.options, with_deadline=with_deadline, width=width)
+    parts += [Text(""), table]
+    shown = [c.header for c in table.columns]
+    notes = legend(rec, rec.options, [str(h) for h in shown])
+    if left_out:
+        notes.append(
+            f"left out at {width} columns: {', '.join(left_out)} ({full} needed); widen, or "
+            "see --json"
         )
+    parts.append(display.safe_text("\n".join(notes), style="dim"))
+    if pareto and rec.pareto:
+        front, _, _ = render_options(
+            rec.pareto, title="Cost/time frontier", with_deadline=with_deadline, width=width
+        )
+        parts += [Text(""), front]
     if rec.excluded:
-        left_out = "; ".join(f"{count} {reason}" for reason, count in sorted(rec.excluded.items()))
-        parts.append(display.safe_text(f"left out: {left_out}", style="dim"))
+        count = sum(rec.excluded.values())
+        parts.append(
+            display.safe_text(
+                f"left out: {count} offering{'s' * (count > 1)} this workload cannot run on "
+                "(--explain says why)",
+                style="dim",
+            )
+        )
     return parts
 
 
 def render_explanation(rec: Recommendation, option: Option) -> Text:
     """``--explain``: the chosen option walked through."""
     return display.safe_text("\n".join(explain(rec, option)))
-
-
-def _summary(option: Option) -> str:
-    r = option.rentable
-    return (
-        f"{r.provider} {r.region} {r.instance_type or '-'} {device(option)} "
-        + ("(measured) " if _measured(option) else "")
-        + f"{r.pricing.replace('_', '-')}, {_hours(option)}, "
-        f"{_cost(option)}"
-        + (f", {display.chance(option.outcome.p_meet)} on time" if option.rank == 0 else "")
-    )
