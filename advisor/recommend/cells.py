@@ -60,11 +60,12 @@ def cost_span(option: Option) -> str:
     return display.money_span(option.cost_usd, option.cost_usd_p90)
 
 
-def stand_in_note(options: Sequence[Option]) -> str | None:
-    """The meaning of ``STAND_IN``, one line, when a shown option carries it."""
+def stand_in_note(options: Sequence[Option], *, detail: str = "--explain") -> str | None:
+    """The meaning of ``STAND_IN``, one line, when a shown option carries it (``detail``: where
+    the trace and why it stands in are told)."""
     if not any(stand_in(o) for o in options):
         return None
-    return f"{STAND_IN} stand-in spot risk: another cloud's or accelerator's trace (--explain)"
+    return f"{STAND_IN} stand-in spot risk: another cloud's or accelerator's trace ({detail})"
 
 
 def time_words(option: Option) -> str:

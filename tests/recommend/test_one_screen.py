@@ -88,10 +88,10 @@ def test_one_line_per_option_and_nothing_cut_silently(
     after = lines[lines.index(rows[-1]) + 1]
     assert after.startswith("time, cost: p50-p90"), after
     header = lines[lines.index(rows[0]) - 2].split()
-    left_out = [line for line in lines if line.startswith(f"left out at {width} columns:")]
+    left_out = [line for line in lines if line.startswith(f"hidden at {width} columns:")]
     for column in ("$/h", "meet", "wait", "where"):
         # a column is shown, or said to be left out (wait: or no option waits at all)
-        said = bool(left_out) and column in left_out[0].split(":")[1].split("(")[0]
+        said = bool(left_out) and column in left_out[0].split(":")[1].split(";")[0]
         assert (column in header) != said or (column == "wait" and not said), (column, lines)
     assert lines[0].startswith("Best: ")  # the answer first, in words
     assert "\n".join(lines) == snapshot
@@ -138,12 +138,12 @@ def test_a_narrow_terminal_says_what_it_left_out(
 ) -> None:
     store("imdb_bilstm")
     lines = recommend(monkeypatch, 80, "lstm", "8h")
-    note = next(line for line in lines if line.startswith("left out at 80 columns:"))
-    assert "$/h" in note and note.endswith("needed); widen, or see --json")
+    note = next(line for line in lines if line.startswith("hidden at 80 columns:"))
+    assert "$/h" in note and re.search(r"; widen by \d+ or see --json$", note)
     header = lines[lines.index(table_rows(lines)[0]) - 2]
     assert "$/h" not in header
     wide = recommend(monkeypatch, 120, "lstm", "8h")
-    assert not any(line.startswith("left out at") for line in wide)
+    assert not any(line.startswith("hidden at") for line in wide)
 
 
 def test_a_pipe_gets_every_column_and_the_detail_stays_in_explain(
@@ -154,7 +154,7 @@ def test_a_pipe_gets_every_column_and_the_detail_stays_in_explain(
                                       "--explain"])  # fmt: skip
     assert result.exit_code == 0, result.output
     text = result.output
-    assert "left out at" not in text
+    assert "hidden at" not in text
     header = next(line for line in text.splitlines() if line.lstrip().startswith("# "))
     assert header.split() == ["#", "where", "machine", "pricing", "$/h", "time", "wait", "cost",
                               "meet"]  # fmt: skip
