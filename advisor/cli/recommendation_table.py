@@ -59,18 +59,14 @@ def render_recommendation(
         parts.append(display.safe_text(line, style="yellow"))
     table, fit = render_options(rec.options, with_deadline=with_deadline, width=width)
     notes = columns.legend(rec, rec.options, fit)
-    left_out = (
-        columns.left_out_line(fit, width, at=f"at {width} columns", more="--json")
-        if width
-        else None
-    )
-    notes += [left_out] if left_out else []
+    notes += _hidden(fit, width)
     parts += [Text(""), table, display.safe_text("\n".join(notes), style="dim")]
     if pareto and rec.pareto:
-        front, _ = render_options(
+        front, fit = render_options(
             rec.pareto, title="Cost/time frontier", with_deadline=with_deadline, width=width
         )
         parts += [Text(""), front]
+        parts += [display.safe_text(line, style="dim") for line in _hidden(fit, width)]
     if rec.excluded:
         count = sum(rec.excluded.values())
         parts.append(
@@ -81,6 +77,16 @@ def render_recommendation(
             )
         )
     return parts
+
+
+def _hidden(fit: columns.Fit, width: int | None) -> list[str]:
+    """The line that says which columns a ``width``-column console left out, if any."""
+    line = (
+        columns.left_out_line(fit, width, at=f"at {width} columns", more="--json")
+        if width
+        else None
+    )
+    return [line] if line else []
 
 
 def render_explanation(rec: Recommendation, option: Option) -> Text:

@@ -21,8 +21,9 @@ def lines(rec: Recommendation) -> list[str]:
     if best is None:
         if not rec.options:
             return ["No offering matches these filters."]
-        others = [f"The {label}: {summary(o)}." for label, o in _contrasts(rec, None)]
-        return infeasible_lines(rec) + others
+        return infeasible_lines(rec) + [
+            f"The {' and the '.join(labels)}: {summary(o)}." for labels, o in _alike(rec)
+        ]
     said = [
         f"Best: {where(best)} {machine(best)}, {pricing(best)}, {cost_span(best)}: "
         f"{_why(rec, best)}.",
@@ -69,6 +70,18 @@ def _why(rec: Recommendation, best: Option) -> str:
     if c.deadline_seconds:
         text += f" ({display.chance(best.outcome.p_meet)} chance in time)"
     return text
+
+
+def _alike(rec: Recommendation) -> list[tuple[list[str], Option]]:
+    """The cheapest on-demand and the fastest options, one line for both when they are one."""
+    said: list[tuple[list[str], Option]] = []
+    for label, option in _contrasts(rec, None):
+        same = [labels for labels, o in said if o.rentable == option.rentable]
+        if same:
+            same[0].append(label)
+        else:
+            said.append(([label], option))
+    return said
 
 
 def _contrasts(rec: Recommendation, best: Option | None) -> list[tuple[str, Option]]:

@@ -162,3 +162,29 @@ def test_a_pipe_gets_every_column_and_the_detail_stays_in_explain(
     assert "Preemption: spot traces, AWS r5 CPU" in text and "conservative default" in text
     assert re.search(r"^Time: .+ waiting for a spot VM", text, re.M)
     assert "Rank: #1 cheapest that meets the deadline" in text
+
+
+def test_nothing_feasible_says_what_would_be_and_names_each_alternative_once(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store("imdb_bilstm")
+    lines = recommend(monkeypatch, 80, "lstm", "1m", "--top", "3")
+    said = " ".join(" ".join(lines).split())
+    assert lines[0].startswith("No option finishes within 60 s with 90% confidence")
+    assert "would be met (--deadline" in said
+    assert said.count("cheapest on-demand") == 1 and said.count("fastest") == 1
+    assert len(table_rows(lines)) == 3  # the table still shows the nearest misses, one line each
+
+
+def test_the_frontier_says_what_it_left_out_too(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store("imdb_bilstm")
+    lines = recommend(monkeypatch, 80, "lstm", "8h", "--top", "3", "--pareto")
+    frontier = lines.index(next(line for line in lines if line.startswith("Cost/time frontier")))
+    header = lines[frontier + 1].split()
+    hidden = [line for line in lines[frontier:] if line.startswith("hidden at 80 columns:")]
+    assert len(hidden) == 1
+    for name in hidden[0].split(":")[1].split(";")[0].split(","):
+        assert name.strip() not in header
+    assert max(len(line) for line in lines) <= 80
