@@ -185,9 +185,8 @@ class AdvisorApp(App[None]):
         fit = message.fit
         notes = columns.legend(self.rec, self.rec.options, fit, detail="see Why")
         hidden = columns.left_out_line(fit, message.width, at="here", more="Why")
-        self.query_one("#options-notes", Static).update(
-            display.safe_text("\n".join(notes + ([hidden] if hidden else [])))
-        )
+        for widget in self.query("#options-notes").results(Static):  # none once shutting down
+            widget.update(display.safe_text("\n".join(notes + ([hidden] if hidden else []))))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
         self._summary(message.error, infeasible=True)
