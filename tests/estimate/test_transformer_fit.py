@@ -46,8 +46,8 @@ def test_the_holdout_is_another_source_and_is_reported(tmp_path: Path) -> None:
 
 def test_the_held_out_source_meets_the_targets_and_its_interval_is_honest() -> None:
     """NVIDIA's BERT-large tables, never fitted: median <= 15%, p90 <= 35%, order >= 90%, the
-    80% interval covering 70-90% (docs/BENCHMARKS-ARCHIVE.md, "Transformers"). The additive
-    model with the convnet tensor-core share missed (17.9% and 42.8%)."""
+    80% interval covering 70-90% (docs/BENCHMARKS.md, "Transformers"). The additive model with
+    the convnet tensor-core share missed (17.9% and 42.8%)."""
     base, factor = transformer_fit.base_calibration()
     report = transformer_fit.validation(
         read_reference(shipped(transformer_fit.FIT_FILE)),
