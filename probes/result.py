@@ -167,7 +167,8 @@ class ProbeResult:
     start-up: what a stopwatch around ``model.fit`` reads."""
     predicted_interval: tuple[float, float]
     """What the probe's own measurements allow (step interval, overhead spread); it does not
-    hold how much the machine's speed changes between runs (docs/BENCHMARKS.md, "Probes")."""
+    hold how much the machine's speed changes between runs (docs/BENCHMARKS-ARCHIVE.md,
+    "Probes")."""
     samples_per_second: float
     probe_seconds: float
     """Wall time the probe itself took."""

@@ -192,7 +192,7 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
     from advisor.cli.recommendation_table import render_explanation, render_recommendation
 
     console = output.console()
-    for part in render_recommendation(rec, pareto=pareto):
+    for part in render_recommendation(rec, pareto=pareto, width=console.width):
         console.print(part)
     chosen = rec.best or rec.fastest
     if explain and chosen is not None:

@@ -63,9 +63,10 @@ DEFAULT_RUN_LOG_SIGMA = 0.183
 """How far a probe's prediction of ``model.fit`` lands from the real run on a shared machine, in
 log units, when this device has no probe history yet: the root mean square log error of 18
 interleaved probe/real pairs of the zoo's mnist_mlp, mnist_cnn and imdb_bilstm on a 2-vCPU cloud
-VM, two quiet passes (``python benchmarks/run_spread.py benchmarks/local_accuracy_pass3.json
-benchmarks/local_accuracy_pass1.json``). Most of it is the real runs' own spread (their iterator
-stalls, ``probes.teardown``); the user models of those passes are held out of this fit."""
+VM, two quiet passes (``python benchmarks/run_spread.py
+benchmarks/results/local_accuracy_pass3.json benchmarks/results/local_accuracy_pass1.json``). Most
+of it is the real runs' own spread (their iterator stalls, ``probes.teardown``); the user models
+of those passes are held out of this fit."""
 
 
 def predict(

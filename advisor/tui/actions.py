@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import display, service
+from advisor.bench.settle import tie_lines
 from advisor.errors import AdvisorError, UsageError
-from advisor.recommend import report, skypilot_task
+from advisor.recommend import answer, report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
 from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import Constraints, Recommendation
@@ -129,22 +130,10 @@ def feasible(payload: dict[str, Any]) -> bool:
     return any(o.get("meets_deadline") for o in payload.get("options", []))
 
 
-def summary_line(rec: Recommendation) -> str:
-    """The chosen option in one line, formatted as the command line formats it."""
-    if not rec.options:
-        return "No offering matches these filters."
-    if not rec.feasible:
-        return " ".join(report.infeasible_lines(rec))
-    best = rec.options[0]
-    r, outcome = best.rentable, best.outcome
-    where = f"{r.provider} {r.region} {r.instance_type or '-'}"
-    where += f" ({display.machine(r.accelerator, r.accelerator_count, r.vcpus)})"
-    return display.plain(
-        f"Best: {where}, {r.pricing.replace('_', '-')}, "
-        f"{display.duration_span(outcome.p50_seconds, outcome.p90_seconds)}, "
-        f"{display.money_span(best.cost_usd, best.cost_usd_p90)} "
-        f"({display.chance(outcome.p_meet)} on time)"
-    )
+def summary_lines(rec: Recommendation) -> list[str]:
+    """The answer in words (``advisor.recommend.answer``) and the ties in one line, as the
+    command line prints them above its table."""
+    return answer.lines(rec) + tie_lines(rec)
 
 
 def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = False) -> Path:

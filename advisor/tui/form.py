@@ -39,7 +39,8 @@ class FormState:
 
 
 class WorkloadForm(VerticalScroll):
-    """The zoo, sizes and constraints; every change posts ``FormChanged``."""
+    """The zoo, sizes and constraints; every change posts ``FormChanged``. Every label and
+    placeholder fits the pane's 24 columns whole (tests/tui/test_tui.py checks it)."""
 
     class FormChanged(Message):
         def __init__(self, state: FormState) -> None:
@@ -62,15 +63,15 @@ class WorkloadForm(VerticalScroll):
         yield Input(
             s.batch_size, placeholder="batch size", id="batch_size", type="integer", compact=True
         )
-        yield Label("Deadline (8h, 90m, 1h30m)")
+        yield Label("Deadline (8h, 90m, 2d)")
         yield Input(s.deadline, id="deadline", compact=True)
         yield Label("Budget (USD)")
         yield Input(s.budget, placeholder="e.g. 50", id="budget", type="number", compact=True)
         yield Label("Objective")
         yield Select(
             [
-                ("cheapest that meets the deadline", "cheapest"),
-                ("fastest within budget", "fastest"),
+                ("cheapest in time", "cheapest"),
+                ("fastest in budget", "fastest"),
             ],
             value=s.objective,
             allow_blank=False,
@@ -82,11 +83,11 @@ class WorkloadForm(VerticalScroll):
             yield Label("spot")
             yield Switch(s.on_demand, id="on_demand")
             yield Label("on-demand")
-        yield Label("Provider, region, accelerator")
-        yield Input(s.provider, placeholder="provider (gcp, aws, ...)", id="provider", compact=True)
-        yield Input(s.region, placeholder="region", id="region", compact=True)
+        yield Label("Only these")
+        yield Input(s.provider, placeholder="provider (gcp, aws)", id="provider", compact=True)
+        yield Input(s.region, placeholder="region (us-east-1)", id="region", compact=True)
         yield Input(
-            s.accelerator, placeholder="accelerator (T4, A100, ...)", id="accelerator", compact=True
+            s.accelerator, placeholder="accelerator (T4, A100)", id="accelerator", compact=True
         )
         yield Label("Confidence")
         yield Input(s.confidence, id="confidence", type="number", compact=True)
