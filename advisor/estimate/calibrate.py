@@ -48,7 +48,7 @@ from advisor.estimate.validate import (
 )
 from advisor.locations import shipped_data_dir
 
-FIT_FILES = ("benchmarks.csv", "calibration-lambda-pytorch.csv")
+FIT_FILES = ("benchmarks.csv", "calibration-lambda-pytorch.csv", "calibration-nvidia-dle.csv")
 """The published measurements the model is fitted on (``data/``)."""
 HOLDOUT_PATTERN = "calibration-holdout-*.csv"
 """Published measurements never fitted: reported as held-out figures."""

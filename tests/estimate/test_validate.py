@@ -157,7 +157,7 @@ def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path
 
 
 def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> None:
-    rows = read_reference(shipped("calibration-holdout-dle.csv"))  # never used by the fit
+    rows = read_reference(shipped("calibration-nvidia-dle.csv"))  # NVIDIA DeepLearningExamples
     rows = [row for row in rows if row.source == "nvidia-dle-rn50-tf-2020-06"]
     pairs, skipped = validate.evaluate(rows, shipped_calibration())
     assert len(pairs) == 30 and not skipped  # 6 rows: V100, V100 32GB, A100
