@@ -118,12 +118,17 @@ class Architecture:
     train_flops_per_sample: float
     """Forward + backward FLOPs of one sample (3 x forward)."""
     winograd_share: float = 0.0
-    """Share of the FLOPs in 3x3 stride-1 2D convolutions (cuDNN's Winograd case)."""
+    """Share of the FLOPs in 3x3 and 5x5 stride-1 2D convolutions (cuDNN's Winograd case)."""
     activation_elements: float = 0.0
     """Layer outputs (and recurrent gate states) per sample, the activations a step keeps."""
     recurrent: tuple[RecurrentLayer, ...] = ()
     uncounted: tuple[str, ...] = ()
     """Classes of layers with weights the reader could not count (counted as nothing)."""
+    conv_share: float = 0.0
+    """Share of the FLOPs in convolutions (0 in probes from before it was counted)."""
+    conv_channels: float = 0.0
+    """The convolutions' output channels, FLOP-weighted harmonic mean (the narrow side of the
+    products they are); 0 without convolutions."""
 
     @property
     def cudnn_rnn(self) -> bool:
@@ -136,6 +141,8 @@ class Architecture:
         return cls(
             train_flops_per_sample=float(raw["train_flops_per_sample"]),
             winograd_share=float(raw.get("winograd_share", 0.0)),
+            conv_share=float(raw.get("conv_share", 0.0)),
+            conv_channels=float(raw.get("conv_channels", 0.0)),
             activation_elements=float(raw.get("activation_elements", 0.0)),
             recurrent=tuple(RecurrentLayer(**layer) for layer in raw.get("recurrent", ())),
             uncounted=tuple(str(name) for name in raw.get("uncounted", ())),

@@ -118,6 +118,8 @@ def _architecture_problem(counted: Architecture) -> str | None:
     for name, value, high in (
         ("train_flops_per_sample", counted.train_flops_per_sample, MAX_FLOPS_PER_SAMPLE),
         ("winograd_share", counted.winograd_share, 1.000001),
+        ("conv_share", counted.conv_share, 1.000001),
+        ("conv_channels", counted.conv_channels, 1e7),
         ("activation_elements", counted.activation_elements, MAX_BYTES),
     ):
         if not _finite(value) or not 0 <= value <= high:

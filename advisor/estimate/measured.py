@@ -78,6 +78,7 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         parameters=probe.parameters,
         family=family,
         activation_bytes_per_sample=activation_bytes(probe.config.workload, flops),
+        conv_share=1.0 if family == "conv" else 0.0,  # the op split tells no more
     )
     return facts if counted is None else with_architecture(facts, counted)
 
@@ -101,6 +102,8 @@ def with_architecture(facts: WorkloadFacts, counted: Architecture) -> WorkloadFa
     facts = replace(
         facts,
         winograd_share=counted.winograd_share,
+        conv_share=counted.conv_share or facts.conv_share,
+        conv_channels=counted.conv_channels,
         activation_bytes_per_sample=(
             activation_bytes_of(activations) if activations else facts.activation_bytes_per_sample
         ),

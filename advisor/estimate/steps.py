@@ -48,12 +48,24 @@ _ACTIVATIONS_PER_SAMPLE = {
 _CONV_SHARE = {
     "mnist_cnn": 0.90,
     "cifar10_cnn": 0.94,
-    "resnet32_cifar10": 1.0,
+    "resnet32_cifar10": 0.99,
     "alexnet": 0.93,
-    "inception3": 1.0,
-    "resnet50": 1.0,
-    "resnet152": 1.0,
+    "inception3": 0.99,
+    "resnet50": 0.99,
+    "resnet152": 0.99,
     "vgg16": 0.99,
+}
+# Output channels of the convolutions, FLOP-weighted harmonic mean: the narrow side of the
+# products they are (``probes.architecture`` on the zoo's Keras models, 2026-11-25).
+_CONV_CHANNELS = {
+    "mnist_cnn": 62.8,
+    "cifar10_cnn": 43.5,
+    "resnet32_cifar10": 27.0,
+    "alexnet": 209.4,
+    "inception3": 121.1,
+    "resnet50": 185.7,
+    "resnet152": 237.7,
+    "vgg16": 187.6,
 }
 # Share of training FLOPs in 3x3 and 5x5 stride-1 convolutions, counted from the architectures
 # (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms
@@ -111,6 +123,9 @@ class WorkloadFacts:
     conv_share: float = 0.0
     """Share of the training FLOPs (recurrent layers aside) in convolutions; the rest are
     matrix products (dense layers, attention)."""
+    conv_channels: float = 0.0
+    """The convolutions' output channels (FLOP-weighted harmonic mean): a convolution is a
+    product batch x pixels long and this wide; 0 when not known."""
     recurrent_layers: int = 0
     """Recurrent layer calls per direction (0 when not known)."""
     recurrent_flops_per_step: float = 0.0
@@ -165,6 +180,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         host_augmentation=workload.id in _HOST_AUGMENTED,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
         conv_share=_CONV_SHARE.get(workload.id, 0.0),
+        conv_channels=_CONV_CHANNELS.get(workload.id, 0.0),
         recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
         recurrent_flops_per_step=sum(
             recurrent_flops_per_step(cell, hidden, inputs, 1)
@@ -204,15 +220,19 @@ def optimizer_slots(optimizer: str) -> int:
     return _OPTIMIZER_SLOTS.get(optimizer.lower(), 2)
 
 
-def parameter_traffic_bytes(facts: WorkloadFacts, calibration: Calibration) -> float:
-    """Bytes the optimizer moves per step: read weights, gradients and slots, write them back."""
+def parameter_traffic_bytes(
+    facts: WorkloadFacts, calibration: Calibration, fused: bool = True
+) -> float:
+    """Bytes the optimizer moves per step: read weights, gradients and slots, write them back
+    (``fused``: once each; else every elementwise op of the update reads and writes its own)."""
     slots = optimizer_slots(facts.optimizer)
     scale = (
         calibration.embedding_traffic_scale
         if facts.family == "embedding"
         else calibration.param_traffic_scale
     )
-    return 4.0 * facts.parameters * (3 + 2 * slots) * scale
+    unfused = 1.0 if fused else calibration.unfused_optimizer_traffic
+    return 4.0 * facts.parameters * (3 + 2 * slots) * scale * unfused
 
 
 def allreduce_seconds(parameters: int, machine: Machine) -> float:
@@ -247,7 +267,9 @@ def step_parts(
         activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     if machine.half_precision:
         activation_bytes /= 2
-    memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
+    memory_bytes = (
+        parameter_traffic_bytes(facts, calibration, machine.fused_optimizer) + activation_bytes
+    )
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
     recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
         per_replica, _half_narrow(facts, machine, calibration)
@@ -297,6 +319,8 @@ def compute_seconds(
     conv, matmul = work_flops(facts, per_replica, machine.winograd)
     width = per_replica * max(facts.tokens, 1)
     conv_rate = machine.conv_flops * _occupancy(per_replica, _half_conv(machine, calibration))
+    if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
+        conv_rate *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
     matmul_rate = machine.matmul_flops * _occupancy(
         width, _half_narrow(facts, machine, calibration)
     )
