@@ -82,7 +82,7 @@ def machine_of_row_stack(row: ReferenceRow) -> Stack:
     """The software a published row ran: its framework, CPU build and tensor layout."""
     return Stack(
         framework=row.framework, vectorised=row.vectorised, cudnn_rnn=row.cudnn_rnn,
-        layout=row.layout,
+        layout=row.layout, fused_optimizer=row.fused_optimizer,
     )  # fmt: skip
 
 

@@ -24,10 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.estimate import calibrate  # noqa: E402
-from advisor.estimate.absolute import RowResult, by, summarise_rows  # noqa: E402
-from advisor.estimate.validate import PairResult, pair_results, runs_of, summarise  # noqa: E402
-from advisor.locations import shipped_data_dir  # noqa: E402
+from advisor.estimate import calibrate
+from advisor.estimate.absolute import RowResult, by, summarise_rows
+from advisor.estimate.validate import PairResult, pair_results, runs_of, summarise
+from advisor.locations import shipped_data_dir
 
 TRANSFORMER_PAIRS = {"median_abs_pct_error": 15.0, "p90_abs_pct_error": 35.0}
 

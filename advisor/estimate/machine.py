@@ -43,6 +43,10 @@ class Stack:
     layout: str = "nhwc"
     """How image tensors lie in memory: ``nhwc`` (channels last: Keras's default, what
     tensor-core convolutions read) or ``nchw`` (tf_cnn_benchmarks' and PyTorch's default)."""
+    fused_optimizer: bool = True
+    """The optimizer updates each variable in one fused kernel (TensorFlow's ``ResourceApply*``,
+    PyTorch's foreach/fused steps, Keras 3 under XLA); False for Keras on TensorFlow 1, whose
+    optimizers were Python expressions of one elementwise op each."""
 
     @property
     def uses_cudnn_rnn(self) -> bool:
@@ -104,6 +108,8 @@ class Machine:
     host_overlap: bool = False
     """The host dispatches a step while the device runs (an accelerator under TensorFlow 2,
     PyTorch or JAX); TensorFlow 1's Keras fed each step and waited for it (``feed_dict``)."""
+    fused_optimizer: bool = True
+    """See ``Stack.fused_optimizer``."""
     transposes: bool = False
     """Tensor-core convolutions on NCHW tensors: cuDNN transposes each one's input and output
     to NHWC and back (NVIDIA, "Deep Learning Performance: Convolutional Layers", tensor
@@ -151,6 +157,7 @@ def cpu_machine(
         threads=vcpus,
         kernel_path=path,
         lstm_kernel="oneDNN LSTM" if stack.vectorised else "generic LSTM",
+        fused_optimizer=stack.fused_optimizer,
         extrapolated=defaulted or not measured(family.name, calibration, CALIBRATED_CPU_FAMILIES),
     )
 
@@ -220,6 +227,7 @@ def accelerator_machine(
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
         transposes=conv.tensor_cores and stack.layout == "nchw",
+        fused_optimizer=stack.fused_optimizer,
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),

@@ -72,6 +72,12 @@ class Calibration:
     """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
+    unfused_optimizer_traffic: float = 5.0
+    """Optimizer traffic of Keras on TensorFlow 1 over a fused update's. Keras 2's Adam was
+    Python expressions of one op each (``m = b1 * m + (1 - b1) * g`` is three kernels, each
+    reading and writing a tensor as large as the weights): counted op by op, 34 tensor reads
+    and writes a variable against a fused update's 7 (RMSprop 25 against 5): about 5x. A prior
+    from that count; only Woolf's 2017 rows can see it."""
     kernel_overlap: float = 0.3
     """Share of the smaller of a step's compute and memory parts that the larger hides: on a
     GPU convolutions and matrix products read and write memory while they compute, and

@@ -27,6 +27,17 @@ class ReferenceRow(Row):
         return from_software(self.software)
 
     @property
+    def fused_optimizer(self) -> bool:
+        """False for Keras on TensorFlow 1 (``-keras``: Woolf's runs), whose optimizers were one
+        op per expression; TensorFlow's own and every later framework's update is fused."""
+        framework = self.framework
+        return not (
+            framework.name == "tensorflow"
+            and framework.version < (2, 0)
+            and "-keras" in self.software
+        )
+
+    @property
     def layout(self) -> str:
         """``nchw`` where the row's software says its image tensors were NCHW (``-nchw``: the
         default of tf_cnn_benchmarks and of PyTorch, docs/SOURCES.md), else ``nhwc``."""

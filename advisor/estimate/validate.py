@@ -77,6 +77,7 @@ def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | Non
         vectorised=row.vectorised,
         cudnn_rnn=row.cudnn_rnn,
         layout=row.layout,
+        fused_optimizer=row.fused_optimizer,
     )
     precision = row.precision
     if row.is_cpu:
