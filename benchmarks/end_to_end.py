@@ -224,6 +224,28 @@ def print_report(figures: dict[str, Any]) -> None:
             line(f"  {name}", s)
 
 
+STABILITY_TARGETS = (Target(None, 0, 8.0, "cascadelake"), Target("A100", 1), Target("T4", 1))
+"""What a user's own software gets from each pass's probe: one cloud CPU, two GPUs."""
+
+
+def stability(probes: dict[str, list[ProbeResult]]) -> dict[str, dict[str, float]]:
+    """Per workload, how far the passes' fresh probes moved: the probe's own samples/s here and
+    its prediction (the user's software) on a cloud CPU and two GPUs, as max/min."""
+    out: dict[str, dict[str, float]] = {}
+    for workload, results in probes.items():
+        if len(results) < 2:
+            continue
+        rates = [p.samples_per_second for p in results]
+        figures = {"here": max(rates) / min(rates)}
+        for target in STABILITY_TARGETS:
+            times = [predict(p, target).seconds for p in results]
+            figures[target.accelerator or f"{target.vcpus:g} vCPU {target.cpu_family}"] = max(
+                times
+            ) / min(times)
+        out[workload] = {k: round(v, 3) for k, v in figures.items()}
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     fitted, held = published_rows()
     workloads = sorted({r.workload for r in [*fitted, *held]})
@@ -249,6 +271,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "probes": {w: [history.to_json(p) for p in ps] for w, ps in probes.items()},
         "rows": rows,
         "figures": report(rows),
+        "stability": stability(probes),
     }
 
 
@@ -263,7 +286,7 @@ def rescore(path: Path) -> dict[str, Any]:
     probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
     fitted, held = published_rows()
     rows = score(probes, fitted, held)
-    return {**blob, "rows": rows, "figures": report(rows)}
+    return {**blob, "rows": rows, "figures": report(rows), "stability": stability(probes)}
 
 
 def _spin(stop: Any) -> None:
@@ -329,6 +352,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         blob = rescore(args.rescore) if args.rescore else run(args)
         print_report(blob["figures"])
+        print(
+            "-- passes' spread (max/min) per workload: here, and predicted on the user's software"
+        )
+        for workload, figures in blob["stability"].items():
+            print(f"  {workload:22s} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(blob, indent=1))
