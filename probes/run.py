@@ -353,8 +353,11 @@ def _training_rate(reference_seconds: float, threads: int) -> float:
 def _heavy_batches(
     prepared: Prepared, config: WorkloadConfig, rate: float, budget: float
 ) -> list[int]:
-    """Two smaller batch sizes to measure when one step at the real batch would not fit: the
-    largest that fits a twelfth of the budget at ``rate`` FLOP/s, and half of it."""
+    """Smaller batch sizes to measure when one step at the real batch would not fit: the
+    largest that fits a twelfth of the budget at ``rate`` FLOP/s, alone for a convnet (its step
+    costs the same per sample from batch 2 to 32 within 10%, ``benchmarks/heavy_batches.py``,
+    and each batch size is traced anew, seconds of the budget), with half of it for a
+    transformer's proxy (whose per-step cost, the optimizer's pass, scales apart)."""
     affordable = budget / 12
     flops = prepared.stepped_flops_per_sample  # a proxy's, when a transformer is scaled down
     if flops * config.batch_size / rate <= affordable and not prepared.proxy:
@@ -362,6 +365,8 @@ def _heavy_batches(
     largest = 1
     while largest * 2 < config.batch_size and flops * largest * 2 / rate <= affordable:
         largest *= 2
+    if not prepared.proxy:
+        return [largest]
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
 

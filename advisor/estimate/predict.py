@@ -116,7 +116,8 @@ def predict(
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = allreduce_seconds(facts.parameters, machine)
     own_software = same_software(stack, own_stack)
-    if _kind(source) == _kind(machine) and own_software:
+    scaled_path = _kind(source) == _kind(machine) and own_software
+    if scaled_path:
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, batch, calibration)
     else:
         step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
@@ -146,10 +147,11 @@ def predict(
         or not backend.calibrated(probe.device.backend)
     )
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
-    kinds = f"{_kind(source)}->{_kind(machine)}"
-    measured_share = (per_epoch + (scaled * step_ratio if kinds[:3] == kinds[-3:] else 0.0)) / (
-        seconds or 1.0
-    )
+    # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
+    target_kind = _kind(machine)
+    other_kind = "cpu" if target_kind == "gpu" else "gpu"
+    kinds = f"{target_kind if scaled_path else other_kind}->{target_kind}"
+    measured_share = (per_epoch + (scaled * step_ratio if scaled_path else 0.0)) / (seconds or 1.0)
     return Prediction(
         seconds=seconds,
         log_sigma=_spread(
