@@ -139,13 +139,11 @@ def predict(
     fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer, batch)
     # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
     # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
-    extrapolated = (
-        machine.extrapolated
-        or source.extrapolated
-        or source_guess
-        or probe.extrapolated
-        or not backend.calibrated(probe.device.backend)
-    )
+    # the probe's own step reaches the target only on the scaled path: its extrapolation and
+    # its CPU's family matter there alone
+    extrapolated = machine.extrapolated or not backend.calibrated(probe.device.backend)
+    if scaled_path:
+        extrapolated = extrapolated or source.extrapolated or source_guess or probe.extrapolated
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
     target_kind = _kind(machine)
