@@ -84,6 +84,14 @@ def main() -> int:
         print(f"  target {precision}: {summarise(group)}")
     same_kind = [p for p in loso_pairs if p.kinds.replace("tpu", "gpu") == "gpu->gpu"]
     print(f"leave-one-publisher-out GPU-to-GPU pairs: {summarise(same_kind)}")
+    loso_transformer: dict[str, list[PairResult]] = defaultdict(list)
+    for pair in same_kind:
+        if pair.family == "transformer":
+            loso_transformer["all"].append(pair)
+            loso_transformer[precision_of(pair)].append(pair)
+    print("leave-one-publisher-out GPU-to-GPU pairs of transformer rows, by target precision:")
+    for precision, group in sorted(loso_transformer.items()):
+        print(f"  {precision}: {summarise(group)}")
     print(f"\n{len(fits)} publishers; took {time.perf_counter() - started:.0f} s")
     return 0 if math.isfinite(overall.get("median_abs_pct_error") or math.nan) else 1
 
