@@ -44,6 +44,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import Target, kernels, machine, predict
+from advisor.estimate.calibrate import lab as publisher
 from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.frameworks import from_software
 from advisor.estimate.machine import Stack
@@ -104,7 +105,12 @@ def evaluations(
         f"held out ({SUITE_FILES[0]}, TF2 2020)": cpu_gpu(pair_results(suite, calibration)),
     }
     if not quick:
-        out["leave-one-source-out (benchmarks.csv)"] = cpu_gpu(leave_one_source_out(fitted)[0])
+        _, _, fits = leave_one_source_out(fitted, calibration)
+        out["leave-one-publisher-out (benchmarks.csv)"] = [
+            pair
+            for lab, fit in fits.items()
+            for pair in cpu_gpu(evaluate([r for r in fitted if publisher(r.source) == lab], fit)[0])
+        ]
     out["held out, both files"] = [
         *out[f"held out ({HELD_OUT_FILE})"],
         *out[f"held out ({SUITE_FILES[0]}, TF2 2020)"],
