@@ -45,6 +45,7 @@ from advisor.estimate.machine import Stack
 from advisor.estimate.parameters import Calibration, shipped_calibration
 from advisor.estimate.published import ReferenceRow
 from advisor.locations import shipped_data_dir
+from benchmarks import factor_table
 from probes import history, reference, zoo
 from probes.result import ProbeResult
 
@@ -206,16 +207,12 @@ def report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def print_report(figures: dict[str, Any]) -> None:
     def line(label: str, s: dict[str, Any]) -> None:
-        if not s.get("rows"):
-            return
-        print(
-            f"{label:<42} {s['rows']:>4} {s['median_factor']:>7} {s['p90_factor']:>7} "
-            f"{s['worst_factor']:>7} {s['median_signed_pct']:>+8} {s['too_fast']:>5} "
-            f"{s['coverage_80']:>6} {s['worst_pass_spread']:>6}"
-        )
+        if s.get("rows"):
+            print(
+                factor_table.row(label, 42, s["rows"], s, s["coverage_80"], s["worst_pass_spread"])
+            )
 
-    print(f"{'':<42} {'rows':>4} {'median':>7} {'p90':>7} {'worst':>7} {'signed%':>8} "
-          f"{'fast':>5} {'cov80':>6} {'spread':>6}")  # fmt: skip
+    print(factor_table.header(42, ("spread",)))
     for name in ("all", "gpu", "cpu"):
         line(name, figures[name])
     for key in ("set", "precision", "workload", "device", "source"):

@@ -28,24 +28,19 @@ from advisor.estimate import calibrate
 from advisor.estimate.absolute import RowResult, by, summarise_rows
 from advisor.estimate.validate import PairResult, pair_results, runs_of, summarise
 from advisor.locations import shipped_data_dir
+from benchmarks import factor_table
 
 TRANSFORMER_PAIRS = {"median_abs_pct_error": 15.0, "p90_abs_pct_error": 35.0}
 
 
 def line(label: str, s: dict[str, Any]) -> None:
-    if not s.get("n_rows"):
-        return
-    print(
-        f"{label:<44} {s['n_rows']:>4} {s['median_factor']:>7} {s['p90_factor']:>7} "
-        f"{s['worst_factor']:>7} {s['median_signed_pct']:>+8} {s['too_fast']:>5} "
-        f"{s['interval_coverage']:>6}"
-    )
+    if s.get("n_rows"):
+        print(factor_table.row(label, 44, s["n_rows"], s, s["interval_coverage"]))
 
 
 def table(title: str, results: list[RowResult]) -> None:
     print(f"\n## {title}")
-    print(f"{'':<44} {'rows':>4} {'median':>7} {'p90':>7} {'worst':>7} {'signed%':>8} "
-          f"{'fast':>5} {'cov80':>6}")  # fmt: skip
+    print(factor_table.header(44))
     line("all", summarise_rows(results))
     for key in ("kind", "family", "source"):
         for name, figures in by(results, key).items():
