@@ -65,7 +65,7 @@ DEVICES = {
 COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
-    "n_activation_offload", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
+    "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
     "n_offload",
 )  # fmt: skip
 
@@ -133,6 +133,23 @@ def master(row: dict[str, str]) -> str:
     return "bf16" if pure else "fp32"
 
 
+def chunked_loss(row: dict[str, str]) -> str:
+    """Cross-entropy over chunks of the logits (torchtune's ``CEWithChunkedOutputLoss``, in its
+    Llama 3.1 configs from the summer of 2024; the 3B table says per row)."""
+    if row["source"] == "torchtune-readme-2024-09" or "chunked CE=yes" in row["notes"]:
+        return "yes"
+    return "no"
+
+
+def memory_statistic(row: dict[str, str]) -> str:
+    """``allocated``: the tensors' peak (torchtune's peak active memory); ``reserved``: what the
+    allocator held or nvidia-smi showed (Answer.AI's reserved memory, and every figure whose
+    statistic the source does not state: docs/SOURCES.md, "LLM fine-tuning")."""
+    if not row["peak_memory_gib_per_gpu"]:
+        return ""
+    return "allocated" if row["source"].startswith("torchtune") else "reserved"
+
+
 def sharding(row: dict[str, str]) -> str:
     text = row["sharding"].lower()
     gpus = int(row["gpus"] or 1)
@@ -189,8 +206,8 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
         notes.append("weights offloaded to host memory: not modelled")
         throughput = memory = ""
     if source == "torchtune-readme-2024-11-optflags" and row["packing"] == "no":
-        notes.append("unpacked: its tokens count labels only")
-        throughput = ""
+        notes.append("unpacked: its tokens count labels only, its sequences are shorter")
+        throughput = memory = ""
     if source == "torchtune-readme-2024-09":
         if normal["n_device"] == "RTX4090" and normal["n_method"] == "full":
             notes.append("paged 8-bit AdamW spills to host memory on a 24 GB card")
@@ -219,6 +236,8 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_capacity_gib": capacity(row),
         "n_checkpointing": checkpointing(row),
         "n_activation_offload": "yes" if "activation offload" in row["activation_checkpointing"].lower() else "no",
+        "n_chunked_loss": chunked_loss(row),
+        "n_memory_statistic": memory_statistic(row),
         "n_optimizer": kind,
         "n_optimizer_in_backward": in_backward,
         "n_master": master(row),
