@@ -68,6 +68,10 @@ _FRACTIONS = frozenset(
         "memory_efficiency",
         "generic_build_speed",
         "kernel_overlap",
+        "attention_efficiency",
+        "fp8_gemm_efficiency",
+        "collective_efficiency",
+        "collective_overlap",
     }
 )
 

@@ -84,6 +84,26 @@ class Calibration:
     transformer_traffic_scale: float = 1.0
     """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
     dropout passes that frameworks fuse or not)."""
+    attention_efficiency: float = 0.45
+    """Share of its 16-bit unit's datasheet peak that fused attention (FlashAttention) reaches,
+    forward and backward, counting the causal FLOPs it runs (prior: FlashAttention-2 reaches
+    50-73% of an A100's peak forward and less backward, Dao 2023; about 35% of an H100's, Shah
+    et al. 2024, FlashAttention-3). Only a workload that counts its attention apart (an LLM
+    fine-tuning step, ``WorkloadFacts.attention_flops_per_sample``) uses it."""
+    fp8_gemm_efficiency: float = 0.5
+    """Share of the FP8 tensor peak that FP8 matrix products reach in training, the casts and
+    scaling of Transformer Engine included (prior: NVIDIA's FP8 recipes train 1.3-1.5x faster
+    than bf16 where the peak doubles, i.e. about 0.5 of the FP8 peak against 0.65 of bf16's)."""
+    collective_efficiency: float = 0.5
+    """Share of the catalog's interconnect bandwidth (NVLink both ways, PCIe one way) that NCCL's
+    all-gather and reduce-scatter reach between a node's GPUs (a prior: nccl-tests' bus bandwidth
+    on 8-GPU NVLink nodes is commonly reported at 40-55% of the bidirectional NVLink figure)."""
+    collective_overlap: float = 0.8
+    """Share of a step's device time that sharded data parallelism hides its gathers behind
+    (FSDP and ZeRO-3 prefetch the next layer's weights while one computes; a prior)."""
+    dequant_traffic_scale: float = 1.0
+    """Multiplier on the counted traffic of expanding 4-bit weights to 16 bits (QLoRA: the
+    dequantisation kernels run at the bandwidth of any streaming kernel; a prior)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
     """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind,
     and by kind and workload family where a family has its own (``gpu->gpu transformer``)."""
