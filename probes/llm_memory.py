@@ -47,6 +47,9 @@ class Footprint:
     optimizer: float
     layer_weights: float
     """One layer's 16-bit weights: what sharded data parallelism gathers at a time."""
+    gathered: float
+    """Every weight as a pass reads it: frozen ones as stored, trained ones as 16-bit copies
+    (what sharded data parallelism gathers, layer by layer, in each pass)."""
     kept_per_token: float
     """Activations kept from the forward to the backward pass, per token."""
     working_per_token: float
@@ -90,6 +93,7 @@ def footprint(tune: FineTune) -> Footprint:
         gradients=0.0 if tune.optimizer_in_backward else trained * master,
         optimizer=2 * slot * trained,
         layer_weights=2.0 * shape.layer_parameters(),
+        gathered=frozen + trained * 2.0,
         kept_per_token=kept,
         working_per_token=working,
     )

@@ -71,6 +71,7 @@ _FRACTIONS = frozenset(
         "attention_efficiency",
         "fp8_gemm_efficiency",
         "collective_efficiency",
+        "pcie_collective_efficiency",
         "collective_overlap",
     }
 )

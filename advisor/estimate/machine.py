@@ -90,6 +90,8 @@ class Machine:
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
     interconnect_bytes_s: float = 0.0
+    interconnect: str = ""
+    """How the replicas talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
     memory_bytes: float | None = None
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
@@ -191,6 +193,7 @@ def accelerator_machine(
             peak_bandwidth=spec.bandwidth_gbs * 1e9,
             replicas=replicas,
             interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+            interconnect=spec.interconnect,
             memory_bytes=spec.memory_gib * 2**30,
             half_precision=True,
             kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
@@ -226,6 +229,7 @@ def accelerator_machine(
         recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+        interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores

@@ -18,6 +18,17 @@ from typing import Any
 from advisor.locations import shipped
 
 CALIBRATION_FILE = "calibration.json"
+LLM_CALIBRATION_FILE = "calibration-llm.json"
+"""The LLM fine-tuning parameters fitted by ``python -m advisor.estimate.llm_fit``."""
+LLM_PARAMETERS = (
+    "attention_efficiency",
+    "fp8_gemm_efficiency",
+    "collective_efficiency",
+    "pcie_collective_efficiency",
+    "collective_overlap",
+    "dequant_traffic_scale",
+)
+"""What only an LLM fine-tuning step uses: fitted apart, on published fine-tuning runs."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,10 @@ class Calibration:
     """Share of the catalog's interconnect bandwidth (NVLink both ways, PCIe one way) that NCCL's
     all-gather and reduce-scatter reach between a node's GPUs (a prior: nccl-tests' bus bandwidth
     on 8-GPU NVLink nodes is commonly reported at 40-55% of the bidirectional NVLink figure)."""
+    pcie_collective_efficiency: float = 0.3
+    """The same between GPUs that talk over PCIe only (no NVLink): GeForce cards have no
+    peer-to-peer access, so NCCL stages through host memory (a prior: about 10 GB/s of a PCIe
+    4.0 x16 link's 32)."""
     collective_overlap: float = 0.8
     """Share of a step's device time that sharded data parallelism hides its gathers behind
     (FSDP and ZeRO-3 prefetch the next layer's weights while one computes; a prior)."""
@@ -165,3 +180,17 @@ def sigma_of(log_sigma: dict[str, float], kinds: str, family: str = "") -> float
         or log_sigma.get(kinds)
         or log_sigma.get("all", DEFAULT_LOG_SIGMA)
     )
+
+
+@lru_cache(maxsize=1)
+def llm_calibration() -> Calibration:
+    """The shipped fit with the LLM parameters of ``calibration-llm.json`` laid over it, and
+    that fit's own spread (``log_sigma``); the shipped fit alone when the file is absent."""
+    base = shipped_calibration()
+    try:
+        blob = json.loads(shipped(LLM_CALIBRATION_FILE).read_text())
+    except FileNotFoundError:
+        return base
+    values = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
+    sigma = {k: float(v) for k, v in blob.get("log_sigma", {}).items()}
+    return replace(base, **values, log_sigma={**base.log_sigma, **sigma})

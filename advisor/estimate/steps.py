@@ -253,7 +253,12 @@ def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibra
         return 0.0
     share = (n - 1) / n
     per_pass = share * (_GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters)
-    bandwidth = max(machine.interconnect_bytes_s, 1e9) * calibration.collective_efficiency
+    efficiency = (
+        calibration.pcie_collective_efficiency
+        if machine.interconnect.startswith("pcie")
+        else calibration.collective_efficiency
+    )
+    bandwidth = max(machine.interconnect_bytes_s, 1e9) * efficiency
     return facts.accumulation * per_pass / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
 
 

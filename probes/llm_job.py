@@ -1,0 +1,143 @@
+"""A fine-tuning job as people state it: a model, a method, and how much text how often.
+
+``--tokens 20M`` (the dataset's tokens, packed into sequences of ``--seq-len``) or
+``--examples N`` (each padded to ``--seq-len`` unless packed), ``--epochs``, ``--lora-rank``:
+``job_for`` checks every value and names the bad one in one line, so the command line and the
+app refuse the same things. No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from advisor.errors import UsageError
+from probes.llm import (
+    DEFAULT_RANK,
+    DEFAULT_SEQUENCE,
+    TARGETS,
+    FineTune,
+    Model,
+    check_method,
+    get,
+)
+
+MAX_TOKENS = 10**12
+"""Most training tokens a job may state (a trillion: pre-training scale, far beyond tuning)."""
+MAX_SEQUENCES = 10**9
+MAX_RANK = 1024
+MAX_EPOCHS = 1000
+MIN_SEQUENCE = 16
+DEFAULT_GLOBAL_BATCH = 16
+"""Sequences per optimizer step unless a node's micro-batches hold more (Hugging Face TRL and
+torchtune recipes train with 8-64)."""
+_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def parse_count(text: str, what: str) -> int:
+    """A count as people write it: ``20M``, ``1.5B``, ``500k``, ``20000000``, ``20_000_000``."""
+    raw = text.strip().lower().replace("_", "").replace(",", "")
+    factor = _SUFFIXES.get(raw[-1:], 1) if raw else 1
+    number = raw[:-1] if factor > 1 else raw
+    try:
+        value = float(number) * factor
+    except ValueError:
+        raise UsageError(f"{what} must be a count like 20M or 500k, not {text!r}") from None
+    if not math.isfinite(value) or value < 1:
+        raise UsageError(f"{what} must be at least 1, not {text!r}")
+    return round(value)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A fine-tuning job as people state it: a model, a method, and how much text how often."""
+
+    model: Model
+    tune: FineTune
+    """The step: the model at the job's sequence length, the method and its switches."""
+    sequences: int
+    """Sequences of ``tune.shape.sequence`` tokens one epoch trains on (packed, or one per
+    example padded to the length)."""
+    epochs: int = 1
+    tokens: int | None = None
+    """The dataset's own tokens per epoch, when stated (``--tokens``)."""
+    packed: bool = True
+    micro_batch: int | None = None
+    """Sequences a GPU computes at once (None: the largest power of two up to 8 that fits)."""
+    precision: str = "bf16"
+
+    @property
+    def sequence(self) -> int:
+        return self.tune.shape.sequence
+
+    @property
+    def computed_tokens(self) -> int:
+        """Tokens the GPUs compute over the whole job, padding included."""
+        return self.sequences * self.sequence * self.epochs
+
+    @property
+    def workload(self) -> str:
+        """The job's name in the probe store and the recommendation (``llama3.1-8b-qlora``)."""
+        return f"{self.model.id}-{self.tune.method}"
+
+    def describe(self) -> str:
+        text = f"{self.model.id} {self.tune.describe()}; {self.sequences:,} sequences"
+        if self.tokens is not None:
+            text += f" ({self.tokens:,} tokens{', packed' if self.packed else ''})"
+        return text + f" x {self.epochs} epoch{'s' if self.epochs != 1 else ''}"
+
+
+def job_for(
+    name: str,
+    *,
+    method: str = "lora",
+    tokens: int | None = None,
+    examples: int | None = None,
+    sequence: int | None = None,
+    epochs: int | None = None,
+    packed: bool | None = None,
+    rank: int | None = None,
+    targets: str | None = None,
+    micro_batch: int | None = None,
+    checkpointing: bool = True,
+    precision: str = "bf16",
+) -> Job:
+    """The job a user states, checked: every bad value is one ``UsageError`` line."""
+    model = get(name)
+    check_method(method)
+    if method == "full" and (rank is not None or targets is not None):
+        raise UsageError("--lora-rank and --lora-targets apply to --method lora or qlora")
+    if targets is not None and targets not in TARGETS:
+        raise UsageError(f"unknown LoRA targets {targets!r}; choose one of {', '.join(TARGETS)}")
+    length = DEFAULT_SEQUENCE if sequence is None else sequence
+    _bounded("--seq-len", length, MIN_SEQUENCE, model.context, f"{model.id}'s context")
+    _bounded("--lora-rank", DEFAULT_RANK if rank is None else rank, 1, MAX_RANK)
+    _bounded("--epochs", 1 if epochs is None else epochs, 1, MAX_EPOCHS)
+    if micro_batch is not None:
+        _bounded("--batch-size", micro_batch, 1, 4096)
+    if tokens is None and examples is None:
+        raise UsageError(f"say how much {model.id} trains on: --tokens (20M) or --examples")
+    if tokens is not None:
+        _bounded("--tokens", tokens, 1, MAX_TOKENS)
+    if examples is not None:
+        _bounded("--examples", examples, 1, MAX_SEQUENCES)
+    pack = tokens is not None if packed is None else packed
+    if pack and tokens is None:
+        raise UsageError("packing needs --tokens (how many tokens the examples hold)")
+    if not pack and examples is None:
+        raise UsageError("unpacked training needs --examples (each is padded to --seq-len)")
+    count = -(-tokens // length) if pack and tokens is not None else examples
+    assert count is not None
+    _bounded("the sequences", count, 1, MAX_SEQUENCES)
+    shape = replace(model.shape, sequence=length)
+    tune = FineTune(
+        shape, method, DEFAULT_RANK if rank is None else rank, targets or "all",
+        checkpointing=checkpointing,
+    )  # fmt: skip
+    return Job(model, tune, count, epochs or 1, tokens, pack, micro_batch, precision)
+
+
+def _bounded(flag: str, value: int, low: int, high: int, limit: str = "") -> None:
+    if not low <= value <= high:
+        bound = f" ({limit})" if limit else ""
+        raise UsageError(f"{flag} must be between {low:,} and {high:,}{bound}, not {value:,}")
