@@ -155,12 +155,13 @@ def sharding(row: dict[str, str]) -> str:
     gpus = int(row["gpus"] or 1)
     if gpus == 1:
         return "none"
+    megatron = "megatron" in text or "distributed optimizer" in text
+    if megatron and "fsdp" not in text and not re.search(r"tp=[2-9]|pp=[2-9]", text):
+        return "zero1"  # Megatron's data parallelism with its distributed optimizer
     if "no_shard" in text or text.startswith("ddp"):
         return "ddp"
     if re.search(r"tp=[2-9]|pp=[2-9]", text):
         return "model"
-    if "megatron" in text and "fsdp" not in text:
-        return "ddp"  # Megatron's data parallelism with a distributed optimizer (ZeRO-1)
     return "fsdp"
 
 

@@ -9,7 +9,8 @@ the global batch is ``steps.step_parts`` on the target's machine:
 
 never below the hardware's bound (``roofline``). A node's GPUs hold the whole model each
 (data parallel) when it fits; otherwise FSDP / ZeRO-3 shards weights, gradients and optimizer
-state across them and gathers each layer in every pass. The predictions are absolute: the
+state across them and gathers each layer in every pass (a published run may shard only the
+optimizer state and master weights: Megatron's distributed optimizer, ZeRO-1). The predictions are absolute: the
 probe gives only the host's per-step dispatch (``probes.dispatch``).
 """
 
@@ -36,6 +37,9 @@ from probes.llm_memory import Footprint, footprint, layer_activation_bytes
 
 PYTORCH = Stack(framework=Framework("torch", (2, 4)))
 """What LLM fine-tuning runs under: PyTorch (Hugging Face TRL and PEFT, torchtune, NeMo)."""
+SHARDINGS = ("none", "optimizer", "full")
+"""What a node's GPUs split between them: nothing (data parallel), the optimizer state and the
+master weights (ZeRO-1, Megatron's distributed optimizer), or everything (FSDP, ZeRO-3)."""
 MAX_AUTO_MICRO_BATCH = 8
 """Largest micro-batch tried per GPU when the job names none (powers of two up to it)."""
 RECOMPUTE_PASSES = 8 / 6
@@ -59,16 +63,17 @@ class Layout:
     """Sequences each GPU computes at once."""
     global_batch: int
     """Sequences per optimizer step, a multiple of ``gpus x micro_batch``."""
-    sharded: bool
-    """FSDP / ZeRO-3 across the node (else each GPU holds the whole model)."""
+    sharding: str = "none"
+    """One of ``SHARDINGS``; ``full`` gathers the weights in every pass."""
 
     @property
     def accumulation(self) -> int:
         return max(1, self.global_batch // (self.gpus * self.micro_batch))
 
     @property
-    def shards(self) -> int:
-        return self.gpus if self.sharded else 1
+    def sharded(self) -> bool:
+        """FSDP / ZeRO-3 across the node: each GPU holds a share of the weights."""
+        return self.sharding == "full" and self.gpus > 1
 
     def describe(self) -> str:
         if self.gpus == 1:
@@ -82,11 +87,11 @@ class Layout:
         return f"{where}; micro-batch {self.micro_batch}{accumulated} (global {self.global_batch})"
 
 
-def layout(gpus: int, micro_batch: int, minimum_global: int, sharded: bool) -> Layout:
+def layout(gpus: int, micro_batch: int, minimum_global: int, sharding: str) -> Layout:
     """The layout whose global batch is the smallest multiple of the node's micro-batches that
     holds ``minimum_global`` sequences."""
     per_pass = gpus * micro_batch
-    return Layout(gpus, micro_batch, per_pass * max(1, -(-minimum_global // per_pass)), sharded)
+    return Layout(gpus, micro_batch, per_pass * max(1, -(-minimum_global // per_pass)), sharding)
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ def step_of(
 def fit_of(tune: FineTune, plan: Layout, machine: Machine) -> Fit | None:
     """Whether ``plan`` fits each GPU of ``machine`` (None on a CPU)."""
     return memory.llm_check(
-        footprint(tune), machine, plan.shards, plan.micro_batch, tune.shape.sequence
+        footprint(tune), machine, plan.sharding, plan.gpus, plan.micro_batch, tune.shape.sequence
     )
 
 
@@ -204,13 +209,13 @@ def choose_layout(
     ``MAX_AUTO_MICRO_BATCH`` that fits. When nothing fits: the asked (or smallest) layout
     sharded as far as the node allows, with the fit that says why and what would fit."""
     sizes = [micro_batch] if micro_batch else _powers(MAX_AUTO_MICRO_BATCH)
-    for sharded in (False, True) if gpus > 1 else (False,):
+    for sharding in ("none", "full") if gpus > 1 else ("none",):
         for size in sizes:
-            plan = layout(gpus, size, minimum_global, sharded)
+            plan = layout(gpus, size, minimum_global, sharding)
             fit = fit_of(tune, plan, machine)
             if fit is None or fit.fits:
                 return plan, fit
-    plan = layout(gpus, sizes[-1], minimum_global, gpus > 1)
+    plan = layout(gpus, sizes[-1], minimum_global, "full" if gpus > 1 else "none")
     return plan, fit_of(tune, plan, machine)
 
 

@@ -42,6 +42,9 @@ class PublishedRun:
     """Peak per GPU (0 when not published)."""
     memory_statistic: str
     """``allocated`` (the tensors' peak) or ``reserved`` (the allocator's, nvidia-smi's)."""
+    model_parallel: bool
+    """Tensor or pipeline parallelism (Megatron, NeMo): its activations are split in ways
+    advisor's layouts (data parallel, ZeRO-1, FSDP) do not plan; its time is modelled as FSDP."""
     use_throughput: str
     use_memory: str
     note: str
@@ -86,19 +89,22 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)
-    sharded = row["n_sharding"] in ("fsdp", "model")
+    sharding = {"fsdp": "full", "model": "full", "zero1": "optimizer"}.get(
+        row["n_sharding"], "none"
+    )
     return PublishedRun(
         source=row["source"],
         line=line,
         model=model.id,
         tune=tune,
-        plan=Layout(gpus, micro, max(total, gpus * micro), sharded),
+        plan=Layout(gpus, micro, max(total, gpus * micro), sharding),
         device=row["n_device"],
         capacity_gib=_float(row["n_capacity_gib"]),
         precision=row["n_precision"] or "bf16",
         tokens_per_second=_float(row["tokens_per_second_per_gpu"]),
         memory_gib=_float(row["peak_memory_gib_per_gpu"]),
         memory_statistic=row["n_memory_statistic"],
+        model_parallel=row["n_sharding"] == "model",
         use_throughput=row["use_throughput"],
         use_memory=row["use_memory"],
         note=row["use_note"],

@@ -95,49 +95,66 @@ def check(
 
 MIN_SEQUENCE = 128
 """Shortest sequence worth naming as one that would fit."""
+LLM_RESERVE_FRACTION = 0.05
+"""What an LLM fine-tuning run cannot use of a large GPU beyond the runtime's fixed reserve:
+PyTorch's allocator frees its cached blocks and retries before it gives up, so the tensors'
+peak may come close to the card (MosaicML's llm-foundry configurations, tuned to fill 80 GB
+cards, peak at 92-96% of them by ``llm_bytes``), while a run with room to spare holds the
+zoo's ``RESERVE_FRACTION`` more (``reserved_bytes``)."""
 
 
-def available_bytes(machine: Machine) -> float:
+def available_bytes(machine: Machine, fraction: float = RESERVE_FRACTION) -> float:
     """What one device of ``machine`` leaves a training run (0 on a CPU)."""
     if machine.memory_bytes is None:
         return 0.0
-    return machine.memory_bytes * (1 - RESERVE_FRACTION) - RESERVE_BYTES
+    return machine.memory_bytes * (1 - fraction) - RESERVE_BYTES
 
 
 def reserved_bytes(allocated: float) -> float:
-    """What the allocator and the runtime hold for ``allocated`` bytes of tensors: the reserve
-    the fit leaves them, so that ``allocated`` fits exactly when this fills the device (what
-    nvidia-smi and ``max_memory_reserved`` show, against ``max_memory_allocated``)."""
+    """What the allocator and the runtime hold for ``allocated`` bytes of tensors when memory
+    is not short: the zoo's reserve on top (what nvidia-smi and ``max_memory_reserved`` show,
+    against ``max_memory_allocated``)."""
     return (allocated + RESERVE_BYTES) / (1 - RESERVE_FRACTION)
 
 
-def llm_static_bytes(footprint: Footprint, shards: int) -> float:
-    """An LLM fine-tuning step's bytes per GPU before its tokens: everything, or with ``shards``
-    > 1 (FSDP / ZeRO-3) a share of the weights, gradients and optimizer state plus the two
-    layers being gathered (the one computing and the one prefetched)."""
-    if shards <= 1:
+def llm_static_bytes(footprint: Footprint, sharding: str, gpus: int) -> float:
+    """An LLM fine-tuning step's bytes per GPU before its tokens, its ``gpus`` sharding
+    (``finetune.SHARDINGS``): everything; a share of the master weights and the optimizer
+    state (ZeRO-1) beside the 16-bit weights and the gradients; or a share of everything
+    (FSDP / ZeRO-3) plus the two layers being gathered (computing, prefetched)."""
+    if gpus <= 1 or sharding == "none":
         return footprint.shardable + footprint.compute_copy
-    return footprint.shardable / shards + 2 * footprint.layer_weights
+    if sharding == "optimizer":
+        split = (footprint.weights + footprint.optimizer) / gpus
+        return split + footprint.gradients + (footprint.compute_copy or footprint.weights / gpus)
+    return footprint.shardable / gpus + 2 * footprint.layer_weights
 
 
-def llm_bytes(footprint: Footprint, shards: int, micro_batch: int, sequence: int) -> float:
+def llm_bytes(
+    footprint: Footprint, sharding: str, gpus: int, micro_batch: int, sequence: int
+) -> float:
     """Peak bytes per GPU of an LLM fine-tuning step at ``micro_batch`` sequences a GPU."""
     per_token = footprint.kept_per_token + footprint.working_per_token
-    return llm_static_bytes(footprint, shards) + micro_batch * sequence * per_token
+    return llm_static_bytes(footprint, sharding, gpus) + micro_batch * sequence * per_token
 
 
 def llm_check(
-    footprint: Footprint, machine: Machine, shards: int, micro_batch: int, sequence: int
+    footprint: Footprint,
+    machine: Machine,
+    sharding: str,
+    gpus: int,
+    micro_batch: int,
+    sequence: int,
 ) -> Fit | None:
     """Whether an LLM step fits one GPU of ``machine`` (None on a CPU); if not, the largest
     micro-batch that would, or at one sequence a GPU the longest sequence that would."""
     if machine.memory_bytes is None:
         return None
-    available = available_bytes(machine)
-    needed = llm_bytes(footprint, shards, micro_batch, sequence)
+    available = available_bytes(machine, LLM_RESERVE_FRACTION)
+    needed = llm_bytes(footprint, sharding, gpus, micro_batch, sequence)
     if needed <= available:
         return Fit(True, needed, available, micro_batch)
-    room = available - llm_static_bytes(footprint, shards)
+    room = available - llm_static_bytes(footprint, sharding, gpus)
     per_token = footprint.kept_per_token + footprint.working_per_token
     largest = int(room // (sequence * per_token)) if room > 0 else 0
     if largest >= 1:

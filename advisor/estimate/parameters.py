@@ -191,6 +191,6 @@ def llm_calibration() -> Calibration:
         blob = json.loads(shipped(LLM_CALIBRATION_FILE).read_text())
     except FileNotFoundError:
         return base
-    values = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
+    values: dict[str, Any] = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
     sigma = {k: float(v) for k, v in blob.get("log_sigma", {}).items()}
     return replace(base, **values, log_sigma={**base.log_sigma, **sigma})
