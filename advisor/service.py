@@ -22,12 +22,13 @@ import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
 from advisor.errors import UsageError
-from advisor.estimate import residual
+from advisor.estimate import llm_predict, residual
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
 from pricing.offers import Filters, Rentable
-from probes import zoo
+from probes import llm, zoo
+from probes.llm_job import Job, Options, job_of
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
 
@@ -49,9 +50,12 @@ class Request:
     batch_size: int | None = None
     samples: int | None = None
     validation_samples: int | None = None
-    precision: str = "fp32"
+    precision: str | None = None
+    """None: the workload's default (fp32 for the zoo and a user's model, bf16 for an LLM)."""
     filters: Filters = field(default_factory=Filters)
     constraints: Constraints = field(default_factory=Constraints)
+    finetune: Options = field(default_factory=Options)
+    """An LLM's fine-tuning job (method, tokens or examples, sequence length, LoRA)."""
 
 
 Runner = Callable[[ProbeSpec], ProbeResult]
@@ -60,6 +64,29 @@ Runner = Callable[[ProbeSpec], ProbeResult]
 
 def _open(db: sqlite_utils.Database | None) -> sqlite_utils.Database:
     return db if db is not None else database.connect()
+
+
+def job_for_request(request: Request) -> Job | None:
+    """The fine-tuning job ``request`` asks for when its model is an LLM (None otherwise);
+    a usage error when LLM options come with another model, or zoo sizes with an LLM."""
+    given = request.finetune.given()
+    if llm.find(request.model) is None:
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} apply to an LLM ('advisor models' lists them), "
+                f"not {request.model!r}"
+            )
+        return None
+    for flag, value in (
+        ("--samples", request.samples),
+        ("--validation-samples", request.validation_samples),
+    ):
+        if value is not None:
+            raise UsageError(f"{flag} is for the zoo's models; an LLM takes --tokens or --examples")
+    return job_of(
+        request.model, request.finetune, epochs=request.epochs,
+        micro_batch=request.batch_size, precision=request.precision or "bf16",
+    )  # fmt: skip
 
 
 def spec_of(request: Request) -> ProbeSpec:
@@ -145,7 +172,7 @@ def rank(
     predictor = residual.predictor_for(
         probe,
         measured,
-        precision=request.precision,
+        precision=request.precision or "fp32",
         run_log_sigma=spread[0] if spread else None,
     )
     offers = query.offer_groups(db, request.filters)
@@ -161,6 +188,36 @@ def rank(
     )
 
 
+def rank_job(
+    request: Request,
+    job: Job,
+    probe: ProbeResult | None = None,
+    *,
+    db: sqlite_utils.Database | None = None,
+) -> Recommendation:
+    """Rank every matching offering for an LLM fine-tuning job: the device model's absolute
+    time on each (the probe, when there is one, gives the host's dispatch)."""
+    db = _open(db)
+    host = probe.dispatch_seconds if probe is not None and probe.dispatch_seconds > 0 else None
+    trained = job.tune.trainable_parameters()
+    assumptions = Assumptions(
+        startup_seconds=llm_predict.startup_seconds(job),
+        checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
+        reacquire_seconds=spot.REACQUIRE_SECONDS,
+    )
+    where = "the host's dispatch measured here" if host else "no probe: host dispatch calibrated"
+    return ranker.recommend(
+        query.offer_groups(db, request.filters),
+        llm_predict.predictor_for_job(job, host),
+        query.billing_rules(db),
+        workload=job.workload,
+        constraints=request.constraints,
+        assumptions=assumptions,
+        context=(job.describe(), f"predicted by the device model ({where})"),
+        spot_risks=spot_risk.shipped_risks(),
+    )
+
+
 def recommend(
     request: Request,
     *,
@@ -170,7 +227,10 @@ def recommend(
 ) -> Recommendation:
     """Recommend where to train ``request.model``: the stored probe when there is one (fast, no
     TensorFlow), else a probe run here now by ``runner`` and stored."""
+    job = job_for_request(request)
     db = database.connect(db_path)
+    if job is not None:
+        return rank_job(request, job, db=db)
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
     if probe is None:

@@ -49,6 +49,29 @@ def parse_count(text: str, what: str) -> int:
 
 
 @dataclass(frozen=True)
+class Options:
+    """What a user said about a fine-tuning job beyond the model (None: not said)."""
+
+    method: str | None = None
+    tokens: int | None = None
+    examples: int | None = None
+    sequence: int | None = None
+    rank: int | None = None
+    targets: str | None = None
+    packed: bool | None = None
+    checkpointing: bool | None = None
+
+    def given(self) -> list[str]:
+        """The options that were set, as their command-line flags."""
+        flags = {
+            "method": "--method", "tokens": "--tokens", "examples": "--examples",
+            "sequence": "--seq-len", "rank": "--lora-rank", "targets": "--lora-targets",
+            "packed": "--packing", "checkpointing": "--checkpointing",
+        }  # fmt: skip
+        return [flag for name, flag in flags.items() if getattr(self, name) is not None]
+
+
+@dataclass(frozen=True)
 class Job:
     """A fine-tuning job as people state it: a model, a method, and how much text how often."""
 
@@ -85,6 +108,23 @@ class Job:
         if self.tokens is not None:
             text += f" ({self.tokens:,} tokens{', packed' if self.packed else ''})"
         return text + f" x {self.epochs} epoch{'s' if self.epochs != 1 else ''}"
+
+
+def job_of(
+    name: str,
+    options: Options,
+    *,
+    epochs: int | None = None,
+    micro_batch: int | None = None,
+    precision: str = "bf16",
+) -> Job:
+    """``job_for`` from a request's options."""
+    return job_for(
+        name, method=options.method or "lora", tokens=options.tokens, examples=options.examples,
+        sequence=options.sequence, epochs=epochs, packed=options.packed, rank=options.rank,
+        targets=options.targets, micro_batch=micro_batch,
+        checkpointing=options.checkpointing is not False, precision=precision,
+    )  # fmt: skip
 
 
 def job_for(

@@ -17,7 +17,7 @@ probe gives only the host's per-step dispatch (``probes.dispatch``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.estimate import memory
 from advisor.estimate.floor import launch_latency
@@ -197,26 +197,38 @@ def fit_of(tune: FineTune, plan: Layout, machine: Machine) -> Fit | None:
     )
 
 
+def low_memory(tune: FineTune) -> FineTune | None:
+    """The recipe full fine-tuning falls back to where mixed-precision AdamW fits no layout:
+    pure bf16 weights and 8-bit AdamW, 6 bytes a weight instead of 18 (torchtune's low-memory
+    recipes, data/llm-finetune-published.csv); None for adapters (their optimizer is small)."""
+    if tune.adapted or (tune.master, tune.optimizer) == ("bf16", "adamw8bit"):
+        return None
+    return replace(tune, master="bf16", optimizer="adamw8bit")
+
+
 def choose_layout(
     tune: FineTune,
     machine: Machine,
     gpus: int,
     minimum_global: int,
     micro_batch: int | None = None,
-) -> tuple[Layout, Fit | None]:
+) -> tuple[FineTune, Layout, Fit | None]:
     """The fastest layout that fits: each GPU holding the whole model when it can, else FSDP
     across the node; the micro-batch given, or the largest power of two up to
-    ``MAX_AUTO_MICRO_BATCH`` that fits. When nothing fits: the asked (or smallest) layout
-    sharded as far as the node allows, with the fit that says why and what would fit."""
+    ``MAX_AUTO_MICRO_BATCH`` that fits; full fine-tuning in ``low_memory``'s recipe when its
+    own fits nowhere. When nothing fits: the asked (or smallest) layout sharded as far as the
+    node allows, with the fit that says why and what would fit."""
     sizes = [micro_batch] if micro_batch else _powers(MAX_AUTO_MICRO_BATCH)
-    for sharding in ("none", "full") if gpus > 1 else ("none",):
-        for size in sizes:
-            plan = layout(gpus, size, minimum_global, sharding)
-            fit = fit_of(tune, plan, machine)
-            if fit is None or fit.fits:
-                return plan, fit
+    recipes = [tune, *filter(None, [low_memory(tune)])]
+    for recipe in recipes:
+        for sharding in ("none", "full") if gpus > 1 else ("none",):
+            for size in sizes:
+                plan = layout(gpus, size, minimum_global, sharding)
+                fit = fit_of(recipe, plan, machine)
+                if fit is None or fit.fits:
+                    return recipe, plan, fit
     plan = layout(gpus, sizes[-1], minimum_global, "full" if gpus > 1 else "none")
-    return plan, fit_of(tune, plan, machine)
+    return tune, plan, fit_of(tune, plan, machine)
 
 
 def _powers(largest: int) -> list[int]:

@@ -2,7 +2,8 @@
 
 The layout (``finetune.choose_layout``) decides how the node runs it, or why it cannot: a GPU
 too small for the model even sharded across the node is left out with the largest micro-batch
-or sequence that would fit. The time is the optimizer steps of every epoch times one step of the
+or sequence that would fit. A CPU is left out with the time the device model gives it there
+(hundreds of hours for a 7-8B model: the frameworks fine-tune on accelerators). The time is the optimizer steps of every epoch times one step of the
 device model (absolute); the probe, when there is one, gives only the host's dispatch. The
 spread is the LLM fit's leave-one-source-out spread (``llm_fit``), wider where the target lies
 beyond the hardware the fits measured.
@@ -19,11 +20,18 @@ from advisor.estimate.machine import Machine, check_precision
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
 from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA
 from advisor.estimate.prediction import Prediction, Target
+from probes.llm import FineTune
 from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job
 
 Predictor = Callable[[Target], Prediction]
+STARTUP_SECONDS = 60.0
+"""Fixed start of a fine-tuning run: the container, CUDA, NCCL and the framework (an
+assumption)."""
+WEIGHTS_BYTES_PER_SECOND = 500e6
+"""How fast a rented machine fetches and loads 16-bit weights from the Hugging Face Hub (an
+assumption: a cloud VM's download of safetensors shards)."""
 QUANTISED_KINDS = frozenset({"gpu"})
-"""Where 4-bit QLoRA runs: bitsandbytes' kernels are CUDA's (and a CPU's, slowly)."""
+"""Where 4-bit QLoRA runs: bitsandbytes' kernels are CUDA's (its CPU backend is experimental)."""
 
 
 def predict_job(
@@ -48,27 +56,32 @@ def predict_job(
     )  # fmt: skip
     if machine is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
-    if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS | {"cpu"}:
+    if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS:
         return _excluded(f"{machine.label}: 4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs")
-    plan, fit = choose_layout(
+    tune, plan, fit = choose_layout(
         job.tune, machine, machine.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
     )
     if fit is not None and not fit.fits:
         how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""
         return _excluded(f"{machine.label}: {fit.reason(plan.micro_batch)}{how}", fits=False)
-    step = step_of(job.tune, plan, machine, calibration, host_seconds)
+    step = step_of(tune, plan, machine, calibration, host_seconds)
     steps = -(-job.sequences // plan.global_batch) * job.epochs
     seconds = steps * step.seconds
-    extrapolated = machine.extrapolated or machine.kind != "gpu"
+    if machine.kind == "cpu":
+        return _excluded(
+            f"{machine.label}: ~{seconds / 3600:,.0f} h on CPUs by the device model; LLM "
+            "fine-tuning is planned on GPUs and TPUs"
+        )
+    extrapolated = machine.extrapolated or machine.kind == "tpu"
     model = calibration.log_sigma.get("llm", DEFAULT_LOG_SIGMA)
     sigma = math.hypot(model, EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0)
     return Prediction(
         seconds=seconds,
         log_sigma=sigma,
         extrapolated=extrapolated,
-        kernel_path=_path(machine, plan),
-        steps=_explain(job, plan, step, machine, steps, seconds, host_seconds),
-        environment=_environment(job, plan),
+        kernel_path=_path(machine, plan, tune),
+        steps=_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
+        environment=_environment(job, tune, plan),
     )
 
 
@@ -82,6 +95,12 @@ def predictor_for_job(job: Job, host_seconds: float | None = None) -> Predictor:
     return predictor
 
 
+def startup_seconds(job: Job) -> float:
+    """What a run pays before its first step: start, and fetch and load the 16-bit weights
+    (QLoRA quantises them as they load)."""
+    return STARTUP_SECONDS + 2.0 * job.tune.shape.parameters() / WEIGHTS_BYTES_PER_SECOND
+
+
 def _precision(asked: str, accelerator: str | None) -> str:
     """bf16 asked of a GPU without bf16 units (T4, V100): fp16 mixed precision, as people
     fine-tune there."""
@@ -91,14 +110,17 @@ def _precision(asked: str, accelerator: str | None) -> str:
     return asked
 
 
-def _path(machine: Machine, plan: Layout) -> str:
-    """What runs where: the kernel path and, on a GPU, the layout."""
+def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
+    """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
     path = machine.kernel_path.removesuffix(f", {machine.replicas} GPUs data-parallel")
-    return f"{path}; {plan.describe()}" if machine.kind == "gpu" else path
+    if tune.optimizer == "adamw8bit":
+        path += f", {tune.master} weights, 8-bit AdamW"
+    return f"{path}; {plan.describe()}"
 
 
 def _explain(
     job: Job,
+    tune: FineTune,
     plan: Layout,
     step: Step,
     machine: Machine,
@@ -111,7 +133,12 @@ def _explain(
     bound = "host-bound" if step.host >= step.device else "device-bound"
     return (
         f"job: {job.describe()}",
-        f"layout on {machine.label}: {_path(machine, plan)}",
+        f"layout on {machine.label}: {_path(machine, plan, tune)}"
+        + (
+            " (mixed-precision AdamW fits no layout here: pure bf16 and 8-bit AdamW)"
+            if tune != job.tune
+            else ""
+        ),
         f"one optimizer step: device {step.device:.3g} s (the device model), host "
         f"{step.host:.3g} s (dispatch {host}, kernel launches), {bound}"
         + (f", + {step.exchange:.3g} s of exposed gathers" if step.exchange else ""),
@@ -122,9 +149,11 @@ def _explain(
     )
 
 
-def _environment(job: Job, plan: Layout) -> tuple[tuple[str, str], ...]:
+def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str], ...]:
     """What a task file tells the training script about the plan."""
     pairs = [
+        ("ADVISOR_OPTIMIZER", tune.optimizer),
+        ("ADVISOR_WEIGHTS", tune.master if not tune.adapted else tune.storage),
         ("ADVISOR_MODEL", job.model.repository),
         ("ADVISOR_METHOD", job.tune.method),
         ("ADVISOR_SEQ_LEN", str(job.sequence)),

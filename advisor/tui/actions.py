@@ -164,6 +164,7 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         workload=rec.workload,
         overwrite=overwrite,
         plan=option.outcome.fallback,
+        environment=option.outcome.prediction.environment,
     )
 
 

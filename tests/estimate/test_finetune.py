@@ -26,21 +26,26 @@ def _machine(name: str, count: int = 1, precision: str = "bf16"):  # type: ignor
 
 def test_a_model_that_fits_one_gpu_is_not_sharded() -> None:
     job = job_for("llama3-8b", method="qlora", tokens=20_000_000)
-    plan, fit = finetune.choose_layout(job.tune, _machine("H100", 8), 8, 16)
+    _, plan, fit = finetune.choose_layout(job.tune, _machine("H100", 8), 8, 16)
     assert fit is not None and fit.fits and not plan.sharded
     assert plan.micro_batch == finetune.MAX_AUTO_MICRO_BATCH and plan.global_batch == 64
 
 
-def test_70b_full_fine_tuning_needs_an_8_gpu_node_with_room() -> None:
-    """Mixed-precision AdamW holds 16 bytes a weight: 1.13 TB for Llama 3.1 70B, 141 GB a GPU
-    across eight; an H100 node cannot, a B200 node can (FSDP)."""
+def test_70b_full_fine_tuning_needs_an_8_gpu_node() -> None:
+    """Mixed-precision AdamW holds 18 bytes a weight: 1.27 TB for Llama 3.1 70B, 159 GB a GPU
+    across eight. A B200 node holds it; an H100 node holds pure bf16 weights and 8-bit AdamW
+    (6 bytes a weight, torchtune's low-memory recipe); four H100s hold neither."""
     job = job_for("llama3.1-70b", method="full", tokens=20_000_000)
-    node = predict_job(job, Target("B200", 8))
-    assert node.fits and node.reason is None and math.isfinite(node.seconds)
-    assert "FSDP" in node.kernel_path and ("ADVISOR_SHARDING", "fsdp") in node.environment
+    b200 = predict_job(job, Target("B200", 8))
+    assert b200.fits and b200.reason is None and math.isfinite(b200.seconds)
+    assert "FSDP" in b200.kernel_path and "8-bit" not in b200.kernel_path
+    assert ("ADVISOR_SHARDING", "fsdp") in b200.environment
     h100 = predict_job(job, Target("H100", 8))
-    assert not h100.fits and h100.reason is not None
-    assert "with FSDP across 8 GPUs" in h100.reason and "75.5 GiB" in h100.reason
+    assert h100.fits and "bf16 weights, 8-bit AdamW" in h100.kernel_path
+    assert ("ADVISOR_OPTIMIZER", "adamw8bit") in h100.environment
+    four = predict_job(job, Target("H100", 4))
+    assert not four.fits and four.reason is not None
+    assert "with FSDP across 4 GPUs" in four.reason and "75.5 GiB" in four.reason
     assert not predict_job(job, Target("B200", 1)).fits
 
 
