@@ -21,7 +21,7 @@ import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
-from advisor.errors import UsageError
+from advisor.errors import UsageError, did_you_mean
 from advisor.estimate import llm_predict, residual
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
@@ -71,6 +71,15 @@ def job_for_request(request: Request) -> Job | None:
     a usage error when LLM options come with another model, or zoo sizes with an LLM."""
     given = request.finetune.given()
     if llm.find(request.model) is None:
+        if not _names_a_file(request.model):
+            try:
+                zoo.get(request.model)
+            except UsageError:
+                names = [*zoo.names(), *llm.names()]
+                raise UsageError(
+                    f"unknown model {request.model!r}{did_you_mean(request.model, names)} "
+                    "(see 'advisor models')"
+                ) from None
         if given:
             raise UsageError(
                 f"{', '.join(given)} apply to an LLM ('advisor models' lists them), "
@@ -87,6 +96,13 @@ def job_for_request(request: Request) -> Job | None:
         request.model, request.finetune, epochs=request.epochs,
         micro_batch=request.batch_size, precision=request.precision or "bf16",
     )  # fmt: skip
+
+
+def _names_a_file(name: str) -> bool:
+    """A model file's path rather than a mistyped name (``qwen2.5-7`` has a suffix too)."""
+    return probe_spec.is_model_file(name) and (
+        name.endswith((".keras", ".h5")) or "/" in name or Path(name).exists()
+    )
 
 
 def spec_of(request: Request) -> ProbeSpec:

@@ -72,6 +72,14 @@ class Model:
     source: str
 
     @property
+    def title(self) -> str:
+        """Its repository, and why it is listed when it is not one of the targets."""
+        name = self.repository if "/" in self.repository else f"MosaicML {self.id.upper()}"
+        if self.role == "target":
+            return name
+        return f"{name} ({'small sibling' if 'sibling' in self.role else 'in published runs'})"
+
+    @property
     def aliases(self) -> tuple[str, ...]:
         """Other names a user may type: ``llama3-8b`` for ``llama3.1-8b``, the repository."""
         names = set()

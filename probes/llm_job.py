@@ -34,18 +34,27 @@ torchtune recipes train with 8-64)."""
 _SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
 
-def parse_count(text: str, what: str) -> int:
-    """A count as people write it: ``20M``, ``1.5B``, ``500k``, ``20000000``, ``20_000_000``."""
+def count_value(text: str) -> int | None:
+    """A count as people write it (``20M``, ``1.5B``, ``500k``, ``20_000_000``, ``-3``), or
+    None when it is not one (``lots``, ``nan``, ``inf``)."""
     raw = text.strip().lower().replace("_", "").replace(",", "")
     factor = _SUFFIXES.get(raw[-1:], 1) if raw else 1
     number = raw[:-1] if factor > 1 else raw
     try:
         value = float(number) * factor
     except ValueError:
-        raise UsageError(f"{what} must be a count like 20M or 500k, not {text!r}") from None
-    if not math.isfinite(value) or value < 1:
+        return None
+    return round(value) if math.isfinite(value) else None
+
+
+def parse_count(text: str, what: str) -> int:
+    """``count_value`` of ``text``, at least 1, or a usage error naming ``what``."""
+    value = count_value(text)
+    if value is None:
+        raise UsageError(f"{what} must be a count like 20M or 500k, not {text!r}")
+    if value < 1:
         raise UsageError(f"{what} must be at least 1, not {text!r}")
-    return round(value)
+    return value
 
 
 @dataclass(frozen=True)

@@ -85,16 +85,14 @@ class Count(BoundedInt):
     name = "count"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        from advisor.errors import UsageError
-        from probes.llm_job import parse_count
+        from probes.llm_job import count_value
 
         if isinstance(value, int) and not isinstance(value, bool):
             return super().convert(value, param, ctx)
         text = str(value).strip()
         if len(text) > 30:
             self.fail(f"{text[:30]}... is too long to be a count", param, ctx)
-        try:
-            number = parse_count(text, "the value")
-        except UsageError:
+        number = count_value(text)
+        if number is None:
             self.fail(f"{value!r} is not a count like 20M, 500k or 20000", param, ctx)
         return super().convert(number, param, ctx)
