@@ -42,6 +42,8 @@ class PublishedRun:
     """Peak per GPU (0 when not published)."""
     memory_statistic: str
     """``allocated`` (the tensors' peak) or ``reserved`` (the allocator's, nvidia-smi's)."""
+    stated_sequence: int
+    """The sequence length the source states (0: none; the run then takes the default)."""
     model_parallel: bool
     """Tensor or pipeline parallelism (Megatron, NeMo): its activations are split in ways
     advisor's layouts (data parallel, ZeRO-1, FSDP) do not plan; its time is modelled as FSDP."""
@@ -104,6 +106,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         tokens_per_second=_float(row["tokens_per_second_per_gpu"]),
         memory_gib=_float(row["peak_memory_gib_per_gpu"]),
         memory_statistic=row["n_memory_statistic"],
+        stated_sequence=_int(row["sequence_length"]),
         model_parallel=row["n_sharding"] == "model",
         use_throughput=row["use_throughput"],
         use_memory=row["use_memory"],
