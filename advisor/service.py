@@ -21,13 +21,13 @@ import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
-from advisor.errors import UsageError, did_you_mean
+from advisor.errors import AdvisorError, Cancelled, UsageError, did_you_mean
 from advisor.estimate import llm_predict, residual
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
 from pricing.offers import Filters, Rentable
-from probes import llm, zoo
+from probes import llm, llm_job, zoo
 from probes.llm_job import Job, Options, job_of
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
@@ -106,7 +106,14 @@ def _names_a_file(name: str) -> bool:
 
 
 def spec_of(request: Request) -> ProbeSpec:
-    """What to probe for ``request`` (no TensorFlow: a zoo name or a hashed model file)."""
+    """What to probe for ``request`` (no TensorFlow: a zoo name, a hashed model file, or an
+    LLM job's proxy: a layer or two of the model at its real width)."""
+    job = job_for_request(request)
+    if job is not None:
+        return probe_spec.spec_for(
+            llm_job.probe_name(job), samples=job.sequences, epochs=job.epochs,
+            batch_size=job.micro_batch or 1,
+        )  # fmt: skip
     return probe_spec.spec_for(
         request.model,
         epochs=request.epochs,
@@ -183,6 +190,9 @@ def rank(
     """Predict ``probe``'s workload on every matching offering and rank them (pure but for
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = _open(db)
+    job = job_for_request(request)
+    if job is not None:
+        return rank_job(request, job, probe, db=db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
     spread = probe_history.run_log_sigma(db, probe.device.key)
     predictor = residual.predictor_for(
@@ -210,9 +220,11 @@ def rank_job(
     probe: ProbeResult | None = None,
     *,
     db: sqlite_utils.Database | None = None,
+    note: str = "",
 ) -> Recommendation:
     """Rank every matching offering for an LLM fine-tuning job: the device model's absolute
-    time on each (the probe, when there is one, gives the host's dispatch)."""
+    time on each (the probe, when there is one, gives the host's dispatch; ``note`` says why
+    there is none)."""
     db = _open(db)
     host = probe.dispatch_seconds if probe is not None and probe.dispatch_seconds > 0 else None
     trained = job.tune.trainable_parameters()
@@ -221,7 +233,13 @@ def rank_job(
         checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
         reacquire_seconds=spot.REACQUIRE_SECONDS,
     )
-    where = "the host's dispatch measured here" if host else "no probe: host dispatch calibrated"
+    where = "the host's dispatch measured here" if host else "host dispatch calibrated"
+    if probe is not None:
+        where += f"; the proxy: {describe_probe(probe, True)[0]}"
+        if probe.extrapolated_from:
+            where += f", {probe.extrapolated_from}"
+    elif note:
+        where += f"; {note}"
     return ranker.recommend(
         query.offer_groups(db, request.filters),
         llm_predict.predictor_for_job(job, host),
@@ -245,10 +263,18 @@ def recommend(
     TensorFlow), else a probe run here now by ``runner`` and stored."""
     job = job_for_request(request)
     db = database.connect(db_path)
-    if job is not None:
-        return rank_job(request, job, db=db)
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
+    if job is not None:
+        note = ""
+        if probe is None:
+            try:
+                probe = probe_and_store(request, db=db, runner=runner)
+            except Cancelled:
+                raise
+            except AdvisorError as exc:  # its device time is the model's: rank without it
+                note = f"the proxy could not be probed here ({exc})"
+        return rank_job(request, job, probe, db=db, note=note)
     if probe is None:
         probe = probe_and_store(request, db=db, runner=runner)
     return rank(request, probe, db=db, stored=stored)

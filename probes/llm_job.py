@@ -21,6 +21,7 @@ from probes.llm import (
     check_method,
     get,
 )
+from probes.zoo import Workload
 
 MAX_TOKENS = 10**12
 """Most training tokens a job may state (a trillion: pre-training scale, far beyond tuning)."""
@@ -190,3 +191,48 @@ def _bounded(flag: str, value: int, low: int, high: int, limit: str = "") -> Non
     if not low <= value <= high:
         bound = f" ({limit})" if limit else ""
         raise UsageError(f"{flag} must be between {low:,} and {high:,}{bound}, not {value:,}")
+
+
+PROBE_PREFIX = "llm:"
+"""Where a probe's workload name says it is an LLM job's proxy (the probe store's key)."""
+
+
+def probe_name(job: Job) -> str:
+    """The name of what a probe of ``job`` steps: model, method, adapters, sequence length,
+    checkpointing (``llm:llama3.1-8b:qlora:r16-all:2048``); the sizes are the config's."""
+    tune = job.tune
+    adapters = f"r{tune.rank}-{tune.targets}" if tune.adapted else "all"
+    checkpointing = "" if tune.checkpointing else ":no-checkpointing"
+    return f"{PROBE_PREFIX}{job.model.id}:{tune.method}:{adapters}:{job.sequence}{checkpointing}"
+
+
+def is_probe_name(name: str) -> bool:
+    return name.startswith(PROBE_PREFIX)
+
+
+def job_of_probe(name: str, sequences: int, epochs: int, micro_batch: int) -> Job:
+    """The job a probe name stands for (a child process probes it from its name)."""
+    parts = name.removeprefix(PROBE_PREFIX).split(":")
+    if len(parts) < 4:
+        raise UsageError(f"not an LLM probe name: {name!r}")
+    model, method, adapters, length = parts[:4]
+    rank, _, targets = adapters.partition("-")
+    adapted = method != "full"
+    return job_for(
+        model, method=method, examples=sequences, sequence=int(length), epochs=epochs,
+        packed=False, rank=int(rank[1:]) if adapted else None, targets=targets if adapted else None,
+        micro_batch=micro_batch, checkpointing="no-checkpointing" not in parts[4:],
+    )  # fmt: skip
+
+
+def workload_of(job: Job) -> Workload:
+    """What the probe steps for ``job``: its model at the job's sequence length, trained the
+    job's way (LoRA's adapters on the targeted projections, the rest frozen; QLoRA's 4-bit base
+    is stepped in 32 bits on a CPU), with the job's FLOPs per sequence."""
+    tune, shape = job.tune, job.tune.shape
+    adapters = (tune.rank, TARGETS[tune.targets]) if tune.adapted else None
+    return Workload(
+        probe_name(job), f"{job.model.id} {tune.describe()}", (), (shape.sequence,), "int32",
+        job.sequences, 0, job.epochs, job.micro_batch or 1, "adamw", shape.parameters(),
+        tune.flops_per_token() * shape.sequence, "transformer", True, shape, adapters,
+    )  # fmt: skip

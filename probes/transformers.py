@@ -177,6 +177,9 @@ class Shape:
 PROXY_LAYERS = 2
 """Layers of a probe's proxy: two, so that a layer hands its output to another."""
 PROXY_MIN_SEQUENCE = 64
+LLM_MIN_SEQUENCE = 16
+"""Shortest sequence of a causal LM's one-layer proxy: a Llama 3.1 70B layer (855M weights)
+at 64 tokens takes seconds a sample on two vCPUs."""
 PROXY_VOCABULARY = 8192
 """Vocabulary of a proxy: the logits' matmul is counted in the FLOP ratio, the table's optimizer
 pass in the parameter ratio, so a smaller table changes what is scaled, not what is predicted."""
@@ -186,7 +189,9 @@ def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
     """What a probe steps for ``full``: itself when two samples cost at most ``flop_budget``
     training FLOPs (or no budget is given), else ``PROXY_LAYERS`` layers of the same width,
     heads and vocabulary, at the longest sequence (halved from the real one, at least
-    ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget."""
+    ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget; a causal
+    LM's layer alone when two of them at that sequence would not, down to ``LLM_MIN_SEQUENCE``
+    tokens."""
     if flop_budget is None or 2 * full.train_flops_per_sample() <= flop_budget:
         return full
     layers = min(full.layers, PROXY_LAYERS)
@@ -199,6 +204,11 @@ def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
     ):
         sequence //= 2
         shape = full.proxy(layers, sequence)
+    if full.kind == CAUSAL_LM and 2 * shape.train_flops_per_sample() > flop_budget:
+        shape = full.proxy(1, sequence)  # an LLM's layer at its real width, alone if need be
+        while 2 * shape.train_flops_per_sample() > flop_budget and sequence > LLM_MIN_SEQUENCE:
+            sequence //= 2
+            shape = full.proxy(1, sequence)
     return shape
 
 

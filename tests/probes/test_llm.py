@@ -7,8 +7,10 @@ from dataclasses import replace
 import pytest
 
 from advisor.errors import UsageError
-from probes import llm, llm_memory
+from probes import llm, llm_job, llm_memory, transformers
 from probes.llm import FineTune
+from probes.llm_job import job_for
+from probes.spec import spec_for
 
 GIB = 2**30
 
@@ -113,3 +115,76 @@ def test_methods_are_checked() -> None:
     llm.check_method("qlora")
     with pytest.raises(UsageError, match="full, lora, qlora"):
         llm.check_method("dora")
+
+
+def test_a_probe_name_stands_for_its_job() -> None:
+    """The probe store's key names what the proxy steps, and a child process rebuilds the job
+    from it (``probes.spec.spec_for``)."""
+    job = job_for("llama3-8b", method="qlora", tokens=20_000_000, rank=32, targets="attention")
+    name = llm_job.probe_name(job)
+    assert name == "llm:llama3.1-8b:qlora:r32-attention:2048"
+    again = llm_job.job_of_probe(name, job.sequences, 1, 1)
+    assert again.tune == job.tune and again.sequences == job.sequences
+    off = job_for("qwen2.5-7b", method="full", examples=100, checkpointing=False, sequence=512)
+    assert llm_job.job_of_probe(llm_job.probe_name(off), 100, 2, 4).tune == off.tune
+    spec = spec_for(name, samples=job.sequences, epochs=1, batch_size=1)
+    assert spec.workload is not None and spec.workload.adapters == (32, ("q", "k", "v", "o"))
+    assert spec.workload.transformer == job.tune.shape and spec.workload.synthetic_input
+    assert spec.workload.train_flops_per_sample == job.tune.flops_per_token() * 2048
+    with pytest.raises(UsageError):
+        llm_job.job_of_probe("llm:llama3.1-8b", 1, 1, 1)
+
+
+def test_a_proxy_keeps_the_real_width_and_shrinks_to_one_layer() -> None:
+    shape = llm.get("llama3.1-70b").shape
+    proxy = transformers.probe_shape(shape, 5e10)
+    assert (proxy.layers, proxy.hidden, proxy.ffn, proxy.kv_width) == (1, 8192, 28_672, 1024)
+    assert proxy.vocabulary == transformers.PROXY_VOCABULARY
+    assert proxy.sequence >= transformers.LLM_MIN_SEQUENCE
+    small = transformers.probe_shape(llm.get("qwen2.5-0.5b").shape, 5e10)
+    assert small.layers == 2 and small.hidden == 896
+
+
+def test_counts_of_jobs_as_people_state_them() -> None:
+    assert llm_job.parse_count("20M", "--tokens") == 20_000_000
+    assert llm_job.parse_count("1.5b", "--tokens") == 1_500_000_000
+    assert llm_job.parse_count("20_000", "--examples") == 20_000
+    assert llm_job.count_value("nan") is None and llm_job.count_value("-3") == -3
+    with pytest.raises(UsageError, match="at least 1"):
+        llm_job.parse_count("0", "--tokens")
+    packed = job_for("llama3-8b", tokens=20_000_000, sequence=4096)
+    assert packed.sequences == -(-20_000_000 // 4096) and packed.packed
+    padded = job_for("llama3-8b", examples=5000, tokens=2_000_000, packed=False)
+    assert padded.sequences == 5000 and padded.computed_tokens == 5000 * 2048
+
+
+@pytest.mark.tf
+def test_keras_builds_causal_lms_to_the_count_and_trains_only_adapters() -> None:
+    """Grouped-query attention, gated or plain feed-forward, Gemma's four norms, tied or not:
+    exactly the counted weights; LoRA trains only its factors."""
+    import keras
+    import numpy as np
+
+    from probes.loading import parameter_count
+    from probes.transformer_layers import add_adapters, build_transformer
+    from probes.transformers import CAUSAL_LM, Shape
+
+    shapes = [
+        Shape(CAUSAL_LM, 2, 32, 4, 16, 50, kv_heads=2, intermediate=48, gated=True, tied=False),
+        Shape(CAUSAL_LM, 1, 32, 4, 16, 50, kv_heads=4, head_dim=16, intermediate=48, gated=True,
+              norms=4),
+        Shape(CAUSAL_LM, 2, 32, 4, 16, 50),
+    ]  # fmt: skip
+    for shape in shapes:
+        model = build_transformer(shape, name="tiny")
+        assert parameter_count(model) == shape.parameters()
+        add_adapters(model, 4, ("q", "v", "up"))
+        trained = {w.path.split("/")[-1] for w in model.trainable_weights}
+        assert trained == {"lora_kernel_a", "lora_kernel_b"}
+        model.compile(
+            optimizer="adamw", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        )
+        x = np.random.default_rng(0).integers(0, 50, (4, 16)).astype("int32")
+        history = model.fit(x, x, batch_size=2, epochs=1, verbose=0)
+        assert np.isfinite(history.history["loss"][0])
+        keras.backend.clear_session()

@@ -10,9 +10,34 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from advisor import service
 from advisor.cli import cli
+from advisor.errors import AdvisorError
+from pricing import database
+from probes import history
+from probes.device import fingerprint
+from probes.llm_job import Options
+from probes.result import ProbeResult
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
+
+
+def stored_llm_probe(model: str, **options: object) -> ProbeResult:
+    """A probe of the job's proxy as this machine measured one (a 2-vCPU run's figures), stored
+    so that no test here runs TensorFlow."""
+    request = service.Request(model=model, finetune=Options(**options))  # type: ignore[arg-type]
+    config = service.spec_of(request).config
+    result = ProbeResult(
+        config=config, device=fingerprint(), step_seconds=526.0, step_interval=(500.0, 550.0),
+        validation_step_seconds=0.0, epoch_overhead_seconds=0.0, startup_seconds=2.0,
+        predicted_seconds=526.0 * config.samples, predicted_interval=(5e5, 6e6),
+        samples_per_second=1 / 526.0, probe_seconds=19.3, flops_per_sample=9.5e13,
+        parameters=8_030_261_248, peak_host_bytes=3_000_000_000, dispatch_seconds=0.0004,
+        extrapolated=True, extrapolated_from="batches 1, 2 of a proxy: 1 of 32 layers",
+        batch_scaling={1: 0.3, 2: 0.5}, created_at="2026-11-25T22:00:00+00:00",
+    )  # fmt: skip
+    history.save(database.connect(), result)
+    return result
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -62,6 +87,8 @@ def test_bad_llm_options_are_one_line_exit_2(args: list[str], says: str) -> None
 
 
 def test_an_8b_qlora_job_is_ranked_over_the_seed_prices() -> None:
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
+    stored_llm_probe("llama3-8b", tokens=20_000_000)
     code, out, err = invoke(*JOB, "--deadline", "6h", "--json")
     assert code == 0, err
     payload = json.loads(out)
@@ -76,6 +103,7 @@ def test_an_8b_qlora_job_is_ranked_over_the_seed_prices() -> None:
 
 
 def test_a_70b_full_fine_tune_emits_an_8_gpu_node(tmp_path: Path) -> None:
+    stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
     task = tmp_path / "task.yaml"
     code, _, err = invoke(
         "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--deadline", "2d",
@@ -91,6 +119,33 @@ def test_a_70b_full_fine_tune_emits_an_8_gpu_node(tmp_path: Path) -> None:
 
 
 def test_the_explanation_walks_through_the_step() -> None:
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
     code, out, err = invoke(*JOB, "--deadline", "6h", "--explain", "--top", "1")
     assert code == 0, err
     assert "tokens/s per GPU" in out and "optimizer steps" in out and "peak" in out
+    assert "the host's dispatch measured here" in out and "Device scaling (the device model)" in out
+
+
+def test_a_proxy_that_cannot_be_probed_here_leaves_the_device_model_alone() -> None:
+    """What the probe gives an LLM's GPU prediction is the host's dispatch: when the proxy
+    cannot run here (too big for this machine's memory), the job is ranked without it."""
+
+    def runner(spec: object) -> ProbeResult:
+        raise AdvisorError("the proxy does not fit in memory: needs about 15 GiB, 12 available")
+
+    request = service.Request(
+        model="llama3.1-70b", finetune=Options(method="full", tokens=20_000_000)
+    )
+    rec = service.recommend(request, runner=runner)  # type: ignore[arg-type]
+    assert rec.options and any("could not be probed here" in line for line in rec.context)
+    assert (
+        history.find(database.connect(), service.spec_of(request).config, fingerprint().key) is None
+    )
+
+
+def test_the_probe_spec_of_an_llm_job_is_its_proxy() -> None:
+    request = service.Request(model="qwen2.5-0.5b", finetune=Options(tokens=1_000_000))
+    spec = service.spec_of(request)
+    assert spec.config.workload == "llm:qwen2.5-0.5b:lora:r16-all:2048"
+    assert spec.config.samples == -(-1_000_000 // 2048) and spec.workload is not None
+    assert spec.workload.adapters is not None and spec.workload.transformer is not None
