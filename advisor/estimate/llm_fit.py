@@ -38,13 +38,13 @@ from advisor.estimate.parameters import (
     Calibration,
     shipped_calibration,
 )
+from advisor.estimate.search import coordinate_search
 from advisor.estimate.validate import percentile
 from advisor.locations import shipped_data_dir
 
 PRIOR_WEIGHT = 0.005
 """Loss of moving one parameter a factor 3 from its prior (as ``calibrate``)."""
 HUBER_DELTA = 0.3
-STEPS = (2.0, 1.4, 1.15, 1.05)
 CEILINGS = {"dequant_traffic_scale": 20.0}
 """Largest value a parameter may take: 1 (a share of a peak) unless named here."""
 _Z80 = NormalDist().inv_cdf(0.9)
@@ -96,21 +96,12 @@ def loss(calibration: Calibration, runs: Sequence[PublishedRun]) -> float:
 
 def fit(runs: Sequence[PublishedRun], start: Calibration) -> Calibration:
     """Coordinate search in log space over ``LLM_PARAMETERS`` from ``start``."""
-    best, best_loss = start, loss(start, runs)
-    for step in STEPS:
-        improved = True
-        while improved:
-            improved = False
-            for name in LLM_PARAMETERS:
-                for factor in (step, 1 / step):
-                    value = getattr(best, name) * factor
-                    if value > CEILINGS.get(name, 1.0):
-                        continue
-                    trial = replace(best, **{name: value})
-                    trial_loss = loss(trial, runs)
-                    if trial_loss < best_loss - 1e-9:
-                        best, best_loss, improved = trial, trial_loss, True
-    return best
+    return coordinate_search(
+        start,
+        LLM_PARAMETERS,
+        lambda calibration: loss(calibration, runs),
+        lambda name: CEILINGS.get(name, 1.0),
+    )
 
 
 def leave_one_source_out(runs: Sequence[PublishedRun], start: Calibration) -> list[RunError]:
@@ -180,11 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     calibration, figures = calibrate()
     args.output.write_text(to_json(calibration, figures))
-    print(f"wrote {args.output}")
-    for name in LLM_PARAMETERS:
-        print(f"{name}: {getattr(PRIOR, name):g} -> {getattr(calibration, name):.4g}")
-    for name in ("in_sample", "leave_one_source_out", "held_out"):
-        print(f"{name}: {figures[name]}")
+    moved = [f"{n}: {getattr(PRIOR, n):g} -> {getattr(calibration, n):.4g}" for n in LLM_PARAMETERS]
+    scores = [f"{k}: {figures[k]}" for k in ("in_sample", "leave_one_source_out", "held_out")]
+    print("\n".join([f"wrote {args.output}", *moved, *scores]))
     return 0
 
 
