@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from advisor.errors import AdvisorError, UsageError
-from probes import llm_job, zoo
+from probes import llm, llm_job, zoo
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
 
@@ -71,8 +71,13 @@ def spec_for(
         workload = llm_job.workload_of(job)
         config = WorkloadConfig(workload.id, job.sequences, 0, job.epochs, workload.batch_size)
         return ProbeSpec(config, workload=workload)
-    if is_model_file(name_or_path):
+    if is_model_file(name_or_path) and llm.find(name_or_path) is None:
         return _file_spec(Path(name_or_path), given)
+    if llm.find(name_or_path) is not None:
+        raise UsageError(
+            f"{name_or_path} is an LLM: 'advisor recommend --model {name_or_path} --tokens 20M' "
+            "plans a fine-tuning job and probes its proxy"
+        )
     workload = zoo.get(name_or_path)
     config = WorkloadConfig(
         workload.id, workload.samples, workload.validation_samples, workload.epochs,

@@ -60,6 +60,7 @@ def test_models_lists_the_zoo_and_the_llms_with_their_methods() -> None:
             "no such model file",
         ),
         (["--model", "mlp", "--budget", "-1"], "'--budget': -1 must be > 0"),
+        (["--model", "llama3.1-8b"], "is an LLM: 'advisor recommend --model llama3.1-8b"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
