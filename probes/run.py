@@ -56,7 +56,7 @@ from probes.fitting import (
     check_cancel,
     fit,
 )
-from probes.loading import Prepared, parameter_count, prepare
+from probes.loading import Prepared, parameter_count, prepare, trained_equivalent
 from probes.result import ProbeResult, WorkloadConfig
 from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, config_for, spec_for
@@ -146,7 +146,9 @@ def _probe(
     framework = backend.active()
     check_cancel(cancel)
     threads = framework.threads()
-    if spec.workload is not None:  # weights, gradients and two optimizer slots, before building
+    if spec.workload is not None and spec.workload.transformer is None:
+        # weights, gradients and two optimizer slots, before building (a transformer's proxy is
+        # checked once built: an 8B LLM's full weights are never stepped here)
         data.check_memory(spec.workload.parameters * 16, f"{spec.label}'s weights")
     built = time.perf_counter()
     try:
@@ -160,7 +162,7 @@ def _probe(
     config = spec.config
     specs = [*prepared.inputs, prepared.target]
     data.check_memory(
-        data.training_bytes(parameter_count(prepared.model), specs, 0, config.batch_size),
+        data.training_bytes(trained_equivalent(prepared.model), specs, 0, config.batch_size),
         f"{spec.label} at batch {config.batch_size}",
     )
     heavy_batches = _heavy_batches(prepared, config, rate, budget)

@@ -175,8 +175,12 @@ def summary(
 @click.command(context_settings=_HELP)
 @output_format
 def models(fmt: str) -> None:
-    """List the workload zoo with parameters, FLOPs per sample and default sizes."""
-    from probes import zoo
+    """List the workload zoo and the LLMs to fine-tune, with their sizes and methods.
+
+    An LLM is recommended for a fine-tuning job: advisor recommend --model llama3-8b
+    --method qlora --tokens 20M --deadline 6h.
+    """
+    from probes import llm, zoo
 
     rows = [
         {
@@ -194,7 +198,26 @@ def models(fmt: str) -> None:
         }
         for w in zoo.WORKLOADS
     ]
-    emit(rows, fmt, title="Workload zoo")
+    llms = [
+        {
+            "id": m.id,
+            "aliases": ", ".join(m.aliases),
+            "title": m.title,
+            "parameters": m.shape.parameters(),
+            "family": "llm",
+            "methods": ", ".join(llm.METHODS),
+            "layers": m.shape.layers,
+            "hidden": m.shape.hidden,
+            "context": m.context,
+        }
+        for m in llm.models().values()
+    ]
+    if fmt == "table":
+        emit(rows, fmt, title="Workload zoo")
+        emit(llms, fmt, title="LLMs to fine-tune (--method, --tokens or --examples, --seq-len)")
+        return
+    columns = [*rows[0], *(key for key in llms[0] if key not in rows[0])]
+    emit([*rows, *llms], fmt, columns=columns)
 
 
 @click.command("import", context_settings=_HELP)

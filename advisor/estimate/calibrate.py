@@ -38,6 +38,7 @@ from advisor.estimate.parameters import (
 )
 from advisor.estimate.parameters import to_json as calibration_json
 from advisor.estimate.published import ReferenceRow, read_reference
+from advisor.estimate.search import coordinate_search
 from advisor.estimate.validate import (
     INTERVAL,
     PairResult,
@@ -57,7 +58,6 @@ PRIOR_WEIGHT = 0.005
 MIN_FAMILY_ROWS = 8
 """Rows of one workload family below which it takes its kind's spread, not its own."""
 _HUBER_DELTA = 0.3
-_STEPS = (2.0, 1.4, 1.15, 1.05)
 _FRACTIONS = frozenset(
     {
         "cpu_efficiency",
@@ -68,6 +68,11 @@ _FRACTIONS = frozenset(
         "memory_efficiency",
         "generic_build_speed",
         "kernel_overlap",
+        "attention_efficiency",
+        "fp8_gemm_efficiency",
+        "collective_efficiency",
+        "pcie_collective_efficiency",
+        "collective_overlap",
     }
 )
 
@@ -108,20 +113,12 @@ def _prior_penalty(calibration: Calibration) -> float:
 
 def fit(rows: Sequence[ReferenceRow], start: Calibration = PRIOR) -> Calibration:
     """Coordinate search in log space from ``start``; returns the best calibration found."""
-    best, best_loss = start, loss(start, rows)
-    for step in _STEPS:
-        improved = True
-        while improved:
-            improved = False
-            for name in FREE_PARAMETERS:
-                for factor in (step, 1 / step):
-                    value = getattr(best, name) * factor
-                    if name in _FRACTIONS and value > 1.0:
-                        continue
-                    trial = replace(best, **{name: value})
-                    trial_loss = loss(trial, rows)
-                    if trial_loss < best_loss - 1e-9:
-                        best, best_loss, improved = trial, trial_loss, True
+    best = coordinate_search(
+        start,
+        FREE_PARAMETERS,
+        lambda calibration: loss(calibration, rows),
+        lambda name: 1.0 if name in _FRACTIONS else math.inf,
+    )
     moved = tuple(
         name
         for name in FREE_PARAMETERS

@@ -38,6 +38,9 @@ class Accelerator:
     """Per chip, dense FP16 datasheet peak (0 where the datasheet gives none: TPUs)."""
     bf16_tflops: float
     """Per chip, dense BF16 datasheet peak (0 before Ampere: V100, T4 have no bf16 units)."""
+    fp8_tflops: float
+    """Per chip, dense FP8 tensor datasheet peak with FP32 accumulate (0 before Ada and Hopper:
+    the GPU has no FP8 units)."""
     memory_gib: float
     """Per chip."""
     bandwidth_gbs: float
@@ -102,6 +105,7 @@ def accelerators() -> dict[str, Accelerator]:
             half_tflops=half or fp32,
             fp16_tflops=_float(row["fp16_tflops"]),
             bf16_tflops=_float(row["bf16_tflops"]),
+            fp8_tflops=_float(row.get("fp8_tflops") or ""),
             memory_gib=_float(row["memory_gib"]),
             bandwidth_gbs=_float(row["bandwidth_gbs"]),
             interconnect=row["interconnect"],

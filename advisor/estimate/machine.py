@@ -17,14 +17,15 @@ from advisor.estimate.frameworks import TENSORFLOW_2, Framework
 from advisor.estimate.kernels import shipped_fit
 from advisor.estimate.parameters import Calibration
 
-PRECISIONS = ("fp32", "fp32-strict", "tf32", "fp16", "bf16", "mixed")
+PRECISIONS = ("fp32", "fp32-strict", "tf32", "fp16", "bf16", "mixed", "fp8")
 """``fp32``: the framework's default (``advisor.estimate.frameworks``: TF32 on Ampere and later
 for TensorFlow 2, JAX and NVIDIA's containers, for PyTorch's convolutions but not its matmuls);
 ``fp32-strict``: FP32 on the CUDA cores everywhere; ``tf32``: TF32 tensor cores everywhere;
 ``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16 tensor cores from Volta, bf16
 from Ampere, bf16 on every TPU); ``mixed``: the device's mixed precision (fp16 on a GPU, bf16 on
-a TPU)."""
-HALF_PRECISIONS = frozenset({"fp16", "bf16", "mixed"})
+a TPU); ``fp8``: matrix products on FP8 tensor cores (Transformer Engine, Hopper, Ada and
+Blackwell), everything else in bf16 (bf16 alone where a GPU has no FP8 units)."""
+HALF_PRECISIONS = frozenset({"fp16", "bf16", "mixed", "fp8"})
 CALIBRATED_ACCELERATORS = frozenset({"K80", "V100"})
 CALIBRATED_CPU_FAMILIES = frozenset({"skylake"})
 
@@ -93,6 +94,8 @@ class Machine:
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
     interconnect_bytes_s: float = 0.0
+    interconnect: str = ""
+    """How the replicas talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
     memory_bytes: float | None = None
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
@@ -114,6 +117,11 @@ class Machine:
     """Tensor-core convolutions on NCHW tensors: cuDNN transposes each one's input and output
     to NHWC and back (NVIDIA, "Deep Learning Performance: Convolutional Layers", tensor
     layouts), more activation traffic."""
+    attention_flops: float = 0.0
+    """Effective FLOP/s of fused attention (FlashAttention) on its 16-bit unit (0: as the matrix
+    products): used only where a workload counts its attention apart."""
+    peak_attention_flops: float = 0.0
+    """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
 
 
 def usl_speedup(vcpus: float, calibration: Calibration) -> float:
@@ -192,6 +200,7 @@ def accelerator_machine(
             peak_bandwidth=spec.bandwidth_gbs * 1e9,
             replicas=replicas,
             interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+            interconnect=spec.interconnect,
             memory_bytes=spec.memory_gib * 2**30,
             half_precision=True,
             kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
@@ -202,8 +211,12 @@ def accelerator_machine(
         )
     conv = gpu_unit(spec, precision, stack.framework, "conv")
     matmul = gpu_unit(spec, precision, stack.framework, "matmul")
+    attention = conv if matmul.name == "fp8" else matmul  # FlashAttention runs in 16 bits
     conv_efficiency = (
         calibration.tensor_efficiency if conv.tensor_cores else calibration.gpu_efficiency
+    )
+    gemm_efficiency = (
+        calibration.fp8_gemm_efficiency if matmul.name == "fp8" else calibration.gemm_efficiency
     )
     cudnn = cudnn_eligible and stack.uses_cudnn_rnn
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
@@ -212,7 +225,7 @@ def accelerator_machine(
         kind="gpu",
         label=label,
         conv_flops=conv.peak * conv_efficiency,
-        matmul_flops=matmul.peak * calibration.gemm_efficiency,
+        matmul_flops=matmul.peak * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         overhead_s=calibration.gpu_overhead_s,
         cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
@@ -223,6 +236,7 @@ def accelerator_machine(
         recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+        interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
@@ -232,6 +246,8 @@ def accelerator_machine(
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
         host_overlap=_asynchronous(stack.framework),
+        attention_flops=attention.peak * calibration.attention_efficiency,
+        peak_attention_flops=attention.peak,
     )
 
 
@@ -251,13 +267,14 @@ class Unit:
     """The unit one kernel class runs on: its number type and datasheet FLOP/s."""
 
     name: str
-    """``fp32``, ``tf32``, ``fp16`` or ``bf16``."""
+    """``fp32``, ``tf32``, ``fp16``, ``bf16`` or ``fp8``."""
     peak: float
     tensor_cores: bool
 
     @property
     def half(self) -> bool:
-        return self.name in ("fp16", "bf16")
+        """Its activations are 16-bit (FP8 products read and write bf16 activations)."""
+        return self.name in ("fp16", "bf16", "fp8")
 
 
 def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, kernel: str) -> Unit:
@@ -265,6 +282,8 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
     tensor cores under mixed precision (when the GPU has a fast 16-bit type), TF32 where asked
     for or where the framework's float32 default is TF32 (``frameworks``), else FP32."""
     fp32 = Unit("fp32", spec.fp32_tflops * 1e12, False)
+    if precision == "fp8" and kernel == "matmul" and spec.fp8_tflops > 0:
+        return Unit("fp8", spec.fp8_tflops * 1e12, True)
     if precision in HALF_PRECISIONS:
         peak, name = _half_peak(spec, precision)
         if peak > spec.fp32_tflops:
@@ -279,11 +298,14 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
 def _describe_paths(spec: catalog.Accelerator, precision: str, conv: Unit, matmul: Unit) -> str:
     """``mixed fp16 on tensor cores``, ``fp32 as TF32``, ``fp32: convolutions TF32, matmuls
     strict FP32``, with what a precision the GPU cannot speed up falls back to."""
+    if matmul.name == "fp8":
+        return "fp8 matmuls on tensor cores (Transformer Engine), bf16 elsewhere"
     if conv.half:
         where = "on tensor cores" if conv.tensor_cores else "(fast fp16, no tensor cores)"
-        return f"mixed {conv.name} {where}"
+        lacking = f" (no fp8 units on {spec.name}: bf16)" if precision == "fp8" else ""
+        return f"mixed {conv.name} {where}{lacking}"
     if precision in HALF_PRECISIONS:
-        half = "bf16" if precision == "bf16" else "fp16"
+        half = "bf16" if precision in ("bf16", "fp8") else "fp16"
         return f"fp32, Winograd 3x3 (no fast {half} on {spec.name}: fp32 assumed)"
     if conv.name == matmul.name:
         path = "fp32 as TF32" if conv.name == "tf32" else "fp32, Winograd 3x3"
@@ -302,7 +324,7 @@ def _half_peak(spec: catalog.Accelerator, precision: str) -> tuple[float, str]:
     """The datasheet peak of a GPU's 16-bit type for ``precision`` (0 when it runs none)."""
     if precision in ("fp16", "mixed"):
         return spec.fp16_tflops or spec.half_tflops, "fp16"
-    if precision == "bf16":
+    if precision in ("bf16", "fp8"):  # fp8: what runs outside the FP8 products, or everything
         return spec.bf16_tflops, "bf16"
     return 0.0, ""
 

@@ -18,6 +18,17 @@ from typing import Any
 from advisor.locations import shipped
 
 CALIBRATION_FILE = "calibration.json"
+LLM_CALIBRATION_FILE = "calibration-llm.json"
+"""The LLM fine-tuning parameters fitted by ``python -m advisor.estimate.llm_fit``."""
+LLM_PARAMETERS = (
+    "attention_efficiency",
+    "fp8_gemm_efficiency",
+    "collective_efficiency",
+    "pcie_collective_efficiency",
+    "collective_overlap",
+    "dequant_traffic_scale",
+)
+"""What only an LLM fine-tuning step uses: fitted apart, on published fine-tuning runs."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,30 @@ class Calibration:
     transformer_traffic_scale: float = 1.0
     """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
     dropout passes that frameworks fuse or not)."""
+    attention_efficiency: float = 0.45
+    """Share of its 16-bit unit's datasheet peak that fused attention (FlashAttention) reaches,
+    forward and backward, counting the causal FLOPs it runs (prior: FlashAttention-2 reaches
+    50-73% of an A100's peak forward and less backward, Dao 2023; about 35% of an H100's, Shah
+    et al. 2024, FlashAttention-3). Only a workload that counts its attention apart (an LLM
+    fine-tuning step, ``WorkloadFacts.attention_flops_per_sample``) uses it."""
+    fp8_gemm_efficiency: float = 0.5
+    """Share of the FP8 tensor peak that FP8 matrix products reach in training, the casts and
+    scaling of Transformer Engine included (prior: NVIDIA's FP8 recipes train 1.3-1.5x faster
+    than bf16 where the peak doubles, i.e. about 0.5 of the FP8 peak against 0.65 of bf16's)."""
+    collective_efficiency: float = 0.5
+    """Share of the catalog's interconnect bandwidth (NVLink both ways, PCIe one way) that NCCL's
+    all-gather and reduce-scatter reach between a node's GPUs (a prior: nccl-tests' bus bandwidth
+    on 8-GPU NVLink nodes is commonly reported at 40-55% of the bidirectional NVLink figure)."""
+    pcie_collective_efficiency: float = 0.3
+    """The same between GPUs that talk over PCIe only (no NVLink): GeForce cards have no
+    peer-to-peer access, so NCCL stages through host memory (a prior: about 10 GB/s of a PCIe
+    4.0 x16 link's 32)."""
+    collective_overlap: float = 0.8
+    """Share of a step's device time that sharded data parallelism hides its gathers behind
+    (FSDP and ZeRO-3 prefetch the next layer's weights while one computes; a prior)."""
+    dequant_traffic_scale: float = 1.0
+    """Multiplier on the counted traffic of expanding 4-bit weights to 16 bits (QLoRA: the
+    dequantisation kernels run at the bandwidth of any streaming kernel; a prior)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
     """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind,
     and by kind and workload family where a family has its own (``gpu->gpu transformer``)."""
@@ -151,3 +186,17 @@ def sigma_of(log_sigma: dict[str, float], kinds: str, family: str = "") -> float
         or log_sigma.get(kinds)
         or log_sigma.get("all", DEFAULT_LOG_SIGMA)
     )
+
+
+@lru_cache(maxsize=1)
+def llm_calibration() -> Calibration:
+    """The shipped fit with the LLM parameters of ``calibration-llm.json`` laid over it, and
+    that fit's own spread (``log_sigma``); the shipped fit alone when the file is absent."""
+    base = shipped_calibration()
+    try:
+        blob = json.loads(shipped(LLM_CALIBRATION_FILE).read_text())
+    except FileNotFoundError:
+        return base
+    values: dict[str, Any] = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
+    sigma = {k: float(v) for k, v in blob.get("log_sigma", {}).items()}
+    return replace(base, **values, log_sigma={**base.log_sigma, **sigma})

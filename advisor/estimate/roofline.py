@@ -8,7 +8,9 @@ Convolutions are allowed what Winograd saves on their 3x3 layers on any unit (2.
 multiplications, Lavin and Gray 2016), the largest saving cuDNN's algorithms make on the zoo's
 layers, so a fast convolution kernel is never called impossible. The memory side counts only
 what the optimizer must move: every weight, gradient and optimizer slot read and written once
-(activations can stay on chip in a fused kernel, so they are left out of the bound).
+(activations can stay on chip in a fused kernel, so they are left out of the bound), and the
+4-bit weights a quantised model expands before each pass. Fused attention is held to the peak
+of the unit it runs on (16-bit where the products run in FP8).
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ def least_step_seconds(facts: WorkloadFacts, machine: Machine, batch_size: int) 
         facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
         facts.flops_per_sample,
     )
+    attention = facts.attention_flops_per_sample * per_replica
     compute = (
         conv / machine.peak_conv_flops
         + (matmul + recurrent * per_replica) / machine.peak_matmul_flops
+        + attention / (machine.peak_attention_flops or machine.peak_matmul_flops)
     )
     traffic = 4.0 * facts.parameters * (3 + 2 * optimizer_slots(facts.optimizer))
+    traffic += facts.dequant_bytes * facts.accumulation
     return max(compute, traffic / machine.peak_bandwidth)
 
 

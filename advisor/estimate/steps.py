@@ -100,6 +100,12 @@ _HOST_AUGMENTED = frozenset({"cifar10_cnn"})
 """Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
 _ALLREDUCE_LATENCY_S = 30e-6
 """Per ring hop latency of one all-reduce (NCCL/ICI order of magnitude; an assumption)."""
+_GATHERS = 2
+"""Passes that gather sharded weights: the forward and the backward (a checkpointed layer is
+recomputed inside the backward pass, while its weights are gathered)."""
+_REDUCED_GRADIENT_BYTES = 2.0
+"""Bytes of one gradient that sharded data parallelism reduce-scatters (bf16, FSDP's and
+DeepSpeed's default reduce type under bf16 mixed precision)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,20 @@ class WorkloadFacts:
     tokens: int = 0
     """Tokens per sample of a transformer (0 otherwise): its matrix products are batch x tokens
     rows wide, and run at the machine's ``matmul_flops``."""
+    attention_flops_per_sample: float = 0.0
+    """The part of ``flops_per_sample`` in fused attention kernels (FlashAttention), which runs
+    at the machine's ``attention_flops``; 0: attention is counted with the matrix products."""
+    accumulation: int = 1
+    """Micro-batches per optimizer step (gradient accumulation): a step's batch is computed in
+    this many passes, as wide as one of them; the optimizer's traffic and the gradient
+    exchange happen once a step."""
+    dequant_bytes: float = 0.0
+    """Bytes one forward-and-backward pass moves expanding quantised weights to 16 bits before
+    their products (QLoRA), whatever the batch; 0 when no weight is quantised."""
+    sharded_bytes: float = 0.0
+    """Bytes of weights, as stored, spread over the replicas and gathered by each of them in
+    the forward and in the backward pass (FSDP / ZeRO-3), whose trained weights' gradients are
+    reduce-scattered; 0: every replica holds every weight and gradients are all-reduced."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +265,34 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
     return payload / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
 
 
+def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
+    """One optimizer step's gathers and gradient reduce-scatters of sharded data parallelism,
+    on the node's interconnect at NCCL's share of it (0 when nothing is sharded)."""
+    n = machine.replicas
+    if n <= 1 or facts.sharded_bytes <= 0:
+        return 0.0
+    share = (n - 1) / n
+    per_pass = share * (_GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters)
+    efficiency = (
+        calibration.pcie_collective_efficiency
+        if machine.interconnect.startswith("pcie")
+        else calibration.collective_efficiency
+    )
+    bandwidth = max(machine.interconnect_bytes_s, 1e9) * efficiency
+    return facts.accumulation * per_pass / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
+
+
+def communication_seconds(
+    facts: WorkloadFacts, machine: Machine, calibration: Calibration, device_seconds: float
+) -> float:
+    """What a step's gradient exchange adds to it: the ring all-reduce, or sharded data
+    parallelism's gathers less the share of the device's work they hide behind."""
+    if facts.sharded_bytes > 0:
+        gathers = sharded_seconds(facts, machine, calibration)
+        return max(0.0, gathers - calibration.collective_overlap * device_seconds)
+    return allreduce_seconds(facts.parameters, machine)
+
+
 def step_parts(
     facts: WorkloadFacts, machine: Machine, batch_size: int, calibration: Calibration
 ) -> Parts:
@@ -267,8 +315,11 @@ def step_parts(
         activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     if machine.half_precision:
         activation_bytes /= 2
+    dequant = facts.dequant_bytes * facts.accumulation * calibration.dequant_traffic_scale
     memory_bytes = (
-        parameter_traffic_bytes(facts, calibration, machine.fused_optimizer) + activation_bytes
+        parameter_traffic_bytes(facts, calibration, machine.fused_optimizer)
+        + activation_bytes
+        + dequant
     )
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
     recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
@@ -283,10 +334,15 @@ def step_parts(
     # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
     # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
     exposed = 1 - calibration.kernel_overlap
+    compute, memory = (
+        compute * exposed if compute < memory else compute,
+        memory * exposed if memory <= compute else memory,
+    )
+    exchange = communication_seconds(facts, machine, calibration, compute + memory + sequential)
     return Parts(
-        overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
-        compute=compute * exposed if compute < memory else compute,
-        memory=memory * exposed if memory <= compute else memory,
+        overhead=machine.overhead_s + exchange,
+        compute=compute,
+        memory=memory,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
@@ -297,13 +353,14 @@ def step_parts(
 
 def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tuple[float, float]:
     """FLOPs of one replica's step by kernel class, (convolutions, matrix products), recurrent
-    layers aside; a convolution's 3x3 layers count the multiplications Winograd leaves when the
-    machine runs it (``winograd``)."""
+    layers and fused attention aside; a convolution's 3x3 layers count the multiplications
+    Winograd leaves when the machine runs it (``winograd``)."""
     recurrent = min(
         facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
         facts.flops_per_sample,
     )
-    flops = (facts.flops_per_sample - recurrent) * per_replica
+    rest = max(facts.flops_per_sample - recurrent - facts.attention_flops_per_sample, 0.0)
+    flops = rest * per_replica
     conv = flops * facts.conv_share
     if winograd:
         conv *= 1 - facts.winograd_share + facts.winograd_share / WINOGRAD_REDUCTION
@@ -317,14 +374,19 @@ def compute_seconds(
     unit, slowed where the products are too narrow to fill the machine (the batch; a
     transformer's batch x tokens rows)."""
     conv, matmul = work_flops(facts, per_replica, machine.winograd)
-    width = per_replica * max(facts.tokens, 1)
+    width = per_replica / max(facts.accumulation, 1) * max(facts.tokens, 1)
     conv_rate = machine.conv_flops * _occupancy(per_replica, _half_conv(machine, calibration))
     if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
         conv_rate *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
-    matmul_rate = machine.matmul_flops * _occupancy(
-        width, _half_narrow(facts, machine, calibration)
+    occupancy = _occupancy(width, _half_narrow(facts, machine, calibration))
+    matmul_rate = machine.matmul_flops * occupancy
+    attention = facts.attention_flops_per_sample * per_replica
+    attention_rate = (machine.attention_flops or machine.matmul_flops) * occupancy
+    return (
+        (conv / conv_rate if conv else 0.0)
+        + (matmul / matmul_rate if matmul else 0.0)
+        + (attention / attention_rate if attention else 0.0)
     )
-    return (conv / conv_rate if conv else 0.0) + (matmul / matmul_rate if matmul else 0.0)
 
 
 def _occupancy(width: float, half: float) -> float:

@@ -173,6 +173,8 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines.append(f"Time: {time_words(option)}")
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
+    if p.environment:  # an LLM job: the device model's absolute time, laid out on the node
+        how = "the device model"
     lines.append(
         f"Device scaling ({how}{', extrapolated' if p.extrapolated else ''}): "
         f"median {describe_seconds(p.seconds)}, p90 {describe_seconds(p.quantile(0.9))}"

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from probes.result import ProbeResult
     from probes.spec import ProbeSpec
 from pricing.offers import Filters
+from probes.llm_job import Options, parse_count
 
 
 def one_line(exc: BaseException) -> str:
@@ -68,6 +69,7 @@ def request_for(state: FormState) -> service.Request:
         epochs=_int(state.epochs, "epochs"),
         samples=_int(state.samples, "samples"),
         batch_size=_int(state.batch_size, "batch size"),
+        finetune=_finetune(state),
         filters=Filters(
             provider=state.provider or None,
             region=state.region or None,
@@ -81,6 +83,19 @@ def request_for(state: FormState) -> service.Request:
             confidence=confidence,
             top=50,
         ),
+    )
+
+
+def _finetune(state: FormState) -> Options:
+    """An LLM's job from the form's LLM fields (empty for any other model)."""
+    if not state.is_llm:
+        return Options()
+    return Options(
+        method=state.method,
+        tokens=parse_count(state.tokens, "tokens") if state.tokens else None,
+        examples=parse_count(state.examples, "examples") if state.examples else None,
+        sequence=_int(state.seq_len, "seq len"),
+        rank=_int(state.lora_rank, "LoRA rank") if state.method != "full" else None,
     )
 
 
@@ -153,6 +168,7 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         workload=rec.workload,
         overwrite=overwrite,
         plan=option.outcome.fallback,
+        environment=option.outcome.prediction.environment,
     )
 
 

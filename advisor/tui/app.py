@@ -96,11 +96,7 @@ class AdvisorApp(App[None]):
 
     def on_workload_form_form_changed(self, message: WorkloadForm.FormChanged) -> None:
         model_changed = message.state.workload != self.state.workload
-        sizes_changed = (message.state.epochs, message.state.samples, message.state.batch_size) != (
-            self.state.epochs,
-            self.state.samples,
-            self.state.batch_size,
-        )
+        sizes_changed = message.state.probe_key != self.state.probe_key
         self.state = message.state
         if model_changed or sizes_changed:
             self.probe_result = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from probes import zoo
+from probes import llm, zoo
+from probes.llm import METHODS
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,29 @@ class FormState:
     region: str = ""
     accelerator: str = ""
     confidence: str = "0.9"
+    method: str = "lora"
+    """An LLM's fine-tuning method (the LLM fields show only for an LLM)."""
+    tokens: str = ""
+    examples: str = ""
+    seq_len: str = ""
+    lora_rank: str = ""
 
     @property
     def workload(self) -> str:
         """What to probe: the model file when one is given, else the zoo model."""
         return self.model_file or self.model
+
+    @property
+    def is_llm(self) -> bool:
+        return not self.model_file and llm.find(self.model) is not None
+
+    @property
+    def probe_key(self) -> tuple[str, ...]:
+        """What decides the probe: the sizes, and an LLM job's method and text."""
+        sizes = (self.epochs, self.samples, self.batch_size)
+        if not self.is_llm:
+            return sizes
+        return (*sizes, self.method, self.tokens, self.examples, self.seq_len, self.lora_rank)
 
 
 class WorkloadForm(VerticalScroll):
@@ -54,6 +73,7 @@ class WorkloadForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         s = self.state
         options = [(w.id, w.id) for w in zoo.WORKLOADS]
+        options += [(f"{m.id} (LLM)", m.id) for m in llm.models().values()]
         yield Label("Model")
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
         yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
@@ -63,6 +83,17 @@ class WorkloadForm(VerticalScroll):
         yield Input(
             s.batch_size, placeholder="batch size", id="batch_size", type="integer", compact=True
         )
+        with Vertical(id="llm_fields") as fields:
+            fields.display = s.is_llm
+            yield Label("LLM job")
+            yield Select(
+                [(m, m) for m in METHODS], value=s.method, allow_blank=False, id="method",
+                compact=True,
+            )  # fmt: skip
+            yield Input(s.tokens, placeholder="tokens (20M)", id="tokens", compact=True)
+            yield Input(s.examples, placeholder="examples", id="examples", compact=True)
+            yield Input(s.seq_len, placeholder="seq len (2048)", id="seq_len", compact=True)
+            yield Input(s.lora_rank, placeholder="LoRA rank (16)", id="lora_rank", compact=True)
         yield Label("Deadline (8h, 90m, 2d)")
         yield Input(s.deadline, id="deadline", compact=True)
         yield Label("Budget (USD)")
@@ -96,6 +127,7 @@ class WorkloadForm(VerticalScroll):
         if getattr(self.state, field) == value:
             return
         self.state = replace(self.state, **{field: value})  # type: ignore[arg-type]
+        self.query_one("#llm_fields").display = self.state.is_llm
         self.post_message(self.FormChanged(self.state))
 
     def on_input_changed(self, event: Input.Changed) -> None:

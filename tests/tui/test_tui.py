@@ -478,3 +478,40 @@ def test_hostile_catalog_strings_show_literally(
         assert "[link=" in explained and "\x1b" not in explained
 
     run(app, scenario)
+
+
+def test_an_llm_job_from_the_form_is_ranked_as_on_the_command_line(
+    fixed_device: Fingerprint,
+) -> None:
+    """The LLM fields show for an LLM only; a stored probe of its proxy ranks the job with the
+    device model, as ``advisor recommend --model llama3-8b --method qlora --tokens 20M``."""
+    state = FormState(model="llama3.1-8b", method="qlora", tokens="20M", deadline="6h")
+    request = actions.request_for(state)
+    assert request.finetune.method == "qlora" and request.finetune.tokens == 20_000_000
+    proxy = actions.service.spec_of(request).config
+    stored_probe(proxy)
+    assert actions.stored_probe(state) is not None
+    rec, payload, _ = actions.recommend(state, stored_probe(proxy))
+    assert payload["workload"] == "llama3.1-8b-qlora" and rec.options
+    assert all(o.rentable.accelerator for o in rec.options)
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(pilot.app))
+        assert not pilot.app.query_one("#llm_fields").display
+        pilot.app.query_one("#tokens", Input).value = "20M"
+        form = pilot.app.query_one("WorkloadForm")
+        form._update("model", "llama3.1-8b")  # what choosing it in the Select does
+        await pilot.pause(0.1)
+        assert pilot.app.query_one("#llm_fields").display
+
+    stored_probe()
+    run(make_app(), scenario)
+
+
+def test_the_app_refuses_bad_llm_fields_as_the_command_line_does(advisor_home: Path) -> None:
+    with pytest.raises(UsageError, match="tokens must be a count like 20M"):
+        actions.request_for(FormState(model="llama3.1-8b", tokens="lots"))
+    with pytest.raises(UsageError, match="--lora-rank must be between"):
+        actions.stored_probe(FormState(model="llama3.1-8b", tokens="1M", lora_rank="0"))
+    with pytest.raises(UsageError, match="--tokens"):
+        actions.stored_probe(FormState(model="llama3.1-8b"))
