@@ -14,7 +14,7 @@ fine-tuning"):
 3. the engine's speed: a recommendation of an 8B QLoRA job over the whole catalog (the seed
    prices cycled to ``--offerings``, as ``benchmarks/recommend_speed.py``) from a stored probe.
 
-Run: .venv/bin/python benchmarks/llm_validation.py [--json benchmarks/llm_validation.json]
+Run: .venv/bin/python benchmarks/llm_validation.py [--json benchmarks/results/llm_validation.json]
 """
 
 from __future__ import annotations
