@@ -130,6 +130,46 @@ def machine(accelerator: str | None, count: int, vcpus: float | None) -> str:
     return f"{vcpus:g} vCPU" if vcpus else "CPU"
 
 
+def machine_label(
+    instance_type: str | None, accelerator: str | None, count: int, vcpus: float | None
+) -> str:
+    """The machine's essentials in one short cell: ``g4dn.xlarge (T4)``, ``p3.8xlarge (V100
+    x4)``, ``n1-standard-4 (4 vCPU)``; a name that is its accelerator's once
+    (``tpu-v5litepod-1``)."""
+    device = (
+        (plain(accelerator) if count == 1 else f"{plain(accelerator)} x{count}")
+        if accelerator
+        else machine(None, 0, vcpus)
+    )
+    if not instance_type:
+        return device
+    name = plain(instance_type)
+    return name if accelerator and name == device else f"{name} ({device})"
+
+
+def ratio(value: float) -> str:
+    """How many times as much: ``1.2x``, ``35x``; ``-`` when not a finite positive number."""
+    if not (math.isfinite(value) and value > 0):
+        return "-"
+    return f"{_significant(value, 2)}x" if value < 10 else f"{value:,.0f}x"
+
+
+def about(seconds: float) -> str:
+    """An expected duration, said as one: ``~34 min``; ``never`` when infinite."""
+    return duration(seconds) if not math.isfinite(seconds) else f"~{duration(seconds)}"
+
+
+def ranks(numbers: list[int]) -> str:
+    """Ranks as people list them: ``#2, #4-#8, #10``."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in spans)
+
+
 def plain(text: object) -> str:
     """``text`` with every control character shown as a visible escape (``\\x1b``), so a
     terminal escape or a bidi override is read, never run."""

@@ -10,6 +10,7 @@ only when prices are refreshed.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,14 +22,15 @@ import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
 import probes.spec as probe_spec
-from advisor import store
-from advisor.errors import UsageError
-from advisor.estimate import residual
+from advisor import display, store
+from advisor.errors import AdvisorError, Cancelled, UsageError, did_you_mean
+from advisor.estimate import llm_predict, residual
 from advisor.recommend import ranker, spot
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
 from pricing.offers import Filters, Rentable
-from probes import zoo
+from probes import llm, llm_job, reference, zoo
+from probes.llm_job import Job, Options, job_of
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
 
@@ -50,9 +52,12 @@ class Request:
     batch_size: int | None = None
     samples: int | None = None
     validation_samples: int | None = None
-    precision: str = "fp32"
+    precision: str | None = None
+    """None: the workload's default (fp32 for the zoo and a user's model, bf16 for an LLM)."""
     filters: Filters = field(default_factory=Filters)
     constraints: Constraints = field(default_factory=Constraints)
+    finetune: Options = field(default_factory=Options)
+    """An LLM's fine-tuning job (method, tokens or examples, sequence length, LoRA)."""
 
 
 Runner = Callable[[ProbeSpec], ProbeResult]
@@ -63,8 +68,54 @@ def _open(db: sqlite_utils.Database | None) -> sqlite_utils.Database:
     return db if db is not None else database.connect()
 
 
+def job_for_request(request: Request) -> Job | None:
+    """The fine-tuning job ``request`` asks for when its model is an LLM (None otherwise);
+    a usage error when LLM options come with another model, or zoo sizes with an LLM."""
+    given = request.finetune.given()
+    if llm.find(request.model) is None:
+        if not _names_a_file(request.model):
+            try:
+                zoo.get(request.model)
+            except UsageError:
+                names = [*zoo.names(), *llm.names()]
+                raise UsageError(
+                    f"unknown model {display.quoted(request.model)}"
+                    f"{did_you_mean(request.model, names)} (see 'advisor models')"
+                ) from None
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} apply to an LLM ('advisor models' lists them), "
+                f"not {display.quoted(request.model)}"
+            )
+        return None
+    for flag, value in (
+        ("--samples", request.samples),
+        ("--validation-samples", request.validation_samples),
+    ):
+        if value is not None:
+            raise UsageError(f"{flag} is for the zoo's models; an LLM takes --tokens or --examples")
+    return job_of(
+        request.model, request.finetune, epochs=request.epochs,
+        micro_batch=request.batch_size, precision=request.precision or "bf16",
+    )  # fmt: skip
+
+
+def _names_a_file(name: str) -> bool:
+    """A model file's path rather than a mistyped name (``qwen2.5-7`` has a suffix too)."""
+    return probe_spec.is_model_file(name) and (
+        name.endswith((".keras", ".h5")) or "/" in name or Path(name).exists()
+    )
+
+
 def spec_of(request: Request) -> ProbeSpec:
-    """What to probe for ``request`` (no TensorFlow: a zoo name or a hashed model file)."""
+    """What to probe for ``request`` (no TensorFlow: a zoo name, a hashed model file, or an
+    LLM job's proxy: a layer or two of the model at its real width)."""
+    job = job_for_request(request)
+    if job is not None:
+        return probe_spec.spec_for(
+            llm_job.probe_name(job), samples=job.sequences, epochs=job.epochs,
+            batch_size=job.micro_batch or 1,
+        )  # fmt: skip
     return probe_spec.spec_for(
         request.model,
         epochs=request.epochs,
@@ -122,6 +173,7 @@ def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
 def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     device = probe.device
     where = device.accelerator or f"{device.cpu_model} ({device.threads} threads)"
+    busy = reference.busy_note(probe.contention, probe.machine_drift)
     return (
         f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where} "
         f"(Keras on {device.backend}), "
@@ -129,6 +181,7 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
         f"model.fit here: {describe_seconds(probe.fit_seconds)} "
         f"(start-up {describe_seconds(probe.startup_seconds)} of it); "
         + (f"stored probe from {probe.created_at}" if stored else "probed just now"),
+        *([f"warning: {busy}"] if busy else []),
     )
 
 
@@ -142,15 +195,21 @@ def rank(
     """Predict ``probe``'s workload on every matching offering and rank them (pure but for
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = _open(db)
+    job = job_for_request(request)
+    if job is not None:
+        return rank_job(request, job, probe, db=db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
     spread = probe_history.run_log_sigma(db, probe.device.key)
     predictor = residual.predictor_for(
         probe,
         measured,
-        precision=request.precision,
+        precision=request.precision or "fp32",
         run_log_sigma=spread[0] if spread else None,
     )
     offers = query.offer_groups(db, request.filters)
+    busy = reference.busy_note(probe.contention, probe.machine_drift)
+    if busy:
+        warnings.warn(busy, stacklevel=2)
     return ranker.recommend(
         offers,
         predictor,
@@ -159,6 +218,44 @@ def rank(
         constraints=request.constraints,
         assumptions=assumptions_for(probe, probe.config),
         context=describe_probe(probe, stored),
+        spot_risks=spot_risk.shipped_risks(),
+    )
+
+
+def rank_job(
+    request: Request,
+    job: Job,
+    probe: ProbeResult | None = None,
+    *,
+    db: sqlite_utils.Database | None = None,
+    note: str = "",
+) -> Recommendation:
+    """Rank every matching offering for an LLM fine-tuning job: the device model's absolute
+    time on each (the probe, when there is one, gives the host's dispatch; ``note`` says why
+    there is none)."""
+    db = _open(db)
+    host = probe.dispatch_seconds if probe is not None and probe.dispatch_seconds > 0 else None
+    trained = job.tune.trainable_parameters()
+    assumptions = Assumptions(
+        startup_seconds=llm_predict.startup_seconds(job),
+        checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
+        reacquire_seconds=spot.REACQUIRE_SECONDS,
+    )
+    where = "the host's dispatch measured here" if host else "host dispatch calibrated"
+    if probe is not None:
+        where += f"; the proxy: {describe_probe(probe, True)[0]}"
+        if probe.extrapolated_from:
+            where += f", {probe.extrapolated_from}"
+    elif note:
+        where += f"; {note}"
+    return ranker.recommend(
+        query.offer_groups(db, request.filters),
+        llm_predict.predictor_for_job(job, host),
+        query.billing_rules(db),
+        workload=job.workload,
+        constraints=request.constraints,
+        assumptions=assumptions,
+        context=(job.describe(), f"predicted by the device model ({where})"),
         spot_risks=spot_risk.shipped_risks(),
     )
 
@@ -172,9 +269,20 @@ def recommend(
 ) -> Recommendation:
     """Recommend where to train ``request.model``: the stored probe when there is one (fast, no
     TensorFlow), else a probe run here now by ``runner`` and stored."""
+    job = job_for_request(request)
     db = database.connect(db_path)
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
+    if job is not None:
+        note = ""
+        if probe is None:
+            try:
+                probe = probe_and_store(request, db=db, runner=runner)
+            except Cancelled:
+                raise
+            except AdvisorError as exc:  # its device time is the model's: rank without it
+                note = f"the proxy could not be probed here ({exc})"
+        return rank_job(request, job, probe, db=db, note=note)
     if probe is None:
         probe = probe_and_store(request, db=db, runner=runner)
     return rank(request, probe, db=db, stored=stored)

@@ -44,7 +44,10 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import Target, kernels, machine, predict
+from advisor.estimate.calibrate import lab as publisher
 from advisor.estimate.calibrate import leave_one_source_out
+from advisor.estimate.frameworks import from_software
+from advisor.estimate.machine import Stack
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.published import ReferenceRow, read_reference
 from advisor.estimate.validate import (
@@ -102,7 +105,12 @@ def evaluations(
         f"held out ({SUITE_FILES[0]}, TF2 2020)": cpu_gpu(pair_results(suite, calibration)),
     }
     if not quick:
-        out["leave-one-source-out (benchmarks.csv)"] = cpu_gpu(leave_one_source_out(fitted)[0])
+        _, _, fits = leave_one_source_out(fitted, calibration)
+        out["leave-one-publisher-out (benchmarks.csv)"] = [
+            pair
+            for lab, fit in fits.items()
+            for pair in cpu_gpu(evaluate([r for r in fitted if publisher(r.source) == lab], fit)[0])
+        ]
     out["held out, both files"] = [
         *out[f"held out ({HELD_OUT_FILE})"],
         *out[f"held out ({SUITE_FILES[0]}, TF2 2020)"],
@@ -170,8 +178,11 @@ def probe_replay(mode: str) -> list[tuple[str, float, float, float, float]]:
             probe = replace(probe, flops_per_sample=flops[path.stem])
         rows = published[path.stem]
         cpu, gpu = rows["CPU"], next(v for k, v in rows.items() if k != "CPU")
-        on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])))
-        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)))
+        # the published runs' software (TensorFlow 2 of 2020: Eigen's CPU kernels, not the
+        # oneDNN of the probe's TensorFlow), as the end-to-end benchmark predicts every row
+        stack = Stack(framework=from_software(cpu["software"]))
+        on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])), stack=stack)
+        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)), stack=stack)
         samples = probe.config.samples * probe.config.epochs
         measured_ratio = float(gpu["samples_per_second"]) / float(cpu["samples_per_second"])
         cpu_factor = on_cpu.seconds / samples * float(cpu["samples_per_second"])

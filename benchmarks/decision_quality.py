@@ -3,12 +3,13 @@
     .venv/bin/python benchmarks/decision_quality.py
 
 A scenario is one source x workload x precision that measures the workload on several devices
-(``data/benchmarks.csv`` and the hold-out files). Each device is priced from the seed price
+(the fitted files of ``advisor.estimate.calibrate`` and the hold-out files). Each device is priced from the seed price
 database: the cheapest on-demand offering of its accelerator (one of them), or of a CPU VM with
 that many vCPUs; devices without a price are left out, and a scenario needs two priced devices.
 The slowest measured device is the probe: every other device's time is predicted from its
-measurement (sources of ``benchmarks.csv`` by the fit without that source, so the prediction
-never saw the rows it predicts; hold-out sources by the shipped calibration). The cheapest
+measurement as a probe on it would be (a device of another kind by the device model alone),
+fitted sources by the fit without their publisher, so the prediction never saw the rows it
+predicts; hold-out sources by the shipped calibration. The cheapest
 (time x price) and the fastest device chosen from predicted times are compared with the choice
 from measured times. Reported: the share of scenarios where each choice is right (a device whose
 measured cost is within 1% of the cheapest counts as right) and the regret, the extra measured
@@ -179,20 +180,21 @@ def _price(prices: Prices, row) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
-    from advisor.estimate.calibrate import leave_one_source_out
+    from advisor.estimate import calibrate
     from advisor.estimate.parameters import shipped_calibration
-    from advisor.estimate.published import read_reference
-    from advisor.locations import shipped, shipped_data_dir
+    from advisor.locations import shipped_data_dir
     from probes import zoo
 
     started = time.perf_counter()
     ids = {workload.id for workload in zoo.WORKLOADS}
-    reference = [r for r in read_reference(shipped("benchmarks.csv")) if r.workload in ids]
-    _, fits = leave_one_source_out(reference)
+    data = shipped_data_dir()
+    fitted = calibrate.read_rows([data / name for name in calibrate.FIT_FILES])
+    reference = [r for r in fitted if r.workload in ids]
+    _, _, by_lab = calibrate.leave_one_source_out(reference, shipped_calibration())
+    fits = {r.source: by_lab[calibrate.lab(r.source)] for r in reference}
     held = [
         r
-        for path in sorted(shipped_data_dir().glob("calibration-holdout-*.csv"))
-        for r in read_reference(path)
+        for r in calibrate.read_rows(sorted(data.glob(calibrate.HOLDOUT_PATTERN)))
         if r.workload in ids
     ]
 
@@ -210,7 +212,7 @@ def main() -> int:
             f"{decision.best:>22s} {decision.regret_pct:>8.1f}"
         )
     print("\nall:", summary(list(decisions.values())))
-    print("benchmarks.csv (leave-one-source-out):",
+    print("fitted files (leave-one-publisher-out):",
           summary([d for k, d in decisions.items() if k[0] in fits]))  # fmt: skip
     print("hold-out files (shipped calibration):",
           summary([d for k, d in decisions.items() if k[0] not in fits]))  # fmt: skip

@@ -184,7 +184,7 @@ def run_worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dic
 
 
 def main(argv: list[str]) -> None:
-    out_file = ROOT / "benchmarks" / "fit_anatomy.json"
+    out_file = ROOT / "benchmarks" / "results" / "fit_anatomy.json"
     if argv[:1] == ["--worker"]:
         print(json.dumps(worker(argv[1], json.loads(argv[2]), argv[3])))
         return

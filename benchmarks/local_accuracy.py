@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "local_accuracy.json"
+OUT = ROOT / "benchmarks" / "results" / "local_accuracy.json"
 Z80 = 1.2815516
 CASES: dict[str, tuple[str, dict[str, int]]] = {
     # name: (model, sizes of a 20-120 s real run on two cores)

@@ -145,7 +145,7 @@ def table(out_file: Path) -> str:
 
 
 def main(argv: list[str]) -> None:
-    out_file = ROOT / "benchmarks" / "probe_stability.json"
+    out_file = ROOT / "benchmarks" / "results" / "probe_stability.json"
     if "--out" in argv:
         out_file = Path(argv[argv.index("--out") + 1])
     if "--table" in argv:

@@ -2,10 +2,10 @@
 
 ``advisor.estimate.predict.DEFAULT_RUN_LOG_SIGMA`` is used when a device has no probe history:
 how far a probe's prediction of ``model.fit`` lands from the real run on a shared machine. The
-recorded pairs (``benchmarks/local_accuracy.json``: interleaved probe-then-real pairs on a 2-vCPU
-cloud VM) give it directly, as the root mean square of log(predicted / real). Only the zoo's
-cases are fitted: the user models stay out, so the interval's coverage on them is a held-out
-figure. For comparison it also prints the two pooled within-case spreads (real runs among
+recorded pairs (``benchmarks/results/local_accuracy.json``: interleaved probe-then-real pairs on
+a 2-vCPU cloud VM) give it directly, as the root mean square of log(predicted / real). Only the
+zoo's cases are fitted: the user models stay out, so the interval's coverage on them is a
+held-out figure. For comparison it also prints the two pooled within-case spreads (real runs among
 themselves, probes among themselves) and their quadrature sum, the older estimate.
 
     .venv/bin/python benchmarks/run_spread.py [FILE ...]
@@ -34,7 +34,7 @@ def pooled(groups: list[list[float]]) -> float:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "local_accuracy.json"]
+    paths = [Path(a) for a in argv] or [ROOT / "benchmarks" / "results" / "local_accuracy.json"]
     cases: dict[str, list[dict]] = {}
     for path in paths:  # several passes: each case's pairs pooled
         for name, runs in json.loads(path.read_text()).items():

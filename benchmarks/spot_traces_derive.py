@@ -260,7 +260,7 @@ def hyperexponential_fit(
     (A. Feldmann, W. Whitt, "Fitting mixtures of exponentials to long-tail distributions to
     analyze network performance models", Performance Evaluation 31(3-4), 1998), and they get right
     the few long spells that hold most of the time, where a Weibull fitted to many short spells
-    does not (docs/BENCHMARKS.md, "Spot replay"). With censored spells the likelihood grows
+    does not (docs/BENCHMARKS-ARCHIVE.md, "Spot replay"). With censored spells the likelihood grows
     without bound as one phase takes only them (its mean to infinity): a phase's mean is kept to
     at most the longest spell seen."""
     xs = complete + censored

@@ -3,7 +3,8 @@
 1. ``short``: can a probe read a model's own stall rate from its short epochs? Forty epochs of
    two or three batches per zoo workload of the teardown fit, timed as ``fit_anatomy.py`` times
    real fits: per place, the share of the full wait that was paid (observed idle over the wait if
-   every drop stalled), to set beside the real-size shares of ``fit_anatomy.json``.
+   every drop stalled), to set beside the real-size shares of
+   ``benchmarks/results/fit_anatomy.json``.
 2. ``drops``: which iterators does a real fit drop, and which drops wait? Real fits of the
    accuracy benchmark's user_attention model (``benchmarks/user_runs.py``; never in a fit), at
    its benchmark size, with every tf.data iterator traced from its making to its drop (a

@@ -77,6 +77,10 @@ class _Tally:
 
     flops: float = 0.0
     winograd_flops: float = 0.0
+    conv_flops: float = 0.0
+    conv_flops_per_channel: float = 0.0
+    """Sum over convolutions of their FLOPs over their output channels (the width of the
+    product a convolution is: batch x pixels by channels)."""
     activations: float = 0.0
     recurrent: list[RecurrentLayer] = field(default_factory=list)
     uncounted: set[str] = field(default_factory=set)
@@ -97,6 +101,10 @@ def read(model: Any) -> Architecture:
     return Architecture(
         train_flops_per_sample=TRAINING_PASSES * tally.flops,
         winograd_share=tally.winograd_flops / tally.flops if tally.flops else 0.0,
+        conv_share=tally.conv_flops / tally.flops if tally.flops else 0.0,
+        conv_channels=(
+            tally.conv_flops / tally.conv_flops_per_channel if tally.conv_flops_per_channel else 0.0
+        ),
         activation_elements=tally.activations,
         recurrent=tuple(tally.recurrent),
         uncounted=tuple(sorted(tally.uncounted)),
@@ -182,6 +190,10 @@ def _wrapped(
     tally.flops += repeats * directions * flops
     if _winograd(layer):
         tally.winograd_flops += repeats * directions * flops
+    channels = _conv_channels(layer)
+    if channels:
+        tally.conv_flops += repeats * directions * flops
+        tally.conv_flops_per_channel += repeats * directions * flops / channels
 
 
 def _products(layer: Any, inputs: Shape, outputs: Shape) -> float | None:
@@ -215,13 +227,28 @@ def _pooling(layer: Any, inputs: Shape, outputs: Shape) -> float:
     return 0.0
 
 
+def _conv_channels(layer: Any) -> int:
+    """A convolution's output channels (0 for any other layer)."""
+    name = type(layer).__name__
+    if not (
+        (name.startswith(("Conv", "SeparableConv", "DepthwiseConv")) and hasattr(layer, "kernel"))
+        or name.startswith("SeparableConv")
+    ):
+        return 0
+    config = layer.get_config()
+    filters = config.get("filters")
+    if filters is None:  # a depthwise convolution: as many outputs as inputs x multiplier
+        return int(layer.kernel.shape[-2]) * int(config.get("depth_multiplier", 1))
+    return int(filters)
+
+
 def _winograd(layer: Any) -> bool:
-    """A 3x3, stride-1, undilated, ungrouped 2D convolution: cuDNN's Winograd case."""
+    """A 3x3 or 5x5, stride-1, undilated, ungrouped 2D convolution: cuDNN's Winograd case."""
     if type(layer).__name__ != "Conv2D":
         return False
     config = layer.get_config()
     return (
-        tuple(config.get("kernel_size", ())) == (3, 3)
+        tuple(config.get("kernel_size", ())) in ((3, 3), (5, 5))
         and tuple(config.get("strides", ())) == (1, 1)
         and tuple(config.get("dilation_rate", (1, 1))) == (1, 1)
         and config.get("groups", 1) == 1

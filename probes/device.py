@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import subprocess
 
@@ -40,14 +41,31 @@ def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Finge
 
 
 def cpu_model() -> str:
+    """The CPU's model name; where a virtual machine hides the model number ("AMD EPYC"), the
+    processor family and model numbers follow it (``AMD EPYC (family 26, model 2)``), which name
+    the microarchitecture and so the width of its vector units."""
+    fields = _cpuinfo()
+    name = fields.get("model name", "").strip()
+    if not name:
+        return platform.processor() or platform.machine() or "unknown CPU"
+    if not re.search(r"\d{3,}", name) and fields.get("cpu family", "").strip().isdigit():
+        return f"{name} (family {fields['cpu family'].strip()}, model {fields.get('model', '?').strip()})"
+    return name
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of /proc/cpuinfo (empty where there is none)."""
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine() or "unknown CPU"
+    return fields
 
 
 def tensorflow_version() -> str:

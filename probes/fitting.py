@@ -17,7 +17,7 @@ from typing import Any
 
 from advisor.errors import Cancelled
 from probes import data, stats
-from probes.loading import Prepared, parameter_count
+from probes.loading import Prepared, trained_equivalent
 from probes.timing import Stamps, StopRule, Timer, make_timer
 
 
@@ -69,7 +69,7 @@ def arrays(prepared: Prepared, samples: int, batch: int, seed: int) -> tuple[obj
     specs = [*prepared.inputs, prepared.target]
     rows = data.rows_for(specs, samples, batch, pool=prepared.pool)
     data.check_memory(
-        data.training_bytes(parameter_count(prepared.model), specs, rows, batch),
+        data.training_bytes(trained_equivalent(prepared.model), specs, rows, batch),
         f"{prepared.model.name} with {rows:,} samples of batch {batch}",
     )
     xs = [data.make(spec, rows, seed + i) for i, spec in enumerate(prepared.inputs)]

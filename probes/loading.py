@@ -63,7 +63,7 @@ def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
         target = InputSpec((), "int32", high=shape.head_units)
     else:
         inputs = [InputSpec((shape.sequence,), "int32", high=shape.vocabulary)]
-        if shape.kind == transformers.DECODER:  # next-token ids at every position
+        if shape.kind in (transformers.DECODER, transformers.CAUSAL_LM):  # next-token ids
             target = InputSpec((shape.sequence,), "int32", high=shape.vocabulary)
         elif shape.pooled:
             target = InputSpec((), "int32", high=shape.head_units)
@@ -203,3 +203,10 @@ def _all_layers(model: Any) -> list[Any]:
 
 def parameter_count(model: Any) -> int:
     return int(sum(math.prod(w.shape) for w in model.weights))
+
+
+def trained_equivalent(model: Any) -> int:
+    """Parameters as trained ones count in memory: a frozen weight (an LLM's under LoRA) holds
+    no gradient and no optimizer slots, a quarter of a trained one's bytes."""
+    trained = int(sum(math.prod(w.shape) for w in model.trainable_weights))
+    return trained + (parameter_count(model) - trained) // 4

@@ -27,9 +27,11 @@ def build(workload: Workload, shape: Shape | None = None) -> Any:
     ``shape`` when given (a probe's smaller proxy of the published shape)."""
     shape = shape or workload.transformer
     if shape is not None:
-        from probes.transformer_layers import build_transformer
+        from probes.transformer_layers import add_adapters, build_transformer
 
-        model = build_transformer(shape, name=workload.id)
+        model = build_transformer(shape, name=_keras_name(workload.id))
+        if workload.adapters is not None:
+            add_adapters(model, *workload.adapters)
         model.compile(
             optimizer=optimizer(workload.optimizer, workload.id), loss=_logits_loss(), metrics=[]
         )
@@ -38,6 +40,11 @@ def build(workload: Workload, shape: Shape | None = None) -> Any:
     loss, metrics = _loss(workload)
     model.compile(optimizer=optimizer(workload.optimizer, workload.id), loss=loss, metrics=metrics)
     return model
+
+
+def _keras_name(workload_id: str) -> str:
+    """A name Keras accepts for a model (an LLM job's id holds ``:`` and ``.``)."""
+    return "".join(c if c.isalnum() or c in "_-" else "_" for c in workload_id)
 
 
 def optimizer(name: str, workload_id: str = "") -> Any:

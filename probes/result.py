@@ -118,12 +118,17 @@ class Architecture:
     train_flops_per_sample: float
     """Forward + backward FLOPs of one sample (3 x forward)."""
     winograd_share: float = 0.0
-    """Share of the FLOPs in 3x3 stride-1 2D convolutions (cuDNN's Winograd case)."""
+    """Share of the FLOPs in 3x3 and 5x5 stride-1 2D convolutions (cuDNN's Winograd case)."""
     activation_elements: float = 0.0
     """Layer outputs (and recurrent gate states) per sample, the activations a step keeps."""
     recurrent: tuple[RecurrentLayer, ...] = ()
     uncounted: tuple[str, ...] = ()
     """Classes of layers with weights the reader could not count (counted as nothing)."""
+    conv_share: float = 0.0
+    """Share of the FLOPs in convolutions (0 in probes from before it was counted)."""
+    conv_channels: float = 0.0
+    """The convolutions' output channels, FLOP-weighted harmonic mean (the narrow side of the
+    products they are); 0 without convolutions."""
 
     @property
     def cudnn_rnn(self) -> bool:
@@ -136,6 +141,8 @@ class Architecture:
         return cls(
             train_flops_per_sample=float(raw["train_flops_per_sample"]),
             winograd_share=float(raw.get("winograd_share", 0.0)),
+            conv_share=float(raw.get("conv_share", 0.0)),
+            conv_channels=float(raw.get("conv_channels", 0.0)),
             activation_elements=float(raw.get("activation_elements", 0.0)),
             recurrent=tuple(RecurrentLayer(**layer) for layer in raw.get("recurrent", ())),
             uncounted=tuple(str(name) for name in raw.get("uncounted", ())),
@@ -167,7 +174,8 @@ class ProbeResult:
     start-up: what a stopwatch around ``model.fit`` reads."""
     predicted_interval: tuple[float, float]
     """What the probe's own measurements allow (step interval, overhead spread); it does not
-    hold how much the machine's speed changes between runs (docs/BENCHMARKS.md, "Probes")."""
+    hold how much the machine's speed changes between runs (docs/BENCHMARKS-ARCHIVE.md,
+    "Probes")."""
     samples_per_second: float
     probe_seconds: float
     """Wall time the probe itself took."""
@@ -188,9 +196,12 @@ class ProbeResult:
     extrapolated_from: str = ""
     """What was stepped when extrapolated: the batches, and a transformer's smaller proxy
     (``batches 1, 2 of a proxy: 2 of 36 layers, 128 of 1024 tokens; FLOPs x48``)."""
-    reference_seconds: tuple[float, float] = (0.0, 0.0)
-    """The fixed reference kernel (``probes.reference``) timed when the probe started and when it
-    ended; (0, 0) when not timed (older probes, imports)."""
+    reference_seconds: tuple[float, ...] = (0.0, 0.0)
+    """The fixed reference kernel (``probes.reference``) timed when the probe started, after its
+    measurement and when it ended (older probes: start and end); zeros when not timed (imports)."""
+    contention: float = 0.0
+    """Share of this machine's CPU time other processes used while the probe ran, 0..1 (0 when
+    not measured: older probes, imports, systems without /proc/stat)."""
     dispatch_seconds: float = 0.0
     """The host's per-step dispatch measured here: the steady step of a one-weight model at
     batch 1 (``probes.dispatch``); 0 when not measured (older probes, imports)."""
@@ -215,7 +226,7 @@ class ProbeResult:
 
     @property
     def machine_drift(self) -> float:
-        """How much this machine's speed changed while the probe ran: the relative change of the
-        reference kernel's time from start to end (0 when not timed)."""
-        start, end = self.reference_seconds
-        return end / start - 1 if start > 0 and end > 0 else 0.0
+        """How much this machine's speed changed while the probe ran: the slowest reading of the
+        reference kernel against the fastest, less one (0 when not timed)."""
+        readings = [t for t in self.reference_seconds if t > 0]
+        return max(readings) / min(readings) - 1 if len(readings) >= 2 else 0.0

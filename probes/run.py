@@ -15,12 +15,13 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
    real epoch's age (``probes.teardown``); the one-time costs inside ``fit`` (data set-up,
    tracing, the first validation pass's tracing, the last iterator's drop) are the start-up;
 4. for other devices: the host's per-step dispatch (``probes.dispatch``), the kernels a step
-   launches, and a fixed reference kernel timed at the start and the end (``probes.reference``:
-   did the machine's speed change meanwhile?).
+   launches, a fixed reference kernel timed at the start, between the phases and at the end
+   (``probes.reference``: did the machine's speed change meanwhile?), and the share of the
+   machine's CPU time other processes took while the probe ran (was it busy throughout?).
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
-two smaller batch sizes and the step time is extrapolated linearly in the batch size
-(``probes.scaling``). Keras and the backend's framework (``probes.backend``) are imported inside
+two smaller batch sizes, as large as the budget allows at this CPU's measured speed, and the
+step time is extrapolated to the real batch (``probes.scaling``). Keras and the backend's framework (``probes.backend``) are imported inside
 the functions only.
 """
 
@@ -43,6 +44,7 @@ from probes import (
     epochs,
     fitting,
     quiet,
+    reference,
     stats,
     teardown,
     weights,
@@ -55,8 +57,7 @@ from probes.fitting import (
     check_cancel,
     fit,
 )
-from probes.loading import Prepared, parameter_count, prepare
-from probes.reference import reference_seconds
+from probes.loading import Prepared, parameter_count, prepare, trained_equivalent
 from probes.result import ProbeResult, WorkloadConfig
 from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, check_model_file, config_for, spec_for
@@ -77,9 +78,13 @@ DISPATCH_SECONDS = 1.0
 (``probes.dispatch``), its build and tracing included."""
 
 ASSUMED_FLOPS_PER_THREAD = 40e9
-"""A guess of one CPU thread's training FLOP/s (this machine's AMD EPYC reaches about 85 on
-ResNet-50 with oneDNN), used only to decide whether a workload is too heavy to probe at its own
-batch size: a step should take at most a twelfth of the budget."""
+"""A cautious guess of one CPU thread's training FLOP/s, used only to decide how heavy a
+workload is to probe (a step should take at most a twelfth of the budget) where the reference
+kernel gave no rate."""
+TRAINING_SHARE_OF_REFERENCE = 0.5
+"""A cautious share of the reference kernel's FLOP rate that training reaches: Keras's
+ResNet-50 trains at 0.9 of it on the 2-vCPU development VM (oneDNN, AVX-512;
+``benchmarks/heavy_batches.py``), so a step planned at half of it takes half its time slot."""
 
 
 def probe(
@@ -107,9 +112,12 @@ def probe(
     started = time.perf_counter()
     report = progress or (lambda _: None)
     try:
-        before = reference_seconds()
-        result = _probe(spec, started, budget_seconds, report, cancel, profile_ops)
-        result = replace(result, reference_seconds=(before, reference_seconds()))
+        clock = reference.cpu_clock()
+        readings = [reference.reference_seconds()]
+        result = _probe(spec, started, budget_seconds, report, cancel, profile_ops, readings)
+        readings.append(reference.reference_seconds())
+        contention = reference.contention(clock, reference.cpu_clock(), result.device.logical_cpus)
+        result = replace(result, reference_seconds=tuple(readings), contention=contention)
         if thread_counts:
             result = _with_thread_scaling(spec, result, thread_counts, budget_seconds, cancel)
             result = replace(result, probe_seconds=time.perf_counter() - started)
@@ -126,7 +134,10 @@ def probe(
 def check_weights_fit(spec: ProbeSpec) -> None:
     """Refuse, before Keras is imported or anything built, a model whose weights, gradients and
     optimizer slots do not fit in the memory available now: a zoo workload by its published
-    count, a user's file by the weights its layers declare (``probes.weights``)."""
+    count, a user's file by the weights its layers declare (``probes.weights``). A transformer
+    is checked once built: its proxy is stepped, an 8B LLM's full weights never are."""
+    if spec.workload is not None and spec.workload.transformer is not None:
+        return
     if spec.workload is not None:
         declared = weights.of_workload(spec.workload.parameters, spec.workload.optimizer)
     else:
@@ -146,7 +157,10 @@ def _probe(
     report: Progress,
     cancel: threading.Event | None,
     profile_ops: bool,
+    readings: list[float],
 ) -> ProbeResult:
+    """The phases of a probe; ``readings`` holds the reference kernel's first reading and gets
+    one after the measurement (the last is the caller's)."""
     report(ProbeProgress("build", 0, (), None, 0.0, None))
     quiet.prepare()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
@@ -156,7 +170,8 @@ def _probe(
     threads = framework.threads()
     built = time.perf_counter()
     try:
-        prepared = prepare(spec, flop_budget=ASSUMED_FLOPS_PER_THREAD * threads * budget / 24)
+        rate = _training_rate(readings[0], threads)
+        prepared = prepare(spec, flop_budget=rate * budget / 24)
     except Exception as exc:
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
@@ -165,10 +180,10 @@ def _probe(
     config = spec.config
     specs = [*prepared.inputs, prepared.target]
     data.check_memory(
-        data.training_bytes(parameter_count(prepared.model), specs, 0, config.batch_size),
+        data.training_bytes(trained_equivalent(prepared.model), specs, 0, config.batch_size),
         f"{spec.label} at batch {config.batch_size}",
     )
-    heavy_batches = _heavy_batches(prepared, config, threads, budget)
+    heavy_batches = _heavy_batches(prepared, config, rate, budget)
     try:
         if heavy_batches:
             from probes.scaling import extrapolate
@@ -182,6 +197,7 @@ def _probe(
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
     measured = with_teardown(measured, config, framework.teardown_rates())
+    readings.append(reference.reference_seconds())
     from probes.dispatch import dispatch_seconds
 
     now = time.perf_counter()
@@ -347,11 +363,21 @@ def with_teardown(
     )
 
 
+def _training_rate(reference_seconds: float, threads: int) -> float:
+    """A cautious training FLOP rate of this CPU: a share of the reference kernel's measured
+    rate, never below the written guess per thread."""
+    measured = TRAINING_SHARE_OF_REFERENCE * reference.flops_per_second(reference_seconds)
+    return max(measured, ASSUMED_FLOPS_PER_THREAD * threads)
+
+
 def _heavy_batches(
-    prepared: Prepared, config: WorkloadConfig, threads: int, budget: float
+    prepared: Prepared, config: WorkloadConfig, rate: float, budget: float
 ) -> list[int]:
-    """Two smaller batch sizes to measure when one step at the real batch would not fit."""
-    rate = ASSUMED_FLOPS_PER_THREAD * threads
+    """Smaller batch sizes to measure when one step at the real batch would not fit: the
+    largest that fits a twelfth of the budget at ``rate`` FLOP/s, alone for a convnet (its step
+    costs the same per sample from batch 2 to 32 within 10%, ``benchmarks/heavy_batches.py``,
+    and each batch size is traced anew, seconds of the budget), with half of it for a
+    transformer's proxy (whose per-step cost, the optimizer's pass, scales apart)."""
     affordable = budget / 12
     flops = prepared.stepped_flops_per_sample  # a proxy's, when a transformer is scaled down
     if flops * config.batch_size / rate <= affordable and not prepared.proxy:
@@ -359,6 +385,8 @@ def _heavy_batches(
     largest = 1
     while largest * 2 < config.batch_size and flops * largest * 2 / rate <= affordable:
         largest *= 2
+    if not prepared.proxy:
+        return [largest]
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
 

@@ -3,7 +3,12 @@
 One step of an ImageNet CNN at its batch size can take longer than the whole budget on a few CPU
 cores. Step time is close to linear in the batch size once a batch fills the cores
 (``t(b) = a + c b``: ``a`` the per-step cost, ``c`` the cost per sample), so two measured batch
-sizes give the line and the line gives the real batch. The result is marked ``extrapolated``
+sizes give the line and the line gives the real batch. Two nearby batches pin the slope poorly
+on a noisy machine (a 10% error in one step time moved the slope 30% and ResNet-50's predicted
+step at batch 64 by 1.5x), while real steps of Keras's ResNet-50 here cost the same per sample
+from batch 2 to 32 within 10% (``benchmarks/heavy_batches.py``). So the line is kept only when
+it is plausible: a per-step cost of at most half the larger batch's step, none below zero;
+otherwise the larger batch's time per sample is scaled to the real batch. The result is marked ``extrapolated``
 and its interval widens with the distance of the extrapolation. A transformer too large to step
 at all here (GPT-2 large: 5 TFLOPs a sample) is stepped as a proxy of the same width with fewer
 layers and a shorter sequence (``probes.transformers.probe_shape``), and the time per sample is
@@ -46,6 +51,24 @@ def extrapolated_from(prepared: Prepared, batch_scaling: dict[int, float], batch
     return " ".join(parts)
 
 
+MAX_FIXED_SHARE = 0.5
+"""Largest share of the larger measured batch's step a plausible per-step cost may take."""
+
+
+def step_line(steps: dict[int, float]) -> tuple[float, float]:
+    """(per-step cost, cost per sample) from step seconds at two or more batch sizes: the least
+    squares line where it is plausible (``MAX_FIXED_SHARE``), else no per-step cost and the
+    largest batch's time per sample."""
+    batches = sorted(steps)
+    largest = batches[-1]
+    per_sample = steps[largest] / largest
+    if len(batches) >= 2:
+        a, c = stats.linear_fit(batches, [steps[b] for b in batches])
+        if 0 <= a <= MAX_FIXED_SHARE * steps[largest] and c > 0:
+            return a, c
+    return 0.0, per_sample
+
+
 def extrapolate(
     prepared: Prepared,
     config: WorkloadConfig,
@@ -67,10 +90,7 @@ def extrapolate(
         measured[batch] = steady
         if index == 0:
             startup = sum(timer.stamps.durations()[:start]) - start * steady.mean
-    xs = list(measured)
-    a, c = stats.linear_fit(xs, [s.mean for s in measured.values()])
-    if c <= 0:  # noise swamped the batch effect: scale the larger batch's time per sample
-        a, c = 0.0, measured[xs[-1]].mean / xs[-1]
+    a, c = step_line({batch: s.mean for batch, s in measured.items()})
     # a proxy's fixed cost (the optimizer's pass over the weights) grows with the parameters,
     # its cost per sample with the training FLOPs
     step = a * prepared.parameter_scale + c * prepared.scale * config.batch_size
@@ -78,7 +98,7 @@ def extrapolate(
         (s.relative_half_width for s in measured.values() if math.isfinite(s.half_width)),
         default=0.2,
     )
-    doublings = max(0.0, math.log2(config.batch_size / max(xs)))
+    doublings = max(0.0, math.log2(config.batch_size / max(measured)))
     uncertainty = (
         relative
         + EXTRAPOLATION_PENALTY * doublings

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 from advisor import display
 from advisor.errors import AdvisorError, UsageError
-from probes import weights, zoo
+from probes import llm, llm_job, weights, zoo
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
 
@@ -68,8 +68,21 @@ def spec_for(
         if value is not None and value > ceiling:
             raise UsageError(f"{flag} must be <= {ceiling:,}, got {value}")
     given = {k: v for k, v in sizes.items() if v is not None}
-    if is_model_file(name_or_path):
+    if llm_job.is_probe_name(name_or_path):  # an LLM job's proxy, named by the probe store
+        job = llm_job.job_of_probe(
+            name_or_path, given.get("samples", 1), given.get("epochs", 1),
+            given.get("batch_size", 1),
+        )  # fmt: skip
+        workload = llm_job.workload_of(job)
+        config = WorkloadConfig(workload.id, job.sequences, 0, job.epochs, workload.batch_size)
+        return ProbeSpec(config, workload=workload)
+    if is_model_file(name_or_path) and llm.find(name_or_path) is None:
         return _file_spec(Path(name_or_path), given)
+    if llm.find(name_or_path) is not None:
+        raise UsageError(
+            f"{name_or_path} is an LLM: 'advisor recommend --model {name_or_path} --tokens 20M' "
+            "plans a fine-tuning job and probes its proxy"
+        )
     workload = zoo.get(name_or_path)
     config = WorkloadConfig(
         workload.id, workload.samples, workload.validation_samples, workload.epochs,

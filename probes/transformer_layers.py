@@ -1,4 +1,4 @@
-"""BERT, GPT-2 and ViT from plain Keras 3 layers, built from their published configurations.
+"""BERT, GPT-2, ViT and Llama-style LLMs from plain Keras 3 layers, from their configurations.
 
 Plain ``keras.layers`` (Embedding, MultiHeadAttention with a causal mask, LayerNormalization,
 Dense with GELU, Dropout) plus two small layers of our own for what Keras lacks (learned
@@ -7,6 +7,12 @@ dependency to install (keras-hub pulls in tensorflow-text and its own pins), not
 downloads weights or tokenizers, and only ``keras.ops`` inside, so the builders run on any Keras
 backend (TensorFlow, JAX, PyTorch). The shapes and their parameter counts are in
 ``probes.transformers``; tests check the two agree. Keras is imported inside the functions only.
+
+A causal LM (Llama, Qwen, Mistral, Gemma) is built from ``GroupQueryAttention`` (Keras 3's
+grouped-query attention, causal), ``RMSNormalization`` and a gated feed-forward of three
+``Dense`` layers; its rotary positions are left out (elementwise work a probe's proxy can skip
+without changing what is extrapolated from it), and LoRA adapters are Keras's own
+(``enable_lora`` on the targeted projections, every other weight frozen).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from probes import quiet
-from probes.transformers import DECODER, ENCODER, VISION, Shape
+from probes.transformers import CAUSAL_LM, DECODER, ENCODER, VISION, Shape
 
 DROPOUT = 0.1
 """Dropout of BERT, GPT-2 and ViT-B (DeiT trains with stochastic depth instead; same cost)."""
@@ -26,6 +32,8 @@ def build_transformer(shape: Shape, name: str) -> Any:
     import keras
 
     layers_ = _layer_classes(keras)
+    if shape.kind == CAUSAL_LM:
+        return _causal_lm(keras, layers_, shape, name)
     if shape.kind == VISION:
         inputs = keras.Input((shape.image, shape.image, 3))
         x = keras.layers.Conv2D(shape.hidden, shape.patch, strides=shape.patch)(inputs)
@@ -87,6 +95,94 @@ def _pre_norm_block(keras: Any, x: Any, shape: Shape, causal: bool) -> Any:
     return keras.layers.Add()([x, y])
 
 
+LLM_INITIALIZER = "zeros"
+"""How a causal LM's weights start: a probe times its steps and never learns with them, and
+filling a billion weights with random numbers takes a 2-vCPU machine ten seconds (one Llama
+3.1 70B layer); a product of zeros costs the CPU what any other does."""
+
+
+def _causal_lm(keras: Any, layers_: dict[str, Any], shape: Shape, name: str) -> Any:
+    """A Llama-style decoder: token embedding, pre-norm blocks of grouped-query attention and a
+    gated (or plain) feed-forward, a final RMSNorm, logits tied to the embedding or not."""
+    inputs = keras.Input((shape.sequence,), dtype="int32")
+    embed = layers_["TokenEmbedding"](
+        shape.vocabulary, 0, shape.hidden, segments=False, initializer=LLM_INITIALIZER
+    )
+    x = embed(inputs)
+    head_dim = shape.query_width // shape.heads
+    for index in range(shape.layers):
+        y = keras.layers.RMSNormalization(epsilon=1e-5, name=f"attention_norm_{index}")(x)
+        attention = keras.layers.GroupQueryAttention(
+            head_dim, shape.heads, shape.kv_heads or shape.heads, use_bias=False,
+            kernel_initializer=LLM_INITIALIZER, name=f"attention_{index}",
+        )  # fmt: skip
+        y = attention(y, y, use_causal_mask=True)
+        if shape.norms > 2:  # Gemma 2: norms after the attention and the feed-forward too
+            y = keras.layers.RMSNormalization(epsilon=1e-5)(y)
+        x = keras.layers.Add()([x, y])
+        y = keras.layers.RMSNormalization(epsilon=1e-5, name=f"feed_norm_{index}")(x)
+        y = _gated(keras, y, shape, index)
+        if shape.norms > 2:
+            y = keras.layers.RMSNormalization(epsilon=1e-5)(y)
+        x = keras.layers.Add()([x, y])
+    x = keras.layers.RMSNormalization(epsilon=1e-5, name="final_norm")(x)
+    if shape.tied:
+        outputs = embed(x, reverse=True)
+    else:
+        outputs = keras.layers.Dense(
+            shape.vocabulary, use_bias=False, kernel_initializer=LLM_INITIALIZER, name="head"
+        )(x)
+    return keras.Model(inputs, outputs, name=name)
+
+
+def _gated(keras: Any, x: Any, shape: Shape, index: int) -> Any:
+    """SwiGLU (gate, up, down) or a plain feed-forward (up, down), no biases."""
+    init = LLM_INITIALIZER
+    up = keras.layers.Dense(shape.ffn, use_bias=False, kernel_initializer=init, name=f"up_{index}")(
+        x
+    )
+    if shape.gated:
+        gate = keras.layers.Dense(
+            shape.ffn, activation="silu", use_bias=False, kernel_initializer=init,
+            name=f"gate_{index}",
+        )(x)  # fmt: skip
+        up = keras.layers.Multiply()([gate, up])
+    else:
+        up = keras.layers.Activation("gelu")(up)
+    down = keras.layers.Dense(
+        shape.hidden, use_bias=False, kernel_initializer=init, name=f"down_{index}"
+    )
+    return down(up)
+
+
+def add_adapters(model: Any, rank: int, targets: tuple[str, ...]) -> None:
+    """LoRA of ``rank`` on the ``targets`` projections (``q``, ``k``, ``v``, ``o``, ``gate``,
+    ``up``, ``down``) of a causal LM built here, every other weight frozen."""
+    import keras
+
+    projections = {
+        "q": "_query_dense",
+        "k": "_key_dense",
+        "v": "_value_dense",
+        "o": "_output_dense",
+    }
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.GroupQueryAttention):
+            for target, attribute in projections.items():
+                _adapt(getattr(layer, attribute), rank, target in targets)
+        elif isinstance(layer, keras.layers.Dense):
+            _adapt(layer, rank, layer.name.split("_")[0] in targets)
+        elif layer.weights:
+            layer.trainable = False  # the token embedding and the norms
+
+
+def _adapt(layer: Any, rank: int, targeted: bool) -> None:
+    if targeted:
+        layer.enable_lora(rank)  # freezes the kernel, trains the two rank-r factors
+    else:
+        layer.trainable = False
+
+
 _CLASSES: dict[str, Any] = {}
 
 
@@ -101,17 +197,21 @@ def _layer_classes(keras: Any) -> dict[str, Any]:
         hidden states back onto the vocabulary with the same table (GPT-2's tied head)."""
 
         def __init__(
-            self, vocabulary: int, positions: int, hidden: int, segments: bool, **kwargs: Any
-        ) -> None:
+            self, vocabulary: int, positions: int, hidden: int, segments: bool,
+            initializer: Any = None, **kwargs: Any,
+        ) -> None:  # fmt: skip
             super().__init__(**kwargs)
             self.vocabulary, self.positions, self.hidden = vocabulary, positions, hidden
             self.segments = segments
+            self.initializer = initializer or keras.initializers.TruncatedNormal(stddev=0.02)
 
         def build(self, input_shape: Any) -> None:
-            init = keras.initializers.TruncatedNormal(stddev=0.02)
+            init = self.initializer
             self.tokens = self.add_weight((self.vocabulary, self.hidden), init, name="tokens")
-            self.position_table = self.add_weight(
-                (self.positions, self.hidden), init, name="positions"
+            self.position_table = (
+                self.add_weight((self.positions, self.hidden), init, name="positions")
+                if self.positions
+                else None
             )
             self.segment_table = (
                 self.add_weight((2, self.hidden), init, name="segments") if self.segments else None
@@ -121,7 +221,9 @@ def _layer_classes(keras: Any) -> dict[str, Any]:
             if reverse:
                 return ops.matmul(inputs, ops.transpose(self.tokens))
             length = ops.shape(inputs)[-1]
-            x = ops.take(self.tokens, inputs, axis=0) + self.position_table[:length]
+            x = ops.take(self.tokens, inputs, axis=0)
+            if self.position_table is not None:  # a causal LM's positions are rotary
+                x = x + self.position_table[:length]
             return x + self.segment_table[0] if self.segment_table is not None else x
 
     class ClassTokenAndPositions(keras.layers.Layer):

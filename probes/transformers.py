@@ -19,11 +19,19 @@ Counts (the published ones they reproduce are in tests/probes/test_transformers.
   Recomputation in Large Transformer Models", section 4.1): ``s h (34 + 5 a s / h)`` bytes per
   layer and sample in 16-bit training (the ``5 a s^2`` term is attention: sequence squared x
   heads), twice that in fp32.
+
+A ``CAUSAL_LM`` is today's open LLM (Llama, Qwen, Mistral, Gemma; MPT for llm-foundry's rows):
+grouped-query attention (``kv_heads`` key and value heads of ``head_dim``, q/k/v biases in
+Qwen), a gated feed-forward of ``intermediate`` units (SwiGLU / GeGLU: three matrices) or a plain
+one (two), RMSNorm (weights only, ``norms`` per layer), rotary positions (no table) and an output
+projection of its own or tied to the token embedding. Its counts reproduce the published totals
+(``data/llm-architectures.csv``, tests/probes/test_llm.py); what a fine-tuning method does with
+them (frozen weights, adapters, recomputation) is ``probes.llm``'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ENCODER = "encoder"
 """BERT: bidirectional self-attention, post-LayerNorm, token + position + segment embeddings."""
@@ -31,6 +39,8 @@ DECODER = "decoder"
 """GPT-2: causal self-attention, pre-LayerNorm, output projection tied to the token embedding."""
 VISION = "vision"
 """ViT: 16x16 patches projected to tokens, a class token, pre-LayerNorm, a linear head."""
+CAUSAL_LM = "causal-lm"
+"""Llama-style decoder: grouped-query attention, gated feed-forward, RMSNorm, rotary positions."""
 
 
 @dataclass(frozen=True)
@@ -54,14 +64,50 @@ class Shape:
     """A sequence classifier (BERT's pooled first token -> head) instead of a per-token head."""
     image: int = 0
     patch: int = 0
+    kv_heads: int = 0
+    """Key and value heads of grouped-query attention (0: as many as ``heads``)."""
+    head_dim: int = 0
+    """Width of one attention head (0: ``hidden / heads``; Gemma 2's 256 is wider)."""
+    intermediate: int = 0
+    """Feed-forward width (0: 4 x hidden, as in BERT, GPT-2, ViT and MPT)."""
+    gated: bool = False
+    """A gated feed-forward (SwiGLU, GeGLU): gate, up and down matrices instead of two."""
+    tied: bool = True
+    """A causal LM's output projection is the token embedding (False: a matrix of its own)."""
+    qkv_bias: bool = False
+    """Biases on the query, key and value projections (Qwen); no other layer has one."""
+    norms: int = 2
+    """RMSNorms per layer of a causal LM (Gemma 2 has four)."""
 
     @property
     def ffn(self) -> int:
-        """Feed-forward width: 4 x hidden in all of BERT, GPT-2 and ViT."""
-        return 4 * self.hidden
+        """Feed-forward width: 4 x hidden in BERT, GPT-2 and ViT."""
+        return self.intermediate or 4 * self.hidden
+
+    @property
+    def query_width(self) -> int:
+        """Units of all the query heads together (the attention's width)."""
+        return self.heads * (self.head_dim or self.hidden // self.heads)
+
+    @property
+    def kv_width(self) -> int:
+        """Units of the key (or the value) heads together."""
+        return (self.kv_heads or self.heads) * (self.head_dim or self.hidden // self.heads)
+
+    def projections(self) -> tuple[tuple[str, int, int], ...]:
+        """A causal LM layer's matrices as (name, inputs, outputs): what an adapter can target."""
+        h, q, kv, f = self.hidden, self.query_width, self.kv_width, self.ffn
+        attention = (("q", h, q), ("k", h, kv), ("v", h, kv), ("o", q, h))
+        feed = (("gate", h, f), ("up", h, f), ("down", f, h)) if self.gated else (
+            ("up", h, f), ("down", f, h))  # fmt: skip
+        return attention + feed
 
     def layer_parameters(self) -> int:
         h, f = self.hidden, self.ffn
+        if self.kind == CAUSAL_LM:
+            weights = sum(inputs * outputs for _, inputs, outputs in self.projections())
+            biases = self.query_width + 2 * self.kv_width if self.qkv_bias else 0
+            return weights + biases + self.norms * h
         return 4 * (h * h + h) + (2 * h * f + f + h) + 4 * h
 
     def embedding_parameters(self) -> int:
@@ -69,11 +115,15 @@ class Shape:
         h = self.hidden
         if self.kind == VISION:
             return (3 * self.patch * self.patch * h + h) + h + self.sequence * h
+        if self.kind == CAUSAL_LM:
+            return self.vocabulary * h + h  # + the final norm; positions are rotary
         segments = 2 * h if self.kind == ENCODER else 0
         return self.vocabulary * h + self.positions * h + segments + 2 * h  # + LayerNorm
 
     def head_parameters(self) -> int:
         h = self.hidden
+        if self.kind == CAUSAL_LM:
+            return 0 if self.tied else self.vocabulary * h
         if self.kind == DECODER:
             return 0  # tied to the token embedding; its final LayerNorm is counted with it
         pooler = h * h + h if self.pooled else 0
@@ -88,8 +138,8 @@ class Shape:
     def flop_parameters(self) -> int:
         """N of the FLOP count: weights that multiply every token's activations."""
         n = self.layers * self.layer_parameters()
-        if self.kind == DECODER:
-            n += self.vocabulary * self.hidden  # the tied logits projection
+        if self.kind in (DECODER, CAUSAL_LM):
+            n += self.vocabulary * self.hidden  # the logits projection, tied or not
         if self.kind == VISION:
             n += 3 * self.patch * self.patch * self.hidden
         if self.kind == ENCODER and not self.pooled:
@@ -98,7 +148,7 @@ class Shape:
 
     def train_flops_per_sample(self) -> float:
         t = self.sequence
-        return 6.0 * self.flop_parameters() * t + 6.0 * self.layers * t * t * self.hidden
+        return 6.0 * self.flop_parameters() * t + 6.0 * self.layers * t * t * self.query_width
 
     def activation_bytes_16bit(self) -> float:
         """Activations one sample keeps for the backward pass, 16-bit training (Korthikanti)."""
@@ -117,16 +167,19 @@ class Shape:
                 VISION, layers, self.hidden, self.heads, side * side + 1,
                 head_units=self.head_units, image=side * self.patch, patch=self.patch,
             )  # fmt: skip
-        return Shape(
-            self.kind, layers, self.hidden, self.heads, sequence,
-            min(self.vocabulary, PROXY_VOCABULARY), max(self.positions, sequence),
-            self.head_units, self.pooled,
+        return replace(
+            self, layers=layers, sequence=sequence,
+            vocabulary=min(self.vocabulary, PROXY_VOCABULARY),
+            positions=max(self.positions, sequence) if self.positions else 0,
         )  # fmt: skip
 
 
 PROXY_LAYERS = 2
 """Layers of a probe's proxy: two, so that a layer hands its output to another."""
 PROXY_MIN_SEQUENCE = 64
+LLM_MIN_SEQUENCE = 16
+"""Shortest sequence of a causal LM's one-layer proxy: a Llama 3.1 70B layer (855M weights)
+at 64 tokens takes seconds a sample on two vCPUs."""
 PROXY_VOCABULARY = 8192
 """Vocabulary of a proxy: the logits' matmul is counted in the FLOP ratio, the table's optimizer
 pass in the parameter ratio, so a smaller table changes what is scaled, not what is predicted."""
@@ -136,7 +189,9 @@ def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
     """What a probe steps for ``full``: itself when two samples cost at most ``flop_budget``
     training FLOPs (or no budget is given), else ``PROXY_LAYERS`` layers of the same width,
     heads and vocabulary, at the longest sequence (halved from the real one, at least
-    ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget."""
+    ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget; a causal
+    LM's layer alone when two of them at that sequence would not, down to ``LLM_MIN_SEQUENCE``
+    tokens."""
     if flop_budget is None or 2 * full.train_flops_per_sample() <= flop_budget:
         return full
     layers = min(full.layers, PROXY_LAYERS)
@@ -149,6 +204,11 @@ def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
     ):
         sequence //= 2
         shape = full.proxy(layers, sequence)
+    if full.kind == CAUSAL_LM and 2 * shape.train_flops_per_sample() > flop_budget:
+        shape = full.proxy(1, sequence)  # an LLM's layer at its real width, alone if need be
+        while 2 * shape.train_flops_per_sample() > flop_budget and sequence > LLM_MIN_SEQUENCE:
+            sequence //= 2
+            shape = full.proxy(1, sequence)
     return shape
 
 

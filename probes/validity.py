@@ -97,11 +97,20 @@ def _problem(result: ProbeResult) -> str | None:
             return f"op_split[{name}] must be in [0, 1], got {share!r}"
     if not _finite(result.dispatch_seconds) or not 0 <= result.dispatch_seconds <= MAX_STEP_SECONDS:
         return f"dispatch_seconds must be in [0, {MAX_STEP_SECONDS:g}], got {result.dispatch_seconds!r}"
-    if not all(_finite(t) and 0 <= t <= MAX_STEP_SECONDS for t in result.reference_seconds):
-        return f"reference_seconds must be two times in seconds, got {result.reference_seconds!r}"
+    readings = result.reference_seconds
+    if not 2 <= len(readings) <= MAX_REFERENCE_READINGS or not all(
+        _finite(t) and 0 <= t <= MAX_STEP_SECONDS for t in readings
+    ):
+        return f"reference_seconds must be 2 to {MAX_REFERENCE_READINGS} times in seconds, got {readings!r}"
+    if not _finite(result.contention) or not 0 <= result.contention <= 1:
+        return f"contention must be in [0, 1], got {result.contention!r}"
     if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:
         return f"device_kernels must be a whole number in [0, 10,000,000], got {result.device_kernels!r}"
     return None if result.architecture is None else _architecture_problem(result.architecture)
+
+
+MAX_REFERENCE_READINGS = 16
+"""Reference kernel readings a probe may carry (a probe takes three)."""
 
 
 def _architecture_problem(counted: Architecture) -> str | None:
@@ -109,6 +118,8 @@ def _architecture_problem(counted: Architecture) -> str | None:
     for name, value, high in (
         ("train_flops_per_sample", counted.train_flops_per_sample, MAX_FLOPS_PER_SAMPLE),
         ("winograd_share", counted.winograd_share, 1.000001),
+        ("conv_share", counted.conv_share, 1.000001),
+        ("conv_channels", counted.conv_channels, 1e7),
         ("activation_elements", counted.activation_elements, MAX_BYTES),
     ):
         if not _finite(value) or not 0 <= value <= high:

@@ -53,6 +53,9 @@ class Workload:
     """True where the reference figures used synthetic data (no input pipeline was timed)."""
     transformer: Shape | None = None
     """The published configuration of a transformer (``family == "transformer"``), else None."""
+    adapters: tuple[int, tuple[str, ...]] | None = None
+    """An LLM fine-tuned with LoRA (``probes.llm_job``): the rank and the projections that get
+    adapters, every other weight frozen; None: every weight trains."""
 
 
 def _transformer(

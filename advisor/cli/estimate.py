@@ -113,13 +113,17 @@ def _price_accelerators() -> list[str]:
 )
 @output_format
 def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None:
-    """Check cross-device predictions against measured results.
+    """Check predictions against measured results, in absolute terms and pair by pair.
 
-    Within each source and workload, every row S is taken as the measurement and every other
-    row T is predicted from it. Rows of workloads outside the zoo are skipped and counted.
+    Each row's own figure is predicted from its device, batch, precision and software alone
+    (absolute: what a plan is paid by). Then within each source and workload, every row S is
+    taken as the measurement and every other row T is predicted from it, as a probe on S would
+    (a ratio to a device of S's kind, the absolute figure for another kind). Rows of workloads
+    outside the zoo are skipped and counted.
     A bad row is skipped and listed with its file:line (--strict: stop at it); an empty
     batch_size takes the workload's batch size from the zoo and is counted as assumed.
     """
+    from advisor.estimate import absolute
     from advisor.estimate import validate as engine
     from advisor.estimate.calibrate import leave_one_source_out
     from advisor.estimate.parameters import shipped_calibration
@@ -129,10 +133,15 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
     path = reference or shipped("benchmarks.csv")
     rows, problems = read_reference_checked(path, strict=strict)
     counted: dict[str, int] = {}
-    pairs, skipped = engine.evaluate(rows, shipped_calibration(), stats=counted)
+    calibration = shipped_calibration()
+    pairs, skipped = engine.evaluate(rows, calibration, stats=counted)
+    runs, _ = engine.runs_of(rows, calibration)
+    rows_predicted = absolute.absolute_results(runs, calibration)
     if loso:
-        pairs, _ = leave_one_source_out(rows)
+        rows_predicted, pairs, _ = leave_one_source_out(rows, calibration)
     result = engine.report(pairs, skipped)
+    result["absolute"] = absolute.summarise_rows(rows_predicted)
+    result["absolute_by_source"] = absolute.by(rows_predicted, "source")
     result["reference"] = str(reference or "shipped benchmarks.csv")
     result["leave_one_source_out"] = loso
     result["pairs_possible"] = counted.get("pairs_possible", len(pairs))
@@ -147,6 +156,14 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
 
 
 def _print_report(result: dict[str, Any]) -> None:
+    absolute = [{"source": n, **s} for n, s in result["absolute_by_source"].items()]
+    absolute.append({"source": "all", **result["absolute"]})
+    emit(
+        absolute,
+        "table",
+        columns=["source", *_ABSOLUTE_KEYS],
+        title="Absolute error by source (each row's own figure; factors either way)",
+    )
     sources = [{"source": name, **summary} for name, summary in result["by_source"].items()]
     sources.append({"source": "all", **{key: result[key] for key in _SUMMARY_KEYS}})
     emit(sources, "table", columns=["source", *_SUMMARY_KEYS], title="Prediction error by source")
@@ -180,6 +197,12 @@ def _print_report(result: dict[str, Any]) -> None:
     click.echo(f"skipped rows: {len(result['skipped_rows'])} unreadable")
     for row in result["skipped_rows"]:
         click.echo(f"  skipped {display.plain(row['line'])}: {display.plain(row['reason'])}")
+
+
+_ABSOLUTE_KEYS = [
+    "n_rows", "median_factor", "p90_factor", "worst_factor", "median_signed_pct", "too_fast",
+    "interval_coverage",
+]  # fmt: skip
 
 
 def read_report(path: Path, rows: Sequence[Row], problems: Sequence[Problem]) -> dict[str, Any]:

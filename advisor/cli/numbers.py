@@ -77,3 +77,22 @@ class BoundedInt(click.ParamType):
 
     def __repr__(self) -> str:
         return f"BoundedInt({self.low}, {self.high})"
+
+
+class Count(BoundedInt):
+    """A count as people write it, ``20M``, ``1.5B``, ``500k`` or digits, in ``[low, high]``."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from probes.llm_job import count_value
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            return super().convert(value, param, ctx)
+        text = str(value).strip()
+        if len(text) > 30:
+            self.fail(f"{text[:30]}... is too long to be a count", param, ctx)
+        number = count_value(text)
+        if number is None:
+            self.fail(f"{value!r} is not a count like 20M, 500k or 20000", param, ctx)
+        return super().convert(number, param, ctx)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def probe(
     from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
     from advisor.store import check_can_store, connect
-    from probes import device, exchange, history
+    from probes import device, exchange, history, reference
     from probes.spec import spec_for
 
     if export:  # refused before the probe runs, not after its seconds are spent
@@ -88,6 +89,9 @@ def probe(
         write_atomic(export, exchange.csv_text([result]), overwrite=force)
     spread = history.run_log_sigma(db, result.device.key)
     payload = summary(result, cached=cached, run_log_sigma=spread[0] if spread else None)
+    busy = reference.busy_note(result.contention, result.machine_drift)
+    if busy:
+        warnings.warn(busy, stacklevel=1)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
     else:
@@ -121,9 +125,11 @@ def summary(
     of the real run, which also holds how much this machine's answers move between runs (its
     probe history) and the speed change the probe saw while it ran; ``interval_80_half_width``
     is its half-width relative to ``fit_seconds``."""
+    from advisor.estimate.measured import cpu_rate
     from advisor.estimate.predict import local_log_sigma
 
     c, d = result.config, result.device
+    rate = cpu_rate(result)
     z80 = 1.2815516 * local_log_sigma(result, run_log_sigma)
     fit = result.fit_seconds
     return {
@@ -141,6 +147,9 @@ def summary(
         "predicted_seconds": round(result.predicted_seconds, 3),
         "predicted_interval": [round(v, 3) for v in result.predicted_interval],
         "machine_drift": round(result.machine_drift, 4),
+        "contention": round(result.contention, 4),
+        "achieved_gflops": round(rate[0] / 1e9, 1) if rate else None,
+        "share_of_cpu_peak": round(rate[0] / rate[1], 3) if rate else None,
         "startup_seconds": round(result.startup_seconds, 3),
         "teardown_seconds": round(result.teardown_seconds, 3),
         "build_seconds": round(result.build_seconds, 3),
@@ -168,8 +177,12 @@ def summary(
 @click.command(context_settings=_HELP)
 @output_format
 def models(fmt: str) -> None:
-    """List the workload zoo with parameters, FLOPs per sample and default sizes."""
-    from probes import zoo
+    """List the workload zoo and the LLMs to fine-tune, with their sizes and methods.
+
+    An LLM is recommended for a fine-tuning job: advisor recommend --model llama3-8b
+    --method qlora --tokens 20M --deadline 6h.
+    """
+    from probes import llm, zoo
 
     rows = [
         {
@@ -187,7 +200,26 @@ def models(fmt: str) -> None:
         }
         for w in zoo.WORKLOADS
     ]
-    emit(rows, fmt, title="Workload zoo")
+    llms = [
+        {
+            "id": m.id,
+            "aliases": ", ".join(m.aliases),
+            "title": m.title,
+            "parameters": m.shape.parameters(),
+            "family": "llm",
+            "methods": ", ".join(llm.METHODS),
+            "layers": m.shape.layers,
+            "hidden": m.shape.hidden,
+            "context": m.context,
+        }
+        for m in llm.models().values()
+    ]
+    if fmt == "table":
+        emit(rows, fmt, title="Workload zoo")
+        emit(llms, fmt, title="LLMs to fine-tune (--method, --tokens or --examples, --seq-len)")
+        return
+    columns = [*rows[0], *(key for key in llms[0] if key not in rows[0])]
+    emit([*rows, *llms], fmt, columns=columns)
 
 
 @click.command("import", context_settings=_HELP)

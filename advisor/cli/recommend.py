@@ -9,7 +9,7 @@ import click
 from advisor import display
 from advisor.cli import output
 from advisor.cli.backend import backend_option
-from advisor.cli.numbers import BoundedInt, FiniteFloat
+from advisor.cli.numbers import BoundedInt, Count, FiniteFloat
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.estimate.machine import PRECISIONS
@@ -17,6 +17,8 @@ from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import OBJECTIVES, Constraints
 from pricing.offers import Filters
 from probes.limits import MAX_BATCH, MAX_EPOCHS
+from probes.llm import METHODS, TARGETS
+from probes.llm_job import MAX_RANK, MAX_SEQUENCES, MAX_TOKENS, Options
 
 MAX_USD = 1e9
 """Largest budget accepted, in USD."""
@@ -30,11 +32,43 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.command(context_settings=_HELP)
 @backend_option
 @click.option(
-    "--model", "-m", required=True, help="Zoo id, alias (lstm, mlp, cnn, ...) or a .keras file."
+    "--model",
+    "-m",
+    required=True,
+    help="Zoo id, alias (lstm, mlp, cnn, ...), an LLM (llama3-8b, qwen2.5-7b, ...) or a .keras file.",
 )
-@click.option("--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's).")
+@click.option("--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's; 1).")
 @click.option(
-    "--batch-size", type=BoundedInt(1, MAX_BATCH), help="Batch size (default: the zoo's)."
+    "--batch-size",
+    type=BoundedInt(1, MAX_BATCH),
+    help="Batch size (default: the zoo's); for an LLM the sequences a GPU computes at once "
+    "(default: the most up to 8 that fit).",
+)
+@click.option("--method", type=click.Choice(METHODS), help="LLM: how to fine-tune (default lora).")
+@click.option(
+    "--tokens", type=Count(1, MAX_TOKENS), help="LLM: tokens the dataset holds (20M, 1.5B)."
+)
+@click.option(
+    "--examples", type=Count(1, MAX_SEQUENCES), help="LLM: examples (each padded to --seq-len)."
+)
+@click.option(
+    "--seq-len", type=BoundedInt(1, 1 << 21), help="LLM: tokens a sequence (default 2048)."
+)
+@click.option("--lora-rank", type=BoundedInt(1, MAX_RANK), help="LLM: LoRA rank (default 16).")
+@click.option(
+    "--lora-targets",
+    type=click.Choice(tuple(TARGETS)),
+    help="LLM: which projections get adapters (default all).",
+)
+@click.option(
+    "--packing/--no-packing",
+    default=None,
+    help="LLM: pack examples into full sequences (default with --tokens) or pad each.",
+)
+@click.option(
+    "--checkpointing/--no-checkpointing",
+    default=None,
+    help="LLM: activation checkpointing (default on).",
 )
 @click.option("--samples", type=BoundedInt(1), help="Training samples per epoch.")
 @click.option("--validation-samples", type=BoundedInt(0), help="Validation samples.")
@@ -60,11 +94,11 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option(
     "--precision",
     type=click.Choice(PRECISIONS),
-    default="fp32",
-    show_default=True,
-    help="Training precision: fp32 (TensorFlow's default, TF32 on Ampere+), tf32, fp16 or "
-    "bf16 mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs); "
-    "each device is rated at its datasheet peak for it.",
+    help="Training precision (default fp32; bf16 for an LLM): fp32 (your framework's default: "
+    "TF32 on Ampere+ under TensorFlow 2, JAX and NVIDIA's containers, and for PyTorch's "
+    "convolutions but not its matmuls), fp32-strict (no TF32 anywhere), tf32, fp16 or bf16 "
+    "mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs), fp8 (FP8 "
+    "products on Hopper, Ada, Blackwell); each device is rated at its datasheet peak for it.",
 )
 @click.option(
     "--confidence",
@@ -91,6 +125,14 @@ def recommend(
     model: str,
     epochs: int | None,
     batch_size: int | None,
+    method: str | None,
+    tokens: int | None,
+    examples: int | None,
+    seq_len: int | None,
+    lora_rank: int | None,
+    lora_targets: str | None,
+    packing: bool | None,
+    checkpointing: bool | None,
     samples: int | None,
     validation_samples: int | None,
     deadline: str | None,
@@ -102,7 +144,7 @@ def recommend(
     accelerator: str | None,
     max_accelerators: int | None,
     cpu_only: bool,
-    precision: str,
+    precision: str | None,
     confidence: float,
     top: int,
     explain: bool,
@@ -124,6 +166,9 @@ def recommend(
       advisor recommend --model lstm --deadline 8h
       advisor recommend --model resnet50 --budget 200 --objective fastest --json
       advisor recommend --model cnn --deadline 2h --spot --explain --emit skypilot task.yaml
+      advisor recommend --model llama3-8b --method qlora --tokens 20M --deadline 6h
+      advisor recommend --model llama3.1-70b --method full --examples 50k --seq-len 4096 \
+          --budget 500 --objective fastest --emit skypilot task.yaml
     """
     if emit is not None and emit[0] != "skypilot":
         raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
@@ -148,6 +193,10 @@ def recommend(
     )
     from advisor import service
 
+    finetune = Options(
+        method=method, tokens=tokens, examples=examples, sequence=seq_len, rank=lora_rank,
+        targets=lora_targets, packed=packing, checkpointing=checkpointing,
+    )  # fmt: skip
     request = service.Request(
         model=model,
         epochs=epochs,
@@ -157,6 +206,7 @@ def recommend(
         precision=precision,
         filters=filters,
         constraints=constraints,
+        finetune=finetune,
     )
     from advisor.cli.progress import run_with_progress
 
@@ -191,7 +241,7 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
     from advisor.cli.recommendation_table import render_explanation, render_recommendation
 
     console = output.console()
-    for part in render_recommendation(rec, pareto=pareto):
+    for part in render_recommendation(rec, pareto=pareto, width=console.width):
         console.print(part)
     chosen = rec.best or rec.fastest
     if explain and chosen is not None:
@@ -212,6 +262,7 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
         workload=rec.workload,
         overwrite=force,
         plan=chosen.outcome.fallback,
+        environment=chosen.outcome.prediction.environment,
     )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {display.plain(written)}{note}", err=True)

@@ -1,14 +1,19 @@
-"""Fit the model's free parameters on reference measurements: ``python -m advisor.estimate.calibrate``.
+"""Fit the device model on published absolute measurements: ``python -m advisor.estimate.calibrate``.
 
-The loss is the robust (Huber) mean of log errors over every ordered pair within each source,
-plus a weak pull towards the written priors, so a parameter the data cannot see stays at its
-prior instead of drifting. The minimiser is a plain coordinate search in log space (no SciPy):
-17 parameters and a few hundred pairs take seconds.
+Every fitted row is predicted in absolute terms (its device, batch, precision and software; no
+ratio to another row) and the loss is the robust (Huber) mean of the log errors, each source
+weighted by the square root of its rows (a campaign of 50 rows must not drown one of 5), plus a
+weak pull towards the written priors so that a parameter the data cannot see stays at its prior.
+The minimiser is a plain coordinate search in log space (no SciPy); fractions of a peak stay at
+or below 1, so no fitted kernel runs faster than its datasheet allows.
 
-The spread of predictions (``log_sigma``) is measured leave-one-source-out: fit without a source,
-predict its pairs, and size sigma by ``source->target`` kind so that the central 80% interval
-covers 80% of those held-out errors (``spread_by_kind``), widened by the factor under which
-each source's errors, sized by the other sources' spread, are covered 80% (``source_factor``).
+Figures are reported three ways: in-sample, leave-one-source-out (each source predicted by a fit
+on the others) and held out (``data/calibration-holdout-*.csv``, never fitted). The spread of
+predictions (``log_sigma``) is sized on the leave-one-source-out errors so that the central 80%
+interval covers 80% of them: absolute errors for predictions across kinds (``cpu->gpu``: a CPU
+probe, a GPU target), pair errors for predictions within a kind (``cpu->cpu``), each widened by
+the factor under which each source's errors, sized by the other sources' spread, are covered
+80% (``source_factor``).
 """
 
 from __future__ import annotations
@@ -17,35 +22,79 @@ import argparse
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
+from typing import Any
 
-from advisor.estimate.parameters import CALIBRATION_FILE, FREE_PARAMETERS, PRIOR, Calibration
+from advisor.estimate.absolute import RowResult, absolute_results, by, summarise_rows
+from advisor.estimate.parameters import (
+    CALIBRATION_FILE,
+    FREE_PARAMETERS,
+    PRIOR,
+    Calibration,
+    sigma_of,
+)
 from advisor.estimate.parameters import to_json as calibration_json
 from advisor.estimate.published import ReferenceRow, read_reference
+from advisor.estimate.search import coordinate_search
 from advisor.estimate.validate import (
     INTERVAL,
     PairResult,
-    evaluate,
+    pair_results,
     percentile,
-    sigma_of_kind,
+    runs_of,
     summarise,
 )
 from advisor.locations import shipped_data_dir
 
-PRIOR_WEIGHT = 0.02
+FIT_FILES = ("benchmarks.csv", "calibration-lambda-pytorch.csv", "calibration-nvidia-dle.csv")
+"""The published measurements the model is fitted on (``data/``)."""
+HOLDOUT_PATTERN = "calibration-holdout-*.csv"
+"""Published measurements never fitted: reported as held-out figures."""
+PRIOR_WEIGHT = 0.005
 """Loss of moving one parameter a factor 3 from its prior, relative to a mean log error of 1."""
+MIN_FAMILY_ROWS = 8
+"""Rows of one workload family below which it takes its kind's spread, not its own."""
 _HUBER_DELTA = 0.3
-_STEPS = (2.0, 1.4, 1.15, 1.05)
+_FRACTIONS = frozenset(
+    {
+        "cpu_efficiency",
+        "gpu_efficiency",
+        "tensor_efficiency",
+        "gemm_efficiency",
+        "tpu_efficiency",
+        "memory_efficiency",
+        "generic_build_speed",
+        "kernel_overlap",
+        "attention_efficiency",
+        "fp8_gemm_efficiency",
+        "collective_efficiency",
+        "pcie_collective_efficiency",
+        "collective_overlap",
+    }
+)
+
+
+def read_rows(files: Sequence[Path]) -> list[ReferenceRow]:
+    return [row for path in files for row in read_reference(path)]
+
+
+def row_errors(calibration: Calibration, rows: Sequence[ReferenceRow]) -> list[RowResult]:
+    """Every row predicted in absolute terms under ``calibration``."""
+    runs, _ = runs_of(rows, calibration)
+    return absolute_results(runs, calibration)
 
 
 def loss(calibration: Calibration, rows: Sequence[ReferenceRow]) -> float:
-    pairs, _ = evaluate(rows, calibration)
-    if not pairs:
+    by_source: dict[str, list[float]] = defaultdict(list)
+    for result in row_errors(calibration, rows):
+        by_source[result.source].append(_huber(result.log_error))
+    if not by_source:
         return _prior_penalty(calibration)
-    fit = sum(_huber(p.log_error) for p in pairs) / len(pairs)
+    weights = {source: math.sqrt(len(errors)) for source, errors in by_source.items()}
+    fit = sum(weights[s] * sum(e) / len(e) for s, e in by_source.items()) / sum(weights.values())
     return fit + _prior_penalty(calibration)
 
 
@@ -64,113 +113,167 @@ def _prior_penalty(calibration: Calibration) -> float:
 
 def fit(rows: Sequence[ReferenceRow], start: Calibration = PRIOR) -> Calibration:
     """Coordinate search in log space from ``start``; returns the best calibration found."""
-    best, best_loss = start, loss(start, rows)
-    for step in _STEPS:
-        improved = True
-        while improved:
-            improved = False
-            for name in FREE_PARAMETERS:
-                for factor in (step, 1 / step):
-                    value = getattr(best, name) * factor
-                    if name in _FRACTIONS and value > 1.0:
-                        continue
-                    trial = replace(best, **{name: value})
-                    trial_loss = loss(trial, rows)
-                    if trial_loss < best_loss - 1e-9:
-                        best, best_loss, improved = trial, trial_loss, True
+    best = coordinate_search(
+        start,
+        FREE_PARAMETERS,
+        lambda calibration: loss(calibration, rows),
+        lambda name: 1.0 if name in _FRACTIONS else math.inf,
+    )
     moved = tuple(
         name
         for name in FREE_PARAMETERS
         if abs(math.log(getattr(best, name) / getattr(PRIOR, name))) > math.log(1.05)
     )
-    return replace(best, fitted=moved)
+    return replace(best, fitted=moved, measured_devices=measured_devices(rows))
 
 
-_FRACTIONS = frozenset(
-    {
-        "cpu_efficiency",
-        "gpu_efficiency",
-        "tensor_efficiency",
-        "tpu_efficiency",
-        "memory_efficiency",
-        "generic_build_speed",
-    }
-)
+def measured_devices(rows: Sequence[ReferenceRow]) -> tuple[str, ...]:
+    """The accelerators and CPU families the rows ran on."""
+    names = {row.cpu_family if row.is_cpu else row.device for row in rows}
+    return tuple(sorted(name for name in names if name))
+
+
+def lab(source: str) -> str:
+    """The publisher of a source, its first two words (``lambda-dlbench`` for every campaign of
+    Lambda's PyTorch benchmark): what leave-one-source-out leaves out together, so that a
+    campaign is never predicted by its own publisher's other campaigns."""
+    return "-".join(source.split("-")[:2])
 
 
 def leave_one_source_out(
-    rows: Sequence[ReferenceRow],
-) -> tuple[list[PairResult], dict[str, Calibration]]:
-    """Each source's pairs predicted by a fit on the other sources only.
-
-    The spread each source's pairs carry is measured on the other sources' held-out errors, so
-    the interval coverage of these pairs is honest too."""
-    sources = sorted({row.source for row in rows})
-    held_out_pairs: list[PairResult] = []
+    rows: Sequence[ReferenceRow], start: Calibration = PRIOR
+) -> tuple[list[RowResult], list[PairResult], dict[str, Calibration]]:
+    """Each publisher's rows (absolute) and same-kind pairs predicted by a fit on the others'."""
+    results: list[RowResult] = []
+    pairs: list[PairResult] = []
     fits = {}
-    for source in sources:
-        training = [row for row in rows if row.source != source]
-        held_out = [row for row in rows if row.source == source]
-        fits[source] = fit(training)
-        pairs, _ = evaluate(held_out, fits[source])
-        held_out_pairs.extend(pairs)
-    factor = source_factor(held_out_pairs)
-    honest: list[PairResult] = []
-    for source in sources:
-        sigma = spread_by_kind([p for p in held_out_pairs if p.source != source], factor)
-        fits[source] = replace(fits[source], log_sigma=sigma)
-        honest.extend(
-            replace(p, log_sigma=sigma_of_kind(sigma, p.kinds))
-            for p in held_out_pairs
-            if p.source == source
-        )
-    return honest, fits
+    for source in sorted({lab(row.source) for row in rows}):
+        fits[source] = fit([row for row in rows if lab(row.source) != source], start)
+        held_out = [row for row in rows if lab(row.source) == source]
+        results.extend(row_errors(fits[source], held_out))
+        runs, _ = runs_of(held_out, fits[source])
+        pairs.extend(p for p in pair_results(runs, fits[source]) if _same_kind(p.kinds))
+    return results, pairs, fits
 
 
-def _nested_coverage(pairs: Sequence[PairResult], factor: float) -> float:
-    """Interval coverage of each source's pairs under the spread of the other sources' errors."""
-    inside = 0
-    for source in {p.source for p in pairs}:
-        sigma = spread_by_kind([p for p in pairs if p.source != source], factor)
-        inside += sum(
-            replace(p, log_sigma=sigma_of_kind(sigma, p.kinds)).inside_interval
-            for p in pairs
-            if p.source == source
-        )
-    return inside / len(pairs) if pairs else 1.0
-
-
-def source_factor(pairs: Sequence[PairResult]) -> float:
-    """How much wider than the spread of known sources' errors a new source's errors run.
-
-    The smallest factor (steps of 0.05, at least 1) under which each source's held-out pairs,
-    given the spread measured on the other sources, fall inside the 80% interval 80% of the
-    time: sources differ (software, measuring habits) more than pairs within one source do."""
-    target = INTERVAL[1] - INTERVAL[0]
-    factor = 1.0
-    while factor < 3.0 and _nested_coverage(pairs, factor) < target:
-        factor = round(factor + 0.05, 2)
-    return factor
+def _same_kind(kinds: str) -> bool:
+    source, target = kinds.replace("tpu", "gpu").split("->")
+    return source == target
 
 
 _Z = NormalDist().inv_cdf(INTERVAL[1])
 """Half-width of the central interval validation checks, in sigmas (1.28 for 80%)."""
 
 
-def spread_by_kind(pairs: Sequence[PairResult], factor: float = 1.0) -> dict[str, float]:
-    """Log sigma by ``source->target`` kind, and ``all``: the 80th percentile of |log error|
-    over 1.28, so the predicted 80% interval covers 80% of these errors whatever the shape of
-    their tails (the 68th percentile, one sigma of a normal, undercovers heavy tails), times
-    ``factor`` (``source_factor``: the extra spread of a source not seen in the fit)."""
+def spread(
+    results: Sequence[RowResult], pairs: Sequence[PairResult], factor: float
+) -> dict[str, float]:
+    """Log sigma by kind of prediction (and by kind and family where a family has
+    ``MIN_FAMILY_ROWS``): the 80th percentile of |log error| over 1.28, so that the 80%
+    interval covers 80% of these errors whatever the shape of their tails, times ``factor``."""
     groups: dict[str, list[float]] = defaultdict(list)
+    for result in results:
+        other = "cpu" if result.kind == "gpu" else "gpu"
+        for key in (f"{other}->{result.kind}", f"{other}->{result.kind} {result.family}"):
+            groups[key].append(abs(result.log_error))
+        groups["all"].append(abs(result.log_error))
     for pair in pairs:
-        groups[pair.kinds].append(abs(pair.log_error))
-        groups["all"].append(abs(pair.log_error))
+        kinds = pair.kinds.replace("tpu", "gpu")
+        groups[kinds].append(abs(pair.log_error))
+        groups[f"{kinds} {pair.family}"].append(abs(pair.log_error))
     share = 100 * (INTERVAL[1] - INTERVAL[0])
     return {
-        kind: round(factor * percentile(errors, share) / _Z, 4)
-        for kind, errors in sorted(groups.items())
+        key: round(factor * percentile(errors, share) / _Z, 4)
+        for key, errors in sorted(groups.items())
+        if " " not in key or len(errors) >= MIN_FAMILY_ROWS
     }
+
+
+def source_factor(results: Sequence[RowResult], pairs: Sequence[PairResult]) -> float:
+    """How much wider than the spread of known sources' errors a new source's errors run: the
+    smallest factor (steps of 0.05, at least 1) under which each source's held-out rows, given
+    the spread measured on the other sources, fall inside the 80% interval 80% of the time."""
+    target = INTERVAL[1] - INTERVAL[0]
+    factor = 1.0
+    while factor < 3.0 and _nested_coverage(results, pairs, factor) < target:
+        factor = round(factor + 0.05, 2)
+    return factor
+
+
+def _nested_coverage(
+    results: Sequence[RowResult], pairs: Sequence[PairResult], factor: float
+) -> float:
+    inside = total = 0
+    for source in {lab(r.source) for r in results}:
+        sigma = spread(
+            [r for r in results if lab(r.source) != source],
+            [p for p in pairs if lab(p.source) != source],
+            factor,
+        )
+        held = Calibration(log_sigma=sigma)
+        for result in results:
+            if lab(result.source) == source:
+                inside += _with_sigma(result, held).inside_interval
+                total += 1
+    return inside / total if total else 1.0
+
+
+def _with_sigma(result: RowResult, calibration: Calibration) -> RowResult:
+    other = "cpu" if result.kind == "gpu" else "gpu"
+    sigma = sigma_of(calibration.log_sigma, f"{other}->{result.kind}", result.family)
+    return replace(result, log_sigma=sigma)
+
+
+def report(
+    calibration: Calibration,
+    rows: Sequence[ReferenceRow],
+    held_out: Sequence[ReferenceRow],
+    loso: Sequence[RowResult],
+) -> dict[str, Any]:
+    """The figures ``calibration.json`` keeps beside the parameters."""
+    in_sample = row_errors(calibration, rows)
+    held = row_errors(calibration, held_out)
+    return {
+        "in_sample": summarise_rows(in_sample),
+        "leave_one_source_out": summarise_rows(loso),
+        "leave_one_source_out_by_source": by(loso, "source"),
+        "held_out": summarise_rows(held),
+        "held_out_by_source": by(held, "source"),
+        "pairs_in_sample": summarise(
+            [p for p in pair_results(runs_of(rows, calibration)[0], calibration)]
+        ),
+    }
+
+
+def calibrate(
+    files: Sequence[Path], holdouts: Sequence[Path], progress: Callable[[str], None] = print
+) -> tuple[Calibration, dict[str, Any]]:
+    """The fit on ``files``, its spread from leave-one-source-out, and its figures."""
+    rows, held_out = read_rows(files), read_rows(holdouts)
+    full = fit(rows)
+    progress(f"fitted {', '.join(full.fitted) or 'nothing'}; leave-one-source-out next")
+    loso, pairs, _ = leave_one_source_out(rows, full)
+    factor = source_factor(loso, pairs)
+    calibration = replace(full, log_sigma=spread(loso, pairs, factor))
+    loso = [_with_sigma(r, _loso_sigma(r.source, loso, pairs, factor)) for r in loso]
+    figures = report(calibration, rows, held_out, loso)
+    figures["log_sigma_source_factor"] = factor
+    figures["reference"] = [path.name for path in files]
+    figures["holdout"] = [path.name for path in holdouts]
+    return calibration, figures
+
+
+def _loso_sigma(
+    source: str, results: Sequence[RowResult], pairs: Sequence[PairResult], factor: float
+) -> Calibration:
+    """The spread a held-out source's rows get: measured on the other sources only."""
+    return Calibration(
+        log_sigma=spread(
+            [r for r in results if lab(r.source) != lab(source)],
+            [p for p in pairs if lab(p.source) != lab(source)],
+            factor,
+        )
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -178,26 +281,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m advisor.estimate.calibrate", description=__doc__
     )
     data = shipped_data_dir()
-    parser.add_argument("--reference", type=Path, default=data / "benchmarks.csv")
+    parser.add_argument(
+        "--reference", type=Path, action="append", help="fitted files (default: FIT_FILES)"
+    )
     parser.add_argument("--output", type=Path, default=data / CALIBRATION_FILE)
     args = parser.parse_args(argv)
-    rows = read_reference(args.reference)
-    loso_pairs, _ = leave_one_source_out(rows)
-    factor = source_factor(loso_pairs)
-    calibration = replace(fit(rows), log_sigma=spread_by_kind(loso_pairs, factor))
-    in_sample, _ = evaluate(rows, calibration)
-    args.output.write_text(
-        calibration_json(
-            calibration,
-            reference=args.reference.name,
-            in_sample=summarise(in_sample),
-            leave_one_source_out=summarise(loso_pairs),
-            log_sigma_source_factor=factor,
-        )
-    )
-    print(f"wrote {args.output}: fitted {', '.join(calibration.fitted) or 'nothing'}")
-    print(f"in-sample: {summarise(in_sample)}")
-    print(f"leave-one-source-out: {summarise(loso_pairs)}")
+    files = args.reference or [data / name for name in FIT_FILES]
+    holdouts = sorted(data.glob(HOLDOUT_PATTERN))
+    calibration, figures = calibrate(files, holdouts)
+    args.output.write_text(calibration_json(calibration, **figures))
+    print(f"wrote {args.output}")
+    for name in ("in_sample", "leave_one_source_out", "held_out"):
+        print(f"{name}: {figures[name]}")
     return 0
 
 

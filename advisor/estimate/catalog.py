@@ -38,6 +38,9 @@ class Accelerator:
     """Per chip, dense FP16 datasheet peak (0 where the datasheet gives none: TPUs)."""
     bf16_tflops: float
     """Per chip, dense BF16 datasheet peak (0 before Ampere: V100, T4 have no bf16 units)."""
+    fp8_tflops: float
+    """Per chip, dense FP8 tensor datasheet peak with FP32 accumulate (0 before Ada and Hopper:
+    the GPU has no FP8 units)."""
     memory_gib: float
     """Per chip."""
     bandwidth_gbs: float
@@ -50,7 +53,11 @@ class Accelerator:
 
     @property
     def has_tensor_cores(self) -> bool:
-        return self.kind == "gpu" and self.half_tflops > 1.5 * self.fp32_tflops
+        """Volta and later: TF32 units, or 16-bit products at many times the FP32 rate (a
+        P100's packed fp16 runs twice as fast on its CUDA cores, no tensor cores)."""
+        return self.kind == "gpu" and (
+            self.tf32_tflops > 0 or self.half_tflops > 3 * self.fp32_tflops
+        )
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,7 @@ def accelerators() -> dict[str, Accelerator]:
             half_tflops=half or fp32,
             fp16_tflops=_float(row["fp16_tflops"]),
             bf16_tflops=_float(row["bf16_tflops"]),
+            fp8_tflops=_float(row.get("fp8_tflops") or ""),
             memory_gib=_float(row["memory_gib"]),
             bandwidth_gbs=_float(row["bandwidth_gbs"]),
             interconnect=row["interconnect"],
@@ -157,6 +165,12 @@ _CPU_MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"EPYC \d{3}2|EPYC 7[A-Z]\d2", "rome"),
     (r"EPYC \d{3}3|EPYC 7[A-Z]\d3", "milan"),
     (r"EPYC 9\d{2}4|EPYC 9[A-Z]\d4", "genoa"),
+    (r"EPYC 9\d{2}5|EPYC 9[A-Z]\d5", "turin"),
+    # a VM that hides the model number: the processor family (probes.device.cpu_model)
+    (r"AMD EPYC \(family 26\b", "turin"),
+    (r"AMD EPYC \(family 25, model (1[6-9]|2\d|3[01]|16\d|17[0-5])\)", "genoa"),
+    (r"AMD EPYC \(family 25\b", "milan"),
+    (r"AMD EPYC \(family 23\b", "rome"),
     (r"Neoverse-N1|Graviton2|Ampere Altra", "graviton2"),
     (r"Neoverse-V1|Graviton3", "graviton3"),
     (r"Neoverse-V2|Graviton4", "graviton4"),

@@ -13,14 +13,19 @@ from dataclasses import dataclass
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
+from advisor.estimate.frameworks import TENSORFLOW_2, Framework
 from advisor.estimate.kernels import shipped_fit
 from advisor.estimate.parameters import Calibration
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "mixed")
-"""``fp32``: the framework's default (TensorFlow 2 runs fp32 matmuls as TF32 on Ampere and
-later); ``tf32``: TF32 tensor cores asked for; ``fp16`` and ``bf16``: mixed precision with that
-16-bit type (fp16 tensor cores from Volta, bf16 from Ampere, bf16 on every TPU); ``mixed``: the
-device's mixed precision (fp16 on a GPU, bf16 on a TPU)."""
+PRECISIONS = ("fp32", "fp32-strict", "tf32", "fp16", "bf16", "mixed", "fp8")
+"""``fp32``: the framework's default (``advisor.estimate.frameworks``: TF32 on Ampere and later
+for TensorFlow 2, JAX and NVIDIA's containers, for PyTorch's convolutions but not its matmuls);
+``fp32-strict``: FP32 on the CUDA cores everywhere; ``tf32``: TF32 tensor cores everywhere;
+``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16 tensor cores from Volta, bf16
+from Ampere, bf16 on every TPU); ``mixed``: the device's mixed precision (fp16 on a GPU, bf16 on
+a TPU); ``fp8``: matrix products on FP8 tensor cores (Transformer Engine, Hopper, Ada and
+Blackwell), everything else in bf16 (bf16 alone where a GPU has no FP8 units)."""
+HALF_PRECISIONS = frozenset({"fp16", "bf16", "mixed", "fp8"})
 CALIBRATED_ACCELERATORS = frozenset({"K80", "V100"})
 CALIBRATED_CPU_FAMILIES = frozenset({"skylake"})
 
@@ -29,22 +34,27 @@ CALIBRATED_CPU_FAMILIES = frozenset({"skylake"})
 class Stack:
     """The software that runs the step."""
 
-    tensorflow_major: int = 2
+    framework: Framework = TENSORFLOW_2
+    """Which framework, version and container: what float32 runs as (``frameworks``)."""
     vectorised: bool = True
     """CPU kernels built with AVX2/FMA or wider (oneDNN); False for TensorFlow 1's pip wheel."""
-    tf32: bool | None = None
-    """fp32 matmuls as TF32 on Ampere+; None: TensorFlow's default (on from 2.4, off in 1.x)."""
     cudnn_rnn: bool | None = None
     """Recurrent layers on a GPU run cuDNN's fused kernel; None: Keras's default (from TF 2 on;
     TensorFlow 1 needed the explicit ``CuDNNLSTM`` layer)."""
-
-    @property
-    def uses_tf32(self) -> bool:
-        return self.tf32 if self.tf32 is not None else self.tensorflow_major >= 2
+    layout: str = "nhwc"
+    """How image tensors lie in memory: ``nhwc`` (channels last: Keras's default, what
+    tensor-core convolutions read) or ``nchw`` (tf_cnn_benchmarks' and PyTorch's default)."""
+    fused_optimizer: bool = True
+    """The optimizer updates each variable in one fused kernel (TensorFlow's ``ResourceApply*``,
+    PyTorch's foreach/fused steps, Keras 3 under XLA); False for Keras on TensorFlow 1, whose
+    optimizers were Python expressions of one elementwise op each."""
 
     @property
     def uses_cudnn_rnn(self) -> bool:
-        return self.cudnn_rnn if self.cudnn_rnn is not None else self.tensorflow_major >= 2
+        if self.cudnn_rnn is not None:
+            return self.cudnn_rnn
+        framework = self.framework
+        return not (framework.name == "tensorflow" and framework.version < (2, 0))
 
 
 MODERN = Stack()
@@ -57,8 +67,11 @@ class Machine:
     kind: str
     """``cpu``, ``gpu`` or ``tpu``."""
     label: str
-    compute_flops: float
-    """Effective FLOP/s of conv/matmul kernels on this kernel path, per replica."""
+    conv_flops: float
+    """Effective FLOP/s of convolutions on this kernel path, per replica (on CUDA cores counted
+    before the Winograd reduction is applied to the work)."""
+    matmul_flops: float
+    """Effective FLOP/s of matrix products (dense layers, a transformer's GEMMs), per replica."""
     bandwidth: float
     """Effective bytes/s of streaming kernels, per replica."""
     overhead_s: float
@@ -66,21 +79,23 @@ class Machine:
     cell_step_s: float
     """Latency of one recurrent time step (one direction, forward + backward), its arithmetic
     aside."""
+    peak_conv_flops: float
+    """Datasheet FLOP/s of the unit convolutions run on (no kernel may beat it, but for what
+    Winograd saves)."""
+    peak_matmul_flops: float
+    """Datasheet FLOP/s of the unit matrix products run on."""
+    peak_bandwidth: float
+    """Datasheet memory bandwidth, bytes/s, per replica."""
     recurrent_flops: float = 0.0
-    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``compute_flops``)."""
-    matmul_flops: float = 0.0
-    """FLOP/s of wide dense matrix products (a transformer's, as wide as batch x tokens), per
-    replica: on a GPU the kernel path's datasheet peak at the CUDA-core efficiency
-    (``gpu_efficiency``) whichever unit runs it; 0: ``compute_flops``. The lower
-    ``tensor_efficiency`` of ``compute_flops`` is fitted on convnets (cuDNN convolutions at the
-    seed's channel counts); a transformer's GEMMs reach the same share of the tensor-core peak
-    as of the CUDA-core one (docs/PREDICTION.md, "Transformers")."""
+    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``matmul_flops``)."""
     recurrent_call_s: float = 0.0
     """Fixed cost of one recurrent layer call, one direction (cuDNN's per-call set-up)."""
     replicas: int = 1
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
     interconnect_bytes_s: float = 0.0
+    interconnect: str = ""
+    """How the replicas talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
     memory_bytes: float | None = None
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
@@ -93,6 +108,20 @@ class Machine:
     """How a recurrent layer runs (``cuDNN LSTM``, ``generic LSTM``)."""
     extrapolated: bool = False
     """Beyond the hardware or kernel paths the calibration data measured."""
+    host_overlap: bool = False
+    """The host dispatches a step while the device runs (an accelerator under TensorFlow 2,
+    PyTorch or JAX); TensorFlow 1's Keras fed each step and waited for it (``feed_dict``)."""
+    fused_optimizer: bool = True
+    """See ``Stack.fused_optimizer``."""
+    transposes: bool = False
+    """Tensor-core convolutions on NCHW tensors: cuDNN transposes each one's input and output
+    to NHWC and back (NVIDIA, "Deep Learning Performance: Convolutional Layers", tensor
+    layouts), more activation traffic."""
+    attention_flops: float = 0.0
+    """Effective FLOP/s of fused attention (FlashAttention) on its 16-bit unit (0: as the matrix
+    products): used only where a workload counts its attention apart."""
+    peak_attention_flops: float = 0.0
+    """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
 
 
 def usl_speedup(vcpus: float, calibration: Calibration) -> float:
@@ -113,25 +142,31 @@ def cpu_machine(
     family, defaulted = catalog.cpu_family(family_name)
     speedup = usl_speedup(vcpus, calibration)
     build = 1.0 if stack.vectorised else calibration.generic_build_speed
+    peak = family.vcpu_gflops * 1e9 * vcpus
     compute = family.vcpu_gflops * 1e9 * calibration.cpu_efficiency * build * speedup
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"
-    if precision != "fp32":
+    if precision in HALF_PRECISIONS:
         path += " (mixed precision gives no speed-up here: fp32 kernels assumed)"
     return Machine(
         kind="cpu",
         label=f"{vcpus:g} vCPU {family.name}{' (default family)' if defaulted else ''}",
-        compute_flops=compute,
+        conv_flops=compute,
+        matmul_flops=compute,
         bandwidth=bandwidth,
         overhead_s=calibration.cpu_overhead_s
         * clock
         * (1 + calibration.cpu_sync_per_thread * vcpus),
         cell_step_s=calibration.cpu_cell_step_s * clock,
+        peak_conv_flops=peak,
+        peak_matmul_flops=peak,
+        peak_bandwidth=family.memory_gbs_per_vcpu * 1e9 * vcpus,
         threads=vcpus,
         kernel_path=path,
         lstm_kernel="oneDNN LSTM" if stack.vectorised else "generic LSTM",
-        extrapolated=defaulted or family.name not in CALIBRATED_CPU_FAMILIES,
+        fused_optimizer=stack.fused_optimizer,
+        extrapolated=defaulted or not measured(family.name, calibration, CALIBRATED_CPU_FAMILIES),
     )
 
 
@@ -149,68 +184,147 @@ def accelerator_machine(
     if spec is None:
         return None
     replicas = max(count, 1) * spec.chips
+    label = f"{count}x {name}" if count > 1 else name
     if spec.kind == "tpu":
+        peak = spec.half_tflops * 1e12
         return Machine(
             kind="tpu",
-            label=f"{count}x {name}" if count > 1 else name,
-            compute_flops=spec.half_tflops * 1e12 * calibration.tpu_efficiency,
+            label=label,
+            conv_flops=peak * calibration.tpu_efficiency,
+            matmul_flops=peak * calibration.tpu_efficiency,
             bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
             overhead_s=calibration.tpu_overhead_s,
             cell_step_s=calibration.tpu_cell_step_s,
+            peak_conv_flops=peak,
+            peak_matmul_flops=peak,
+            peak_bandwidth=spec.bandwidth_gbs * 1e9,
             replicas=replicas,
             interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+            interconnect=spec.interconnect,
             memory_bytes=spec.memory_gib * 2**30,
             half_precision=True,
             kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
             + ("" if precision in ("bf16", "mixed") else f" ({precision} asked: TPUs run bf16)"),
             lstm_kernel="XLA while-loop LSTM",
             extrapolated=True,
+            host_overlap=True,
         )
-    half_peak, half_name = _half_peak(spec, precision)
-    half = half_peak > spec.fp32_tflops
-    tf32 = spec.tf32_tflops > 0 and (precision == "tf32" or stack.uses_tf32)
-    if half:
-        peak, efficiency, path = half_peak, calibration.tensor_efficiency, f"mixed {half_name}"
-        winograd = False  # tensor-core kernels run 3x3 convolutions as implicit GEMM
-        path += " on tensor cores" if spec.has_tensor_cores else " (fast fp16, no tensor cores)"
-    elif tf32:
-        peak, efficiency, path = spec.tf32_tflops, calibration.tensor_efficiency, "fp32 as TF32"
-        winograd = False
-    else:
-        peak, efficiency, path = spec.fp32_tflops, calibration.gpu_efficiency, "fp32, Winograd 3x3"
-        winograd = True  # cuDNN picks Winograd for 3x3 stride-1 convolutions on CUDA cores
-    if precision not in ("fp32", "mixed") and not (half or (tf32 and precision == "tf32")):
-        path += f" ({precision} does not run faster than fp32 on {name}: fp32 assumed)"
-    elif precision == "mixed" and not half:
-        path += " (no fast fp16 on this GPU)"
+    conv = gpu_unit(spec, precision, stack.framework, "conv")
+    matmul = gpu_unit(spec, precision, stack.framework, "matmul")
+    attention = conv if matmul.name == "fp8" else matmul  # FlashAttention runs in 16 bits
+    conv_efficiency = (
+        calibration.tensor_efficiency if conv.tensor_cores else calibration.gpu_efficiency
+    )
+    gemm_efficiency = (
+        calibration.fp8_gemm_efficiency if matmul.name == "fp8" else calibration.gemm_efficiency
+    )
     cudnn = cudnn_eligible and stack.uses_cudnn_rnn
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
+    path = _describe_paths(spec, precision, conv, matmul)
     return Machine(
         kind="gpu",
-        label=f"{count}x {name}" if count > 1 else name,
-        compute_flops=peak * 1e12 * efficiency,
-        matmul_flops=peak * 1e12 * calibration.gpu_efficiency,
+        label=label,
+        conv_flops=conv.peak * conv_efficiency,
+        matmul_flops=matmul.peak * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         overhead_s=calibration.gpu_overhead_s,
         cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
+        peak_conv_flops=conv.peak,
+        peak_matmul_flops=matmul.peak,
+        peak_bandwidth=spec.bandwidth_gbs * 1e9,
         recurrent_flops=spec.fp32_tflops * 1e12 * rnn.efficiency if cudnn else 0.0,
         recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+        interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
-        half_precision=half,
-        winograd=winograd,
+        half_precision=conv.half,
+        winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
+        transposes=conv.tensor_cores and stack.layout == "nchw",
+        fused_optimizer=stack.fused_optimizer,
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
-        extrapolated=name not in CALIBRATED_ACCELERATORS,
+        extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
+        host_overlap=_asynchronous(stack.framework),
+        attention_flops=attention.peak * calibration.attention_efficiency,
+        peak_attention_flops=attention.peak,
     )
+
+
+def measured(name: str, calibration: Calibration, fallback: frozenset[str]) -> bool:
+    """Whether the fitted measurements ran on ``name`` (an accelerator or a CPU family); the
+    ``fallback`` set where the calibration does not list its devices (an older file)."""
+    return name in (calibration.measured_devices or fallback)
+
+
+def _asynchronous(framework: Framework) -> bool:
+    """TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead."""
+    return not (framework.name == "tensorflow" and framework.version < (2, 0))
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The unit one kernel class runs on: its number type and datasheet FLOP/s."""
+
+    name: str
+    """``fp32``, ``tf32``, ``fp16``, ``bf16`` or ``fp8``."""
+    peak: float
+    tensor_cores: bool
+
+    @property
+    def half(self) -> bool:
+        """Its activations are 16-bit (FP8 products read and write bf16 activations)."""
+        return self.name in ("fp16", "bf16", "fp8")
+
+
+def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, kernel: str) -> Unit:
+    """Where a GPU runs one kernel class (``conv`` or ``matmul``) at ``precision``: the 16-bit
+    tensor cores under mixed precision (when the GPU has a fast 16-bit type), TF32 where asked
+    for or where the framework's float32 default is TF32 (``frameworks``), else FP32."""
+    fp32 = Unit("fp32", spec.fp32_tflops * 1e12, False)
+    if precision == "fp8" and kernel == "matmul" and spec.fp8_tflops > 0:
+        return Unit("fp8", spec.fp8_tflops * 1e12, True)
+    if precision in HALF_PRECISIONS:
+        peak, name = _half_peak(spec, precision)
+        if peak > spec.fp32_tflops:
+            return Unit(name, peak * 1e12, spec.has_tensor_cores)
+        return fp32
+    tf32 = precision == "tf32" or (precision == "fp32" and framework.tf32(kernel))
+    if tf32 and spec.tf32_tflops > spec.fp32_tflops:
+        return Unit("tf32", spec.tf32_tflops * 1e12, True)
+    return fp32
+
+
+def _describe_paths(spec: catalog.Accelerator, precision: str, conv: Unit, matmul: Unit) -> str:
+    """``mixed fp16 on tensor cores``, ``fp32 as TF32``, ``fp32: convolutions TF32, matmuls
+    strict FP32``, with what a precision the GPU cannot speed up falls back to."""
+    if matmul.name == "fp8":
+        return "fp8 matmuls on tensor cores (Transformer Engine), bf16 elsewhere"
+    if conv.half:
+        where = "on tensor cores" if conv.tensor_cores else "(fast fp16, no tensor cores)"
+        lacking = f" (no fp8 units on {spec.name}: bf16)" if precision == "fp8" else ""
+        return f"mixed {conv.name} {where}{lacking}"
+    if precision in HALF_PRECISIONS:
+        half = "bf16" if precision in ("bf16", "fp8") else "fp16"
+        return f"fp32, Winograd 3x3 (no fast {half} on {spec.name}: fp32 assumed)"
+    if conv.name == matmul.name:
+        path = "fp32 as TF32" if conv.name == "tf32" else "fp32, Winograd 3x3"
+    else:
+        path = f"fp32: convolutions {_unit_name(conv)}, matmuls {_unit_name(matmul)}"
+    if precision == "tf32" and conv.name != "tf32":
+        path += f" (tf32 does not run faster than fp32 on {spec.name}: fp32 assumed)"
+    return path
+
+
+def _unit_name(unit: Unit) -> str:
+    return "TF32" if unit.name == "tf32" else "strict FP32"
 
 
 def _half_peak(spec: catalog.Accelerator, precision: str) -> tuple[float, str]:
     """The datasheet peak of a GPU's 16-bit type for ``precision`` (0 when it runs none)."""
     if precision in ("fp16", "mixed"):
         return spec.fp16_tflops or spec.half_tflops, "fp16"
-    if precision == "bf16":
+    if precision in ("bf16", "fp8"):  # fp8: what runs outside the FP8 products, or everything
         return spec.bf16_tflops, "bf16"
     return 0.0, ""
 

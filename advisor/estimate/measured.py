@@ -78,6 +78,7 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         parameters=probe.parameters,
         family=family,
         activation_bytes_per_sample=activation_bytes(probe.config.workload, flops),
+        conv_share=1.0 if family == "conv" else 0.0,  # the op split tells no more
     )
     return facts if counted is None else with_architecture(facts, counted)
 
@@ -101,6 +102,8 @@ def with_architecture(facts: WorkloadFacts, counted: Architecture) -> WorkloadFa
     facts = replace(
         facts,
         winograd_share=counted.winograd_share,
+        conv_share=counted.conv_share or facts.conv_share,
+        conv_channels=counted.conv_channels,
         activation_bytes_per_sample=(
             activation_bytes_of(activations) if activations else facts.activation_bytes_per_sample
         ),
@@ -235,3 +238,15 @@ def _overhead_share(probe: ProbeResult) -> float | None:
     intercept = t0 - slope * b0
     step = intercept + slope * probe.config.batch_size
     return min(max(intercept / step, 0.0), 0.95) if step > 0 else None
+
+
+def cpu_rate(probe: ProbeResult) -> tuple[float, float] | None:
+    """A CPU probe's training FLOP/s and its CPU's datasheet peak for the threads it used
+    (``catalog``: the family's all-core clock x FLOPs a cycle), or None for an accelerator or a
+    probe without FLOPs. A rate above the peak says the family or the FLOP count is wrong."""
+    if probe.device.accelerator or probe.flops_per_sample <= 0 or probe.step_seconds <= 0:
+        return None
+    family, _ = catalog.cpu_family(catalog.family_of_cpu_model(probe.device.cpu_model)[0])
+    threads = probe.device.threads or probe.device.logical_cpus
+    rate = probe.flops_per_sample * probe.config.batch_size / probe.step_seconds
+    return rate, family.vcpu_gflops * 1e9 * threads

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from advisor.estimate.machine import Machine
 from advisor.estimate.steps import optimizer_slots
+from probes.llm_memory import Footprint
 from probes.result import ProbeResult
 
 RESERVE_FRACTION = 0.1
@@ -33,12 +34,17 @@ class Fit:
     available_bytes: float
     largest_batch: int | None
     """The largest global batch that fits (None when even one sample does not)."""
+    largest_sequence: int | None = None
+    """An LLM's longest sequence that fits at batch 1 when even one sequence does not (None:
+    not asked, or not even a short one fits)."""
 
     def reason(self, batch_size: int) -> str:
         need, have = self.needed_bytes / 2**30, self.available_bytes / 2**30
         text = f"needs ~{need:.1f} GiB per device at batch {batch_size}, has {have:.1f} GiB"
         if self.largest_batch:
             return f"{text}; batch {self.largest_batch} or smaller would fit"
+        if self.largest_sequence:
+            return f"{text}; sequences of {self.largest_sequence:,} tokens or fewer would fit"
         return f"{text}; the model does not fit even at batch 1"
 
 
@@ -62,9 +68,14 @@ def activation_bytes_per_sample(
 
 
 def check(
-    probe: ProbeResult, machine: Machine, traffic_per_sample: float, optimizer: str
+    probe: ProbeResult,
+    machine: Machine,
+    traffic_per_sample: float,
+    optimizer: str,
+    batch_size: int | None = None,
 ) -> Fit | None:
-    """The fit on ``machine`` (None on a CPU: host memory is the instance's own concern)."""
+    """The fit on ``machine`` at ``batch_size`` (the probe's by default); None on a CPU: host
+    memory is the instance's own concern."""
     if machine.memory_bytes is None:
         return None
     static = static_bytes(probe.parameters, optimizer, machine.half_precision)
@@ -72,7 +83,7 @@ def check(
     if machine.half_precision:
         per_sample /= 2
     available = machine.memory_bytes * (1 - RESERVE_FRACTION) - RESERVE_BYTES
-    batch = probe.config.batch_size
+    batch = batch_size or probe.config.batch_size
     per_replica = math.ceil(batch / machine.replicas)
     needed = static + per_sample * per_replica
     if needed <= available:
@@ -80,3 +91,73 @@ def check(
     room = available - static
     largest = int(room // per_sample) * machine.replicas if per_sample > 0 and room > 0 else 0
     return Fit(False, needed, available, largest or None)
+
+
+MIN_SEQUENCE = 128
+"""Shortest sequence worth naming as one that would fit."""
+LLM_RESERVE_FRACTION = 0.05
+"""What an LLM fine-tuning run cannot use of a large GPU beyond the runtime's fixed reserve:
+PyTorch's allocator frees its cached blocks and retries before it gives up, so the tensors'
+peak may come close to the card (MosaicML's llm-foundry configurations, tuned to fill 80 GB
+cards, peak at 92-96% of them by ``llm_bytes``), while a run with room to spare holds the
+zoo's ``RESERVE_FRACTION`` more (``reserved_bytes``)."""
+
+
+def available_bytes(machine: Machine, fraction: float = RESERVE_FRACTION) -> float:
+    """What one device of ``machine`` leaves a training run (0 on a CPU)."""
+    if machine.memory_bytes is None:
+        return 0.0
+    return machine.memory_bytes * (1 - fraction) - RESERVE_BYTES
+
+
+def reserved_bytes(allocated: float) -> float:
+    """What the allocator and the runtime hold for ``allocated`` bytes of tensors when memory
+    is not short: the zoo's reserve on top (what nvidia-smi and ``max_memory_reserved`` show,
+    against ``max_memory_allocated``)."""
+    return (allocated + RESERVE_BYTES) / (1 - RESERVE_FRACTION)
+
+
+def llm_static_bytes(footprint: Footprint, sharding: str, gpus: int) -> float:
+    """An LLM fine-tuning step's bytes per GPU before its tokens, its ``gpus`` sharding
+    (``finetune.SHARDINGS``): everything; a share of the master weights and the optimizer
+    state (ZeRO-1) beside the 16-bit weights and the gradients; or a share of everything
+    (FSDP / ZeRO-3) plus the two layers being gathered (computing, prefetched)."""
+    if gpus <= 1 or sharding == "none":
+        return footprint.shardable + footprint.compute_copy
+    if sharding == "optimizer":
+        split = (footprint.weights + footprint.optimizer) / gpus
+        return split + footprint.gradients + (footprint.compute_copy or footprint.weights / gpus)
+    return footprint.shardable / gpus + 2 * footprint.layer_weights
+
+
+def llm_bytes(
+    footprint: Footprint, sharding: str, gpus: int, micro_batch: int, sequence: int
+) -> float:
+    """Peak bytes per GPU of an LLM fine-tuning step at ``micro_batch`` sequences a GPU."""
+    per_token = footprint.kept_per_token + footprint.working_per_token
+    return llm_static_bytes(footprint, sharding, gpus) + micro_batch * sequence * per_token
+
+
+def llm_check(
+    footprint: Footprint,
+    machine: Machine,
+    sharding: str,
+    gpus: int,
+    micro_batch: int,
+    sequence: int,
+) -> Fit | None:
+    """Whether an LLM step fits one GPU of ``machine`` (None on a CPU); if not, the largest
+    micro-batch that would, or at one sequence a GPU the longest sequence that would."""
+    if machine.memory_bytes is None:
+        return None
+    available = available_bytes(machine, LLM_RESERVE_FRACTION)
+    needed = llm_bytes(footprint, sharding, gpus, micro_batch, sequence)
+    if needed <= available:
+        return Fit(True, needed, available, micro_batch)
+    room = available - llm_static_bytes(footprint, sharding, gpus)
+    per_token = footprint.kept_per_token + footprint.working_per_token
+    largest = int(room // (sequence * per_token)) if room > 0 else 0
+    if largest >= 1:
+        return Fit(False, needed, available, largest)
+    tokens = int(room // per_token) if room > 0 else 0
+    return Fit(False, needed, available, None, tokens if tokens >= MIN_SEQUENCE else None)

@@ -18,6 +18,17 @@ from typing import Any
 from advisor.locations import shipped
 
 CALIBRATION_FILE = "calibration.json"
+LLM_CALIBRATION_FILE = "calibration-llm.json"
+"""The LLM fine-tuning parameters fitted by ``python -m advisor.estimate.llm_fit``."""
+LLM_PARAMETERS = (
+    "attention_efficiency",
+    "fp8_gemm_efficiency",
+    "collective_efficiency",
+    "pcie_collective_efficiency",
+    "collective_overlap",
+    "dequant_traffic_scale",
+)
+"""What only an LLM fine-tuning step uses: fitted apart, on published fine-tuning runs."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +46,16 @@ class Calibration:
     generic_build_speed: float = 0.35
     """Compute speed of a generic (no AVX2/FMA) TensorFlow build relative to a vectorised one."""
     gpu_efficiency: float = 0.45
-    """Share of peak FP32 (CUDA cores) that conv/matmul kernels reach on a GPU, counting the
+    """Share of peak FP32 (CUDA cores) that convolutions reach on a GPU, counting the
     multiplications they execute (3x3 convolutions after the Winograd reduction)."""
     tensor_efficiency: float = 0.2
-    """Share of peak tensor-core throughput reached with mixed precision or TF32 (prior: NVIDIA's
-    DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125 TFLOPS)."""
+    """Share of the tensor cores' peak (TF32, fp16, bf16) that convolutions reach (prior:
+    NVIDIA's DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125
+    TFLOPS, batch norm and ReLU included)."""
+    gemm_efficiency: float = 0.6
+    """Share of the datasheet peak of its unit (FP32 CUDA cores, TF32 or 16-bit tensor cores)
+    that a wide matrix product reaches (prior: DeepBench's large SGEMMs reach 0.76 of the FP32
+    peak, ``data/gpu-kernel-fit.json``; cuBLAS's tensor-core GEMMs 0.6-0.8 of theirs)."""
     tpu_efficiency: float = 0.3
     """Share of the MXU's bf16 peak reached through XLA; a prior."""
     memory_efficiency: float = 0.6
@@ -67,26 +83,63 @@ class Calibration:
     """The same on a GPU with the generic (non-cuDNN) LSTM: many tiny kernel launches."""
     tpu_cell_step_s: float = 2e-4
     """The same under XLA on a TPU; a prior."""
+    unfused_optimizer_traffic: float = 5.0
+    """Optimizer traffic of Keras on TensorFlow 1 over a fused update's. Keras 2's Adam was
+    Python expressions of one op each (``m = b1 * m + (1 - b1) * g`` is three kernels, each
+    reading and writing a tensor as large as the weights): counted op by op, 34 tensor reads
+    and writes a variable against a fused update's 7 (RMSprop 25 against 5): about 5x. A prior
+    from that count; only Woolf's 2017 rows can see it."""
+    kernel_overlap: float = 0.3
+    """Share of the smaller of a step's compute and memory parts that the larger hides: on a
+    GPU convolutions and matrix products read and write memory while they compute, and
+    memory-bound kernels run beside them on other multiprocessors (0: the parts add up, 1: the
+    step is a roofline's larger part). A prior; fitted on the published steps."""
+    nchw_transpose_traffic: float = 0.5
+    """Extra activation traffic, as a share of a convnet's, where tensor-core convolutions read
+    NCHW tensors and cuDNN transposes them (prior: one more read and write of a layer's input
+    and output against the six passes counted)."""
     transformer_traffic_scale: float = 1.0
     """Multiplier on a transformer's counted activation traffic (softmax, LayerNorm, GELU and
-    dropout passes that frameworks fuse or not). Not one of ``FREE_PARAMETERS``: it is fitted on
-    published transformer measurements alone by ``python -m advisor.estimate.transformer_fit``
-    and kept in ``data/calibration-transformers.json``, so the main refit leaves it alone."""
-    transformer_log_sigma: float = 0.0
-    """Spread (log space) of GPU-to-GPU predictions of a transformer, from the same fit; 0 where
-    none was measured (the ``gpu->gpu`` spread of ``log_sigma`` then applies)."""
+    dropout passes that frameworks fuse or not)."""
+    attention_efficiency: float = 0.45
+    """Share of its 16-bit unit's datasheet peak that fused attention (FlashAttention) reaches,
+    forward and backward, counting the causal FLOPs it runs (prior: FlashAttention-2 reaches
+    50-73% of an A100's peak forward and less backward, Dao 2023; about 35% of an H100's, Shah
+    et al. 2024, FlashAttention-3). Only a workload that counts its attention apart (an LLM
+    fine-tuning step, ``WorkloadFacts.attention_flops_per_sample``) uses it."""
+    fp8_gemm_efficiency: float = 0.5
+    """Share of the FP8 tensor peak that FP8 matrix products reach in training, the casts and
+    scaling of Transformer Engine included (prior: NVIDIA's FP8 recipes train 1.3-1.5x faster
+    than bf16 where the peak doubles, i.e. about 0.5 of the FP8 peak against 0.65 of bf16's)."""
+    collective_efficiency: float = 0.5
+    """Share of the catalog's interconnect bandwidth (NVLink both ways, PCIe one way) that NCCL's
+    all-gather and reduce-scatter reach between a node's GPUs (a prior: nccl-tests' bus bandwidth
+    on 8-GPU NVLink nodes is commonly reported at 40-55% of the bidirectional NVLink figure)."""
+    pcie_collective_efficiency: float = 0.3
+    """The same between GPUs that talk over PCIe only (no NVLink): GeForce cards have no
+    peer-to-peer access, so NCCL stages through host memory (a prior: about 10 GB/s of a PCIe
+    4.0 x16 link's 32)."""
+    collective_overlap: float = 0.8
+    """Share of a step's device time that sharded data parallelism hides its gathers behind
+    (FSDP and ZeRO-3 prefetch the next layer's weights while one computes; a prior)."""
+    dequant_traffic_scale: float = 1.0
+    """Multiplier on the counted traffic of expanding 4-bit weights to 16 bits (QLoRA: the
+    dequantisation kernels run at the bandwidth of any streaming kernel; a prior)."""
     log_sigma: dict[str, float] = field(default_factory=dict)
-    """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind."""
+    """Measured spread (log space) of leave-one-source-out errors, by ``source->target`` kind,
+    and by kind and workload family where a family has its own (``gpu->gpu transformer``)."""
     fitted: tuple[str, ...] = ()
     """Parameters the fit moved from their prior (the rest the data cannot identify)."""
+    measured_devices: tuple[str, ...] = ()
+    """Accelerators and CPU families the fitted measurements ran on: a prediction for anything
+    else is flagged extrapolated."""
 
 
 FREE_PARAMETERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
-    if name not in ("log_sigma", "fitted", "transformer_traffic_scale", "transformer_log_sigma")
+    if name not in ("log_sigma", "fitted", "measured_devices")
 )
-TRANSFORMER_CALIBRATION_FILE = "calibration-transformers.json"
 PRIOR = Calibration()
 DEFAULT_LOG_SIGMA = 0.5
 """Spread used where validation measured none (a kind pair absent from the reference set)."""
@@ -95,6 +148,7 @@ DEFAULT_LOG_SIGMA = 0.5
 def to_json(calibration: Calibration, **extra: Any) -> str:
     blob = asdict(calibration)
     blob["fitted"] = list(calibration.fitted)
+    blob["measured_devices"] = list(calibration.measured_devices)
     blob.update(extra)
     return json.dumps(blob, indent=2, sort_keys=True) + "\n"
 
@@ -106,6 +160,7 @@ def from_dict(blob: dict[str, Any]) -> Calibration:
         **values,
         log_sigma={k: float(v) for k, v in blob.get("log_sigma", {}).items()},
         fitted=tuple(blob.get("fitted", ())),
+        measured_devices=tuple(blob.get("measured_devices", ())),
     )
 
 
@@ -115,18 +170,33 @@ def read(path: Path) -> Calibration:
 
 @lru_cache(maxsize=1)
 def shipped_calibration() -> Calibration:
-    """The committed fit (the prior when the file is absent, e.g. before the first fit), with
-    the transformer fit laid over it."""
+    """The committed fit (the prior when the file is absent, e.g. before the first fit)."""
     try:
-        calibration = read(shipped(CALIBRATION_FILE))
+        return read(shipped(CALIBRATION_FILE))
     except FileNotFoundError:
-        calibration = PRIOR
-    try:
-        blob = json.loads(shipped(TRANSFORMER_CALIBRATION_FILE).read_text())
-    except FileNotFoundError:
-        return calibration
-    return replace(
-        calibration,
-        transformer_traffic_scale=float(blob["transformer_traffic_scale"]),
-        transformer_log_sigma=float(blob.get("transformer_log_sigma", 0.0)),
+        return PRIOR
+
+
+def sigma_of(log_sigma: dict[str, float], kinds: str, family: str = "") -> float:
+    """The spread of a ``source->target`` kind of prediction (a TPU target counts as a GPU
+    one): the workload family's own where it was measured, else the kind's, else ``all``."""
+    kinds = kinds.replace("->tpu", "->gpu").replace("tpu->", "gpu->")
+    return (
+        log_sigma.get(f"{kinds} {family}")
+        or log_sigma.get(kinds)
+        or log_sigma.get("all", DEFAULT_LOG_SIGMA)
     )
+
+
+@lru_cache(maxsize=1)
+def llm_calibration() -> Calibration:
+    """The shipped fit with the LLM parameters of ``calibration-llm.json`` laid over it, and
+    that fit's own spread (``log_sigma``); the shipped fit alone when the file is absent."""
+    base = shipped_calibration()
+    try:
+        blob = json.loads(shipped(LLM_CALIBRATION_FILE).read_text())
+    except FileNotFoundError:
+        return base
+    values: dict[str, Any] = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
+    sigma = {k: float(v) for k, v in blob.get("log_sigma", {}).items()}
+    return replace(base, **values, log_sigma={**base.log_sigma, **sigma})

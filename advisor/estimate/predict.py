@@ -1,11 +1,23 @@
-"""A probe measured on device S, a training time predicted on target T.
+"""A probe measured on device S, a training time predicted on target T, in absolute terms.
 
-    T_target = T_measured x sum over parts k of share_k(S) x part_k(T) / part_k(S)  (+ all-reduce)
+The step on T comes from the device model (``steps``: each kernel class at a fitted share of the
+datasheet peak of the unit it runs on, memory traffic at a share of the bandwidth), fitted on
+published absolute measurements (``calibrate``), and from what the probe measured:
 
-The shares come from the probe itself where it measured them (``op_split``; the per-step
-overhead from ``batch_scaling``), else from the step model; the per-part ratios come from the
-step model, so a bias shared by source and target cancels. Measurements beat predictions: a probe
-taken on the target itself is returned as it is.
+- on a device of another kind (this machine's CPU, a GPU target): the device's work is the
+  model's, absolute; the host's part (its per-step dispatch, measured here) runs beside it, and
+  the step takes the longer of the two. A CPU's speed on a workload says little about a GPU's:
+  scaling the probe's CPU time by a modelled GPU:CPU ratio carried every error of the CPU model
+  into the GPU time (docs/PREDICTION.md, "Absolute, not a ratio");
+- on a device of the same kind (a cloud CPU from this CPU, a GPU from a GPU probe): the probe's
+  time scaled part by part, as Habitat does, since what the model misses about this workload
+  is mostly shared by the two:
+
+    T_target = T_measured x sum over parts k of share_k(S) x part_k(T) / part_k(S)
+
+Either way no step is faster than the hardware allows (``roofline``), and per-epoch host work
+the probe measured is carried over as it is. Measurements beat predictions: a probe taken on
+the target itself is returned as it is.
 """
 
 from __future__ import annotations
@@ -13,11 +25,12 @@ from __future__ import annotations
 import math
 
 from advisor.errors import UsageError
-from advisor.estimate import catalog, memory
+from advisor.estimate import catalog, frameworks, memory
 from advisor.estimate.floor import step_floor
 from advisor.estimate.machine import (
     MODERN,
     Machine,
+    Stack,
     accelerator_machine,
     check_precision,
     cpu_machine,
@@ -29,10 +42,12 @@ from advisor.estimate.measured import (
     with_inferred_recurrence,
     with_measured_thread_scaling,
 )
-from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, shipped_calibration
+from advisor.estimate.parameters import Calibration, shipped_calibration, sigma_of
 from advisor.estimate.prediction import Prediction, Target
+from advisor.estimate.roofline import achieved_flops, least_step_seconds
 from advisor.estimate.steps import (
     Parts,
+    WorkloadFacts,
     allreduce_seconds,
     step_parts,
 )
@@ -48,9 +63,10 @@ DEFAULT_RUN_LOG_SIGMA = 0.183
 """How far a probe's prediction of ``model.fit`` lands from the real run on a shared machine, in
 log units, when this device has no probe history yet: the root mean square log error of 18
 interleaved probe/real pairs of the zoo's mnist_mlp, mnist_cnn and imdb_bilstm on a 2-vCPU cloud
-VM, two quiet passes (``python benchmarks/run_spread.py benchmarks/local_accuracy_pass3.json
-benchmarks/local_accuracy_pass1.json``). Most of it is the real runs' own spread (their iterator
-stalls, ``probes.teardown``); the user models of those passes are held out of this fit."""
+VM, two quiet passes (``python benchmarks/run_spread.py
+benchmarks/results/local_accuracy_pass3.json benchmarks/results/local_accuracy_pass1.json``). Most
+of it is the real runs' own spread (their iterator stalls, ``probes.teardown``); the user models
+of those passes are held out of this fit."""
 
 
 def predict(
@@ -59,20 +75,36 @@ def predict(
     *,
     precision: str = "fp32",
     run_log_sigma: float | None = None,
+    stack: Stack | None = None,
+    batch_size: int | None = None,
+    calibration: Calibration | None = None,
 ) -> Prediction:
     """The full-training time of ``probe``'s workload on ``target``, with its spread.
 
     ``run_log_sigma`` is how much repeated probes of workloads on the probe's device disagree
-    (``probes.history.run_log_sigma``); without it, ``DEFAULT_RUN_LOG_SIGMA``."""
+    (``probes.history.run_log_sigma``); without it, ``DEFAULT_RUN_LOG_SIGMA``. ``stack`` is the
+    software the training runs under on the target (what ``fp32`` means there, the CPU build,
+    the tensor layout); by default the probe's own framework. A probe's measurement carries
+    over only to its own software: on another (a published 2017 run under TensorFlow 1) the
+    device model alone predicts. ``batch_size`` trains at another batch than the probe's.
+    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks)."""
     check_precision(precision)
     if target.accelerator and catalog.accelerator(target.accelerator) is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
     if not target.accelerator and not target.vcpus:
         return _excluded("the target has neither an accelerator nor a vCPU count")
+    batch = batch_size or probe.config.batch_size
     same_precision = probe.device.precision == _probe_precision(precision)
-    if is_same_device(probe.device, target) and (same_precision or not target.accelerator):
+    own_stack = Stack(framework=probe_framework(probe))
+    stack = stack or own_stack
+    same_job = batch == probe.config.batch_size and stack == own_stack
+    if (
+        is_same_device(probe.device, target)
+        and (same_precision or not target.accelerator)
+        and same_job
+    ):
         return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
-    calibration = with_measured_thread_scaling(shipped_calibration(), probe)
+    calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
     facts = facts_for(probe)
     source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
@@ -80,58 +112,149 @@ def predict(
             f"the probe's accelerator {probe.device.accelerator} is not in the catalog"
         )
     facts = with_inferred_recurrence(probe, facts, source, calibration)
-    machine = target_machine(target, calibration, precision, facts.cudnn_rnn)
-    batch = probe.config.batch_size
-    parts_s = step_parts(facts, source, batch, calibration)
+    machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = allreduce_seconds(facts.parameters, machine)
-    shares = measured_shares(probe, parts_s)
-    ratios = {name: _ratio(name, parts_s, parts_t, source, machine, allreduce) for name in shares}
-    step_ratio = sum(shares[name] * ratios[name] for name in shares)
-    floor_note = ""
-    if machine.kind != "cpu":
-        floor = step_floor(probe, machine.kind, calibration)
-        if probe.step_seconds * step_ratio < floor.seconds:
-            floor_note = (
-                f"the floor binds: modelled step {probe.step_seconds * step_ratio * 1e3:.3g} ms "
-                f"is below the {floor.describe()}"
-            )
-            step_ratio = floor.seconds / probe.step_seconds
-    train_steps = probe.config.steps_per_epoch * probe.config.epochs
+    own_software = same_software(stack, own_stack)
+    scaled_path = _kind(source) == _kind(machine) and own_software
+    if scaled_path:
+        step, steps = _scaled_step(probe, facts, source, machine, parts_t, batch, calibration)
+    else:
+        step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
+    least = least_step_seconds(facts, machine, batch)
+    if step < least:
+        steps.append(
+            f"the hardware bound binds: {step * 1e3:.3g} ms/step is below the "
+            f"{least * 1e3:.3g} ms {machine.label} needs at its datasheet peaks"
+        )
+        step = least
+    # the repeating part scales with the time of an epoch's steps (validation keeps its ratio)
+    step_ratio = (step * _steps(probe, batch)) / (probe.step_seconds * _steps(probe, None))
     per_epoch = probe.epoch_overhead_seconds * probe.config.epochs
     scaled = max(probe.predicted_seconds - per_epoch, 0.0)
+    train_steps = _steps(probe, batch) * probe.config.epochs
     seconds = scaled * step_ratio + per_epoch + allreduce * train_steps
+    rate = achieved_flops(facts, batch, step)
     recurrent = facts.family == "recurrent"
-    fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer)
+    fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer, batch)
     # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
     # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
-    extrapolated = (
-        machine.extrapolated
-        or source.extrapolated
-        or source_guess
-        or probe.extrapolated
-        or not backend.calibrated(probe.device.backend)
-    )
+    # the probe's own step reaches the target only on the scaled path: its extrapolation and
+    # its CPU's family matter there alone
+    extrapolated = machine.extrapolated or not backend.calibrated(probe.device.backend)
+    if scaled_path:
+        extrapolated = extrapolated or source.extrapolated or source_guess or probe.extrapolated
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
+    # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
+    target_kind = _kind(machine)
+    other_kind = "cpu" if target_kind == "gpu" else "gpu"
+    kinds = f"{target_kind if scaled_path else other_kind}->{target_kind}"
+    measured_share = (per_epoch + (scaled * step_ratio if scaled_path else 0.0)) / (seconds or 1.0)
     return Prediction(
         seconds=seconds,
         log_sigma=_spread(
-            probe, source, machine, calibration, extrapolated, run_log_sigma, facts.family
+            probe, kinds, calibration, extrapolated, run_log_sigma, facts.family, measured_share
         ),
         fits=fit is None or fit.fits,
         reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
         steps=(
-            f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s",
-            "shares of the step: " + _percentages(shares),
-            "part ratios target/source: " + ", ".join(f"{k} x{v:.3g}" for k, v in ratios.items()),
-            f"target: {machine.label}, {path}; step x{step_ratio:.3g}"
-            + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else ""),
-            *([floor_note] if floor_note else []),
-            f"full training: {probe.predicted_seconds:.4g} s -> {seconds:.4g} s",
+            f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s "
+            f"at batch {probe.config.batch_size}",
+            *steps,
+            f"target: {machine.label}, {path}; step {step * 1e3:.4g} ms at batch {batch}"
+            + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else "")
+            + (f", {rate / 1e12:.3g} TFLOP/s" if rate else ""),
+            f"full training: {probe.predicted_seconds:.4g} s here -> {seconds:.4g} s",
         ),
+        step_seconds=step + allreduce,
     )
+
+
+def same_software(stack: Stack, own: Stack) -> bool:
+    """Whether ``stack`` runs what the probe measured: its framework at the same major version
+    with the same CPU kernels (TensorFlow before 2.9 ran Eigen's, later ones oneDNN's), a
+    vectorised build; layouts and containers do not move a CPU's step."""
+    return (
+        stack.framework.name == own.framework.name
+        and stack.framework.version[0] == own.framework.version[0]
+        and stack.framework.cpu_kernels == own.framework.cpu_kernels
+        and stack.vectorised == own.vectorised
+    )
+
+
+def probe_framework(probe: ProbeResult) -> frameworks.Framework:
+    """The framework a probe trained under (its Keras backend and that framework's version)."""
+    return frameworks.from_backend(probe.device.backend, probe.device.tensorflow)
+
+
+def _steps(probe: ProbeResult, batch: int | None) -> int:
+    """Training steps of one epoch at ``batch`` (the probe's own by default)."""
+    return -(-probe.config.samples // (batch or probe.config.batch_size))
+
+
+def _kind(machine: Machine) -> str:
+    return "gpu" if machine.kind == "tpu" else machine.kind
+
+
+def _absolute_step(
+    probe: ProbeResult,
+    machine: Machine,
+    parts: Parts,
+    calibration: Calibration,
+    own_software: bool,
+) -> tuple[float, list[str]]:
+    """The step on a device of another kind than the probe's, or under other software: the
+    device model's work beside the host's dispatch (measured here, with the kernels' launches,
+    when the target runs the probe's software; calibrated otherwise)."""
+    device = parts.device
+    host, host_note = parts.overhead, f"host {parts.overhead * 1e3:.3g} ms/step (calibrated)"
+    if machine.kind != "cpu" and parts.overlapped and own_software:
+        floor = step_floor(probe, machine.kind, calibration)
+        host, host_note = floor.seconds, floor.describe()
+    step = max(host, device) if parts.overlapped else host + device
+    work = ", ".join(
+        f"{name} {seconds * 1e3:.3g} ms"
+        for name, seconds in parts.as_dict().items()
+        if seconds and name != "overhead"
+    )
+    if not parts.overlapped:
+        bound = "the host waits for each step: they add up"
+    else:
+        bound = "host-bound" if host >= device else "device-bound"
+    return step, [f"the device model's step: {work}", f"{host_note}; {bound}"]
+
+
+def _scaled_step(
+    probe: ProbeResult,
+    facts: WorkloadFacts,
+    source: Machine,
+    machine: Machine,
+    parts_t: Parts,
+    batch: int,
+    calibration: Calibration,
+) -> tuple[float, list[str]]:
+    """The probe's step scaled part by part to a device of its own kind."""
+    parts_s = step_parts(facts, source, probe.config.batch_size, calibration)
+    allreduce = allreduce_seconds(facts.parameters, machine)
+    shares = measured_shares(probe, parts_s)
+    ratios = {name: _ratio(name, parts_s, parts_t, source, machine, allreduce) for name in shares}
+    step_ratio = sum(shares[name] * ratios[name] for name in shares)
+    lines = [
+        "shares of the step: " + _percentages(shares),
+        "part ratios target/source: " + ", ".join(f"{k} x{v:.3g}" for k, v in ratios.items()),
+    ]
+    step = probe.step_seconds * step_ratio
+    if machine.kind != "cpu":
+        floor = step_floor(probe, machine.kind, calibration)
+        if step < floor.seconds:
+            lines.append(
+                f"the floor binds: modelled step {step * 1e3:.3g} ms is below the "
+                f"{floor.describe()}"
+            )
+            step = floor.seconds
+    return step, lines
 
 
 def source_machine(
@@ -152,20 +275,27 @@ def source_machine(
 
 
 def target_machine(
-    target: Target, calibration: Calibration, precision: str, cudnn_rnn: bool = True
+    target: Target,
+    calibration: Calibration,
+    precision: str,
+    cudnn_rnn: bool = True,
+    stack: Stack = MODERN,
 ) -> Machine:
     if target.accelerator:
         machine = accelerator_machine(
             target.accelerator,
             target.accelerator_count,
             calibration,
+            stack=stack,
             precision=precision,
             cudnn_eligible=cudnn_rnn,
         )
         if machine is None:  # checked by the caller; kept for the type checker
             raise UsageError(f"accelerator {target.accelerator} not in the device catalog")
         return machine
-    return cpu_machine(target.cpu_family, target.vcpus or 1, calibration, precision=precision)
+    return cpu_machine(
+        target.cpu_family, target.vcpus or 1, calibration, stack=stack, precision=precision
+    )
 
 
 def _ratio(
@@ -177,7 +307,7 @@ def _ratio(
     if modelled_s > 0 and modelled_t > 0:
         return float(modelled_t / modelled_s)
     capability = {  # the part is absent in the model: scale by the raw capability
-        "compute": source.compute_flops / target.compute_flops * source.replicas / target.replicas,
+        "compute": source.conv_flops / target.conv_flops * source.replicas / target.replicas,
         "memory": source.bandwidth / target.bandwidth,
         "sequential": target.cell_step_s / source.cell_step_s,
         "overhead": target.overhead_s / source.overhead_s,
@@ -189,30 +319,33 @@ def _ratio(
 
 def _spread(
     probe: ProbeResult,
-    source: Machine,
-    target: Machine,
+    kinds: str,
     calibration: Calibration,
     extrapolated: bool,
     run_log_sigma: float | None,
-    family: str = "",
+    family: str,
+    measured_share: float,
 ) -> float:
-    kind = f"{source.kind}->{'gpu' if target.kind == 'tpu' else target.kind}"
-    model = calibration.log_sigma.get(kind) or calibration.log_sigma.get("all", DEFAULT_LOG_SIGMA)
-    if family == "transformer" and kind == "gpu->gpu" and calibration.transformer_log_sigma > 0:
-        model = calibration.transformer_log_sigma
+    """The prediction's spread: the device model's held-out spread for this kind of prediction
+    (and family), more where the target is extrapolated, and the probe's own spread in
+    proportion to the share of the time that comes from what it measured."""
+    model = sigma_of(calibration.log_sigma, kinds, family)
     extra = EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0
-    local = local_log_sigma(probe, run_log_sigma)
+    local = local_log_sigma(probe, run_log_sigma) * min(1.0, max(measured_share, 0.0))
     return math.sqrt(model**2 + extra**2 + local**2)
 
 
 def local_log_sigma(probe: ProbeResult, run_log_sigma: float | None = None) -> float:
     """The spread of the probe's own prediction, in log units: the wider of what its
     measurements allow and how much this machine's answers move between runs, widened by the
-    speed change the reference kernel saw while it ran.
+    speed change the reference kernel saw while it ran, or by the slowdown other processes'
+    CPU time (``contention``) can explain, whichever is larger.
 
     Repeated probes disagree by ``run_log_sigma``; a real run on the same machine varies about
     as much again, so a local prediction misses the real run by sqrt(2) x that."""
-    return spread_of_local(probe_log_sigma(probe), probe.machine_drift, run_log_sigma)
+    slowdown = probe.contention / max(1 - probe.contention, 0.05)  # a machine busy throughout
+    drift = max(probe.machine_drift, slowdown)
+    return spread_of_local(probe_log_sigma(probe), drift, run_log_sigma)
 
 
 def spread_of_local(
@@ -241,6 +374,7 @@ def _measured(probe: ProbeResult, run_log_sigma: float | None) -> Prediction:
         measured=True,
         kernel_path=f"measured on this device ({probe.device.precision})",
         steps=(f"measured by a probe on this device: {probe.predicted_seconds:.4g} s",),
+        step_seconds=probe.step_seconds,
     )
 
 

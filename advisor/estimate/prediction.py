@@ -41,6 +41,11 @@ class Prediction:
     """What runs there, e.g. ``cuDNN LSTM, fp32`` or ``XLA, bf16``."""
     steps: tuple[str, ...] = field(default_factory=tuple)
     """Human-readable explanation, one line per scaling step (for ``--explain``)."""
+    step_seconds: float = 0.0
+    """Predicted seconds of one training step on the target (0 where not predicted)."""
+    environment: tuple[tuple[str, str], ...] = ()
+    """How the run is laid out there, as variables a task file hands the training script (an
+    LLM fine-tuning job's GPUs, sharding, micro-batch); empty for the zoo's workloads."""
 
     def quantile(self, q: float) -> float:
         return self.seconds * math.exp(_STANDARD_NORMAL.inv_cdf(q) * self.log_sigma)

@@ -7,10 +7,10 @@ label in the per-device tables and its figure as seconds per training sample.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from pathlib import Path
 
+from advisor.estimate.frameworks import Framework, from_software
 from probes.exchange import Problem, Row, read_csv
 
 
@@ -22,14 +22,33 @@ class ReferenceRow(Row):
         return self.device.upper() == "CPU"
 
     @property
-    def tensorflow_major(self) -> int:
-        match = re.search(r"tensorflow-(\d+)", self.software)
-        return int(match.group(1)) if match else 2
+    def framework(self) -> Framework:
+        """The framework, version and container the row ran under (what its fp32 means)."""
+        return from_software(self.software)
+
+    @property
+    def fused_optimizer(self) -> bool:
+        """False for Keras on TensorFlow 1 (``-keras``: Woolf's runs), whose optimizers were one
+        op per expression; TensorFlow's own and every later framework's update is fused."""
+        framework = self.framework
+        return not (
+            framework.name == "tensorflow"
+            and framework.version < (2, 0)
+            and "-keras" in self.software
+        )
+
+    @property
+    def layout(self) -> str:
+        """``nchw`` where the row's software says its image tensors were NCHW (``-nchw``: the
+        default of tf_cnn_benchmarks and of PyTorch, docs/SOURCES.md), else ``nhwc``."""
+        return "nchw" if self.software.endswith("-nchw") else "nhwc"
 
     @property
     def vectorised(self) -> bool:
         """False for TensorFlow 1's generic pip wheel (no AVX2/FMA); True otherwise."""
-        generic = self.tensorflow_major == 1 and "pip" in self.software
+        framework = self.framework
+        tf1 = framework.name == "tensorflow" and framework.version < (2, 0)
+        generic = tf1 and "pip" in self.software
         return not (generic and "compiled" not in self.software)
 
     @property

@@ -42,13 +42,40 @@ _ACTIVATIONS_PER_SAMPLE = {
     "resnet152": 5.5e7,
     "vgg16": 1.5e7,
 }
-# Share of training FLOPs in 3x3 stride-1 convolutions, counted from the architectures
-# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms.
+# Share of training FLOPs in convolutions, counted from the architectures (WORKLOADS.md;
+# multiply-adds per layer): the rest are the classifier's dense layers (AlexNet's and VGG-16's
+# large fully connected layers, the small convnets' dense heads).
+_CONV_SHARE = {
+    "mnist_cnn": 0.90,
+    "cifar10_cnn": 0.94,
+    "resnet32_cifar10": 0.99,
+    "alexnet": 0.93,
+    "inception3": 0.99,
+    "resnet50": 0.99,
+    "resnet152": 0.99,
+    "vgg16": 0.99,
+}
+# Output channels of the convolutions, FLOP-weighted harmonic mean: the narrow side of the
+# products they are (``probes.architecture`` on the zoo's Keras models, 2026-11-25).
+_CONV_CHANNELS = {
+    "mnist_cnn": 62.8,
+    "cifar10_cnn": 43.5,
+    "resnet32_cifar10": 27.0,
+    "alexnet": 209.4,
+    "inception3": 121.1,
+    "resnet50": 185.7,
+    "resnet152": 237.7,
+    "vgg16": 187.6,
+}
+# Share of training FLOPs in 3x3 and 5x5 stride-1 convolutions, counted from the architectures
+# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms
+# (its WINOGRAD_NONFUSED algorithm takes 3x3 and 5x5 filters). AlexNet: conv2 (5x5, 224M
+# multiply-adds) and conv3-5 (3x3, 486M) of 839M.
 _WINOGRAD_SHARE = {
     "mnist_cnn": 0.90,
     "cifar10_cnn": 0.94,
     "resnet32_cifar10": 0.95,
-    "alexnet": 0.51,
+    "alexnet": 0.85,
     "inception3": 0.35,
     "resnet50": 0.45,
     "resnet152": 0.51,
@@ -61,7 +88,8 @@ _RECURRENT_LAYERS = {
 }
 WINOGRAD_REDUCTION = 2.25
 """Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
-"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles."""
+"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles;
+taken for 5x5 filters too (F(2x2, 5x5) saves 2.78x)."""
 _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
@@ -72,6 +100,12 @@ _HOST_AUGMENTED = frozenset({"cifar10_cnn"})
 """Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
 _ALLREDUCE_LATENCY_S = 30e-6
 """Per ring hop latency of one all-reduce (NCCL/ICI order of magnitude; an assumption)."""
+_GATHERS = 2
+"""Passes that gather sharded weights: the forward and the backward (a checkpointed layer is
+recomputed inside the backward pass, while its weights are gathered)."""
+_REDUCED_GRADIENT_BYTES = 2.0
+"""Bytes of one gradient that sharded data parallelism reduce-scatters (bf16, FSDP's and
+DeepSpeed's default reduce type under bf16 mixed precision)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +126,12 @@ class WorkloadFacts:
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
     winograd_share: float = 0.0
     """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
+    conv_share: float = 0.0
+    """Share of the training FLOPs (recurrent layers aside) in convolutions; the rest are
+    matrix products (dense layers, attention)."""
+    conv_channels: float = 0.0
+    """The convolutions' output channels (FLOP-weighted harmonic mean): a convolution is a
+    product batch x pixels long and this wide; 0 when not known."""
     recurrent_layers: int = 0
     """Recurrent layer calls per direction (0 when not known)."""
     recurrent_flops_per_step: float = 0.0
@@ -103,6 +143,20 @@ class WorkloadFacts:
     tokens: int = 0
     """Tokens per sample of a transformer (0 otherwise): its matrix products are batch x tokens
     rows wide, and run at the machine's ``matmul_flops``."""
+    attention_flops_per_sample: float = 0.0
+    """The part of ``flops_per_sample`` in fused attention kernels (FlashAttention), which runs
+    at the machine's ``attention_flops``; 0: attention is counted with the matrix products."""
+    accumulation: int = 1
+    """Micro-batches per optimizer step (gradient accumulation): a step's batch is computed in
+    this many passes, as wide as one of them; the optimizer's traffic and the gradient
+    exchange happen once a step."""
+    dequant_bytes: float = 0.0
+    """Bytes one forward-and-backward pass moves expanding quantised weights to 16 bits before
+    their products (QLoRA), whatever the batch; 0 when no weight is quantised."""
+    sharded_bytes: float = 0.0
+    """Bytes of weights, as stored, spread over the replicas and gathered by each of them in
+    the forward and in the backward pass (FSDP / ZeRO-3), whose trained weights' gradients are
+    reduce-scattered; 0: every replica holds every weight and gradients are all-reduced."""
 
 
 @dataclass(frozen=True)
@@ -114,10 +168,20 @@ class Parts:
     memory: float
     sequential: float
     input_pipeline: float = 0.0
+    overlapped: bool = False
+    """The host dispatches the step while the device runs the previous one (an accelerator
+    under an asynchronous framework): the step takes the longer of the two, not their sum."""
+
+    @property
+    def device(self) -> float:
+        """Everything but the per-step host overhead."""
+        return self.compute + self.memory + self.sequential + self.input_pipeline
 
     @property
     def total(self) -> float:
-        return self.overhead + self.compute + self.memory + self.sequential + self.input_pipeline
+        if self.overlapped:
+            return max(self.overhead, self.device)
+        return self.overhead + self.device
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in PART_NAMES}
@@ -135,6 +199,8 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
         host_augmentation=workload.id in _HOST_AUGMENTED,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
+        conv_share=_CONV_SHARE.get(workload.id, 0.0),
+        conv_channels=_CONV_CHANNELS.get(workload.id, 0.0),
         recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
         recurrent_flops_per_step=sum(
             recurrent_flops_per_step(cell, hidden, inputs, 1)
@@ -174,15 +240,19 @@ def optimizer_slots(optimizer: str) -> int:
     return _OPTIMIZER_SLOTS.get(optimizer.lower(), 2)
 
 
-def parameter_traffic_bytes(facts: WorkloadFacts, calibration: Calibration) -> float:
-    """Bytes the optimizer moves per step: read weights, gradients and slots, write them back."""
+def parameter_traffic_bytes(
+    facts: WorkloadFacts, calibration: Calibration, fused: bool = True
+) -> float:
+    """Bytes the optimizer moves per step: read weights, gradients and slots, write them back
+    (``fused``: once each; else every elementwise op of the update reads and writes its own)."""
     slots = optimizer_slots(facts.optimizer)
     scale = (
         calibration.embedding_traffic_scale
         if facts.family == "embedding"
         else calibration.param_traffic_scale
     )
-    return 4.0 * facts.parameters * (3 + 2 * slots) * scale
+    unfused = 1.0 if fused else calibration.unfused_optimizer_traffic
+    return 4.0 * facts.parameters * (3 + 2 * slots) * scale * unfused
 
 
 def allreduce_seconds(parameters: int, machine: Machine) -> float:
@@ -193,6 +263,34 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
     payload = 2 * (n - 1) / n * 4.0 * parameters
     bandwidth = max(machine.interconnect_bytes_s, 1e9)
     return payload / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
+
+
+def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
+    """One optimizer step's gathers and gradient reduce-scatters of sharded data parallelism,
+    on the node's interconnect at NCCL's share of it (0 when nothing is sharded)."""
+    n = machine.replicas
+    if n <= 1 or facts.sharded_bytes <= 0:
+        return 0.0
+    share = (n - 1) / n
+    per_pass = share * (_GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters)
+    efficiency = (
+        calibration.pcie_collective_efficiency
+        if machine.interconnect.startswith("pcie")
+        else calibration.collective_efficiency
+    )
+    bandwidth = max(machine.interconnect_bytes_s, 1e9) * efficiency
+    return facts.accumulation * per_pass / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
+
+
+def communication_seconds(
+    facts: WorkloadFacts, machine: Machine, calibration: Calibration, device_seconds: float
+) -> float:
+    """What a step's gradient exchange adds to it: the ring all-reduce, or sharded data
+    parallelism's gathers less the share of the device's work they hide behind."""
+    if facts.sharded_bytes > 0:
+        gathers = sharded_seconds(facts, machine, calibration)
+        return max(0.0, gathers - calibration.collective_overlap * device_seconds)
+    return allreduce_seconds(facts.parameters, machine)
 
 
 def step_parts(
@@ -207,58 +305,108 @@ def step_parts(
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
     recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
-    flops = (facts.flops_per_sample - recurrent_flops) * per_replica
-    if machine.winograd:
-        share = facts.winograd_share
-        flops *= 1 - share + share / WINOGRAD_REDUCTION
+    compute = compute_seconds(facts, machine, per_replica, calibration)
     activation_bytes = (
         facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
     )
     if facts.family == "transformer":
         activation_bytes *= calibration.transformer_traffic_scale
+    if machine.transposes:
+        activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     if machine.half_precision:
         activation_bytes /= 2
-    memory_bytes = parameter_traffic_bytes(facts, calibration) + activation_bytes
-    # Small per-replica batches leave wide machines idle: efficiency saturates with the width of
-    # the products (the batch; a transformer's batch x tokens rows).
-    width = per_replica * max(facts.tokens, 1)
-    occupancy = width / (width + _half_occupancy_batch(facts, machine, calibration))
+    dequant = facts.dequant_bytes * facts.accumulation * calibration.dequant_traffic_scale
+    memory_bytes = (
+        parameter_traffic_bytes(facts, calibration, machine.fused_optimizer)
+        + activation_bytes
+        + dequant
+    )
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
-    recurrent_rate = machine.recurrent_flops or machine.compute_flops * occupancy
+    recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
+        per_replica, _half_narrow(facts, machine, calibration)
+    )
     sequential = (
         facts.directions * facts.recurrent_layers * machine.recurrent_call_s
         + steps * machine.cell_step_s
         + recurrent_flops * per_replica / recurrent_rate
     )
+    memory = memory_bytes / machine.bandwidth
+    # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
+    # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
+    exposed = 1 - calibration.kernel_overlap
+    compute, memory = (
+        compute * exposed if compute < memory else compute,
+        memory * exposed if memory <= compute else memory,
+    )
+    exchange = communication_seconds(facts, machine, calibration, compute + memory + sequential)
     return Parts(
-        overhead=machine.overhead_s + allreduce_seconds(facts.parameters, machine),
-        compute=flops / (_matmul_rate(facts, machine) * occupancy) if flops else 0.0,
-        memory=memory_bytes / machine.bandwidth,
+        overhead=machine.overhead_s + exchange,
+        compute=compute,
+        memory=memory,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
+        overlapped=machine.host_overlap,
     )
 
 
-def _matmul_rate(facts: WorkloadFacts, machine: Machine) -> float:
-    """FLOP/s of the workload's matrix products: a transformer's wide GEMMs reach the same share
-    of every unit's peak (``Machine.matmul_flops``); everything else runs at ``compute_flops``."""
-    if facts.tokens and machine.matmul_flops:
-        return machine.matmul_flops
-    return machine.compute_flops
+def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tuple[float, float]:
+    """FLOPs of one replica's step by kernel class, (convolutions, matrix products), recurrent
+    layers and fused attention aside; a convolution's 3x3 layers count the multiplications
+    Winograd leaves when the machine runs it (``winograd``)."""
+    recurrent = min(
+        facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
+        facts.flops_per_sample,
+    )
+    rest = max(facts.flops_per_sample - recurrent - facts.attention_flops_per_sample, 0.0)
+    flops = rest * per_replica
+    conv = flops * facts.conv_share
+    if winograd:
+        conv *= 1 - facts.winograd_share + facts.winograd_share / WINOGRAD_REDUCTION
+    return conv, flops * (1 - facts.conv_share)
 
 
-def _half_occupancy_batch(
-    facts: WorkloadFacts, machine: Machine, calibration: Calibration
+def compute_seconds(
+    facts: WorkloadFacts, machine: Machine, per_replica: float, calibration: Calibration
 ) -> float:
-    """Batch at which conv/matmul kernels reach half their efficiency.
+    """Seconds of a replica's convolutions and matrix products: each class at its rate on its
+    unit, slowed where the products are too narrow to fill the machine (the batch; a
+    transformer's batch x tokens rows)."""
+    conv, matmul = work_flops(facts, per_replica, machine.winograd)
+    width = per_replica / max(facts.accumulation, 1) * max(facts.tokens, 1)
+    conv_rate = machine.conv_flops * _occupancy(per_replica, _half_conv(machine, calibration))
+    if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
+        conv_rate *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
+    occupancy = _occupancy(width, _half_narrow(facts, machine, calibration))
+    matmul_rate = machine.matmul_flops * occupancy
+    attention = facts.attention_flops_per_sample * per_replica
+    attention_rate = (machine.attention_flops or machine.matmul_flops) * occupancy
+    return (
+        (conv / conv_rate if conv else 0.0)
+        + (matmul / matmul_rate if matmul else 0.0)
+        + (attention / attention_rate if attention else 0.0)
+    )
 
-    On a GPU a dense layer's matrix product is as narrow as its batch: half efficiency at the
-    narrow side fitted on DeepBench's SGEMMs (``kernels``). A convolution's product is as wide as
-    batch x pixels, so the batch barely matters there (a prior: wider chips need more)."""
+
+def _occupancy(width: float, half: float) -> float:
+    """Share of a kernel's full rate at ``width`` rows: half of it at ``half``."""
+    return width / (width + half)
+
+
+def _half_narrow(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
+    """Width of a matrix product at which it reaches half its rate: on a GPU the narrow side
+    fitted on DeepBench's SGEMMs (``kernels``), on a CPU a share of a batch per thread."""
     if machine.kind == "cpu":
         return calibration.cpu_half_batch_per_thread * machine.threads
-    if facts.family in _NARROW_FAMILIES and machine.kind == "gpu":
+    if machine.kind == "gpu":
         return shipped_fit().gemm.half_narrow
-    return max(1.0, 4.0 * math.log10(max(machine.compute_flops, 1e12) / 1e12) + 2.0)
+    return 1.0
+
+
+def _half_conv(machine: Machine, calibration: Calibration) -> float:
+    """Batch at which convolutions reach half their rate. A convolution's product is as wide as
+    batch x pixels, so the batch barely matters on a GPU (a prior: wider chips need more)."""
+    if machine.kind == "cpu":
+        return calibration.cpu_half_batch_per_thread * machine.threads
+    return max(1.0, 4.0 * math.log10(max(machine.conv_flops, 1e12) / 1e12) + 2.0)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import UsageError
-from advisor.estimate import catalog
+from advisor.estimate import catalog, frameworks
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
-from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration
+from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, sigma_of
 from advisor.estimate.prediction import Prediction
 from advisor.estimate.published import ReferenceRow
 from advisor.estimate.steps import WorkloadFacts, activation_bytes_of, facts_of, step_parts
@@ -47,6 +47,8 @@ class PairResult:
     """How much slower the slower of S and T measured than the faster (0.05: 5%)."""
     log_sigma: float = DEFAULT_LOG_SIGMA
     """The spread a prediction of this kind carries (the calibration's, by kind)."""
+    family: str = ""
+    """The workload's family (``conv``, ``transformer`` ...)."""
 
     @property
     def abs_pct_error(self) -> float:
@@ -64,29 +66,20 @@ INTERVAL = (0.1, 0.9)
 
 
 def pair_sigma(calibration: Calibration, kinds: str, family: str) -> float:
-    """The spread of one prediction: a transformer's own between GPUs where it was measured
-    (``advisor.estimate.transformer_fit``), else that of its ``source->target`` kind."""
-    between_gpus = kinds.replace("->tpu", "->gpu") == "gpu->gpu"
-    if family == "transformer" and between_gpus and calibration.transformer_log_sigma > 0:
-        return calibration.transformer_log_sigma
-    return sigma_of_kind(calibration.log_sigma, kinds)
-
-
-def sigma_of_kind(log_sigma: dict[str, float], kinds: str) -> float:
-    """The spread of a ``source->target`` kind (a TPU target counts as a GPU one)."""
-    kinds = kinds.replace("->tpu", "->gpu")
-    return log_sigma.get(kinds) or log_sigma.get("all", DEFAULT_LOG_SIGMA)
+    """The spread of one prediction of a ``source->target`` kind of a workload ``family``."""
+    return sigma_of(calibration.log_sigma, kinds, family)
 
 
 def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | None:
     """The machine a reference row measured (None when its accelerator is not in the catalog)."""
     stack = Stack(
-        tensorflow_major=row.tensorflow_major,
+        framework=row.framework,
         vectorised=row.vectorised,
-        tf32=True if row.precision == "tf32" else None,  # NVIDIA's TF 1.15 builds had it too
         cudnn_rnn=row.cudnn_rnn,
+        layout=row.layout,
+        fused_optimizer=row.fused_optimizer,
     )
-    precision = row.precision if row.precision in ("mixed", "fp16", "bf16") else "fp32"
+    precision = row.precision
     if row.is_cpu:
         family = catalog.resolve_family(row.cpu_family)
         return cpu_machine(family, row.vcpus or 1, calibration, stack=stack, precision=precision)
@@ -125,6 +118,19 @@ class Run:
     """The exchange row it came from, for the row's own metric (None: seconds per sample)."""
     samples: int = 1
     """Training samples per epoch (to turn a per-sample time into the row's metric)."""
+    validation_share: float = 0.0
+    """Forward passes of validation per training sample that the figure's time includes (a
+    whole run's or an epoch's time: validation samples / training samples / 3)."""
+
+    @property
+    def kind(self) -> str:
+        """``cpu`` or ``gpu`` (a TPU counts as a GPU)."""
+        return "cpu" if self.machine.kind == "cpu" else "gpu"
+
+    def modelled(self, calibration: Calibration) -> float:
+        """The device model's seconds per training sample of this run, in absolute terms."""
+        step = step_parts(self.facts, self.machine, self.batch_size, calibration).total
+        return step / self.batch_size * (1 + self.validation_share)
 
     def figure(self, seconds_per_sample: float) -> float:
         if self.row is None:
@@ -146,6 +152,15 @@ def evaluate(
     """Every ordered pair's result (a seeded sample of ``max_pairs`` when there are more; the
     counts go to ``stats``: ``pairs_possible``, ``pairs_cap``), and the skipped rows counted by
     reason."""
+    runs, skipped = runs_of(rows, calibration)
+    return pair_results(runs, calibration, max_pairs=max_pairs, stats=stats), skipped
+
+
+def runs_of(
+    rows: Iterable[ReferenceRow], calibration: Calibration
+) -> tuple[list[Run], dict[str, int]]:
+    """The runs the rows measured (one per run whatever its metrics), and the rows skipped,
+    counted by reason."""
     skipped: dict[str, int] = defaultdict(int)
     runs: list[Run] = []
     seen: set[tuple[str, str, str, int]] = set()
@@ -164,6 +179,7 @@ def evaluate(
             skipped["another metric of a run already counted"] += 1
             continue
         seen.add(run)
+        whole = row.metric in ("seconds_total", "seconds_per_epoch")
         runs.append(
             Run(
                 source=row.source,
@@ -175,9 +191,12 @@ def evaluate(
                 seconds_per_sample=row.seconds_per_sample(workload.samples),
                 row=row,
                 samples=workload.samples,
+                validation_share=(
+                    workload.validation_samples / workload.samples / 3 if whole else 0.0
+                ),
             )
         )
-    return pair_results(runs, calibration, max_pairs=max_pairs, stats=stats), dict(skipped)
+    return runs, dict(skipped)
 
 
 def pair_results(
@@ -188,7 +207,9 @@ def pair_results(
     stats: dict[str, int] | None = None,
 ) -> list[PairResult]:
     """Within each source and workload, every run predicts every other run's figure (a seeded
-    sample of ``max_pairs`` when there are more)."""
+    sample of ``max_pairs`` when there are more), as ``predict`` would from a probe on the
+    source: scaled by the model's ratio between two devices of one kind, the device model's
+    absolute time for a device of another kind (the source's figure plays no part then)."""
     groups: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in runs:
         groups[(run.source, run.workload)].append(run)
@@ -198,17 +219,16 @@ def pair_results(
     rng = random.Random(PAIR_SEED)
     pairs = []
     for (source, workload_id), members in groups.items():
-        modelled = {
-            id(run): step_parts(run.facts, run.machine, run.batch_size, calibration).total
-            / run.batch_size
-            for run in members
-        }
+        modelled = {id(run): run.modelled(calibration) for run in members}
         share = len(members) * (len(members) - 1)
         take = share if possible <= max_pairs else round(max_pairs * share / possible)
         for s_index, t_index in pair_indices(len(members), take, rng):
             s, t = members[s_index], members[t_index]
             measured_s, measured_t = s.seconds_per_sample, t.seconds_per_sample
-            predicted_t = measured_s * modelled[id(t)] / modelled[id(s)]
+            if s.kind == t.kind:
+                predicted_t = measured_s * modelled[id(t)] / modelled[id(s)]
+            else:
+                predicted_t = modelled[id(t)]
             kinds = f"{s.machine.kind}->{t.machine.kind}"
             pairs.append(
                 PairResult(
@@ -223,6 +243,7 @@ def pair_results(
                     log_error=math.log(predicted_t / measured_t),
                     measured_gap=max(measured_s, measured_t) / min(measured_s, measured_t) - 1,
                     log_sigma=pair_sigma(calibration, kinds, s.facts.family),
+                    family=s.facts.family,
                 )
             )
     return pairs
@@ -346,7 +367,7 @@ def _facts_of_row(spec: dict[str, str]) -> WorkloadFacts:
 def _machine_of(
     row: dict[str, str], spec: dict[str, str], calibration: Calibration
 ) -> Machine | None:
-    stack = Stack(tensorflow_major=2 if "tensorflow-2" in row["software"] else 1)
+    stack = Stack(framework=frameworks.from_software(row["software"]))
     precision = "mixed" if row["precision"] in ("mixed", "fp16", "bf16") else "fp32"
     if row["device"].upper() == "CPU":
         family = catalog.resolve_family(row["cpu_family"] or None)

@@ -39,6 +39,7 @@ from typing import Protocol
 
 from advisor.recommend import spot
 from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.outcome import delay
 from advisor.recommend.recommendation import Assumptions, Constraints, FallbackPlan, Outcome
 from pricing.offers import Rentable
 from pricing.spot_risk import SpotRisk
@@ -183,6 +184,11 @@ class Simulated:
     """Expected share of the billed machine time that is on-demand."""
     preemptions: float
     """Expected preemptions of a run."""
+    machines: list[float]
+    """Seconds on machines (spot and on-demand) of each run, sorted."""
+    waited: float
+    """Expected seconds of a run on no machine: waiting for spot capacity (inf: some never
+    finish)."""
 
 
 def simulate(
@@ -214,6 +220,8 @@ def simulate(
         costs=sorted(r.cost(*prices) for r in runs),
         on_demand_share=share,
         preemptions=sum(r.preemptions for r in runs) / samples,
+        machines=sorted(machine),
+        waited=sum(r.wall - m for r, m in zip(runs, machine, strict=True)) / samples,
     )
 
 
@@ -273,7 +281,14 @@ def plan_outcome(
         expected_seconds=sum(walls) / len(walls),
         p_meet=min(p_meet, 1 - 1 / (2 * len(walls))),
         expected_preemptions=sim.preemptions,
-        expected_wait_seconds=0.0,
+        expected_wait_seconds=sim.waited,
+        machine_seconds=(spot.quantile(sim.machines, 0.5), spot.quantile(sim.machines, 0.9)),
+        expected_delay_seconds=delay(
+            sum(sim.machines) / len(sim.machines),
+            prediction,
+            assumptions.startup_seconds,
+            len(sim.machines),
+        ),
         billed_hours=(
             spot.quantile(costs, 0.5) / price,
             spot.quantile(costs, 0.9) / price,

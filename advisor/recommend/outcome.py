@@ -48,6 +48,8 @@ def _uninterrupted(
         confident_seconds=confident,
         expected_seconds=mean,
         p_meet=1.0 if deadline is None else prediction.probability_within(deadline - start),
+        training_seconds=(p50, p90),
+        machine_seconds=(p50, p90),
         billed_hours=billed_hours(rule, p50, p90, confident, mean),
     )
 
@@ -73,6 +75,7 @@ def _preemptible(
     confident = spot.quantile(walls, constraints.confidence)
     mean = sum(walls) / len(walls)  # inf when any sample never finishes
     p_meet = 1.0 if deadline is None else spot.fraction_within(walls, deadline)
+    on_machines = sum(machine) / len(machine)  # inf when any sample never finishes
     return Outcome(
         prediction=prediction,
         rule=rule,
@@ -84,6 +87,9 @@ def _preemptible(
         interruptions_per_hour=risk.interruptions_per_hour,
         expected_preemptions=sum(r.preemptions for r in runs) / len(runs),
         expected_wait_seconds=sum(r.waited for r in runs) / len(runs),
+        training_seconds=(prediction.seconds + start, prediction.quantile(0.9) + start),
+        machine_seconds=(spot.quantile(machine, 0.5), spot.quantile(machine, 0.9)),
+        expected_delay_seconds=delay(on_machines, prediction, start, len(runs)),
         spot_risk=risk,
         checkpoint_interval_seconds=(
             run.interval_seconds if math.isfinite(run.interval_seconds) else None
@@ -99,6 +105,13 @@ def _preemptible(
             sum(machine) / len(machine),
         ),
     )
+
+
+def delay(on_machines: float, prediction: Prediction, start: float, samples: int) -> float:
+    """What preemptions, restarts and checkpoints add on average to ``samples`` stratified runs
+    whose mean time on machines is ``on_machines`` (inf: some never finish)."""
+    training = spot.mean_work(prediction.seconds, prediction.log_sigma, samples) + start
+    return max(0.0, on_machines - training)
 
 
 def restart_seconds(assumptions: Assumptions) -> float:

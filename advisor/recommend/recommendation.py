@@ -99,7 +99,18 @@ class Outcome:
     """Cost of one restart after a preemption once a machine is had: boot, start-up, checkpoint
     restore (0 on demand)."""
     expected_wait_seconds: float = 0.0
-    """Mean time spent waiting for a spot machine to be had (at the start, after preemptions)."""
+    """Mean time spent waiting for a spot machine to be had (at the start, after preemptions):
+    part of the wall time, never billed."""
+    training_seconds: tuple[float, float] = (0.0, 0.0)
+    """p50 and p90 of the training alone, start-up included: the run on a machine that is never
+    taken back (on-demand: the wall time)."""
+    machine_seconds: tuple[float, float] = (0.0, 0.0)
+    """p50 and p90 of the time on machines: the training plus what preemptions add (work lost
+    since the last checkpoint, restarts, checkpoints), without the waits for capacity. What is
+    billed (before the billing rule's rounding); on-demand: the wall time."""
+    expected_delay_seconds: float = 0.0
+    """Mean time that preemptions, restarts and checkpoints add to the training on machines
+    (billed; 0 on demand). With ``expected_wait_seconds`` it makes a spot run's wall time."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
     fallback: FallbackPlan | None = None

@@ -3,7 +3,10 @@
 The JSON keys are a stable contract for scripts: workload, deadline_hours, objective, options (a
 ranked list, each with at least the keys of ``OPTION_KEYS``) and fastest. ``measured`` is true
 where the time is a probe measured on that very device (imported, or from ``advisor bench``),
-not a prediction.
+not a prediction. A spot option's wall time (``predicted_hours``) is in parts too: the training
+(``training_hours``), the time on machines that is billed (``machine_hours``, with what
+interruptions add, ``expected_delay_hours``) and the wait for capacity (``expected_wait_hours``);
+``spot_risk_stand_in`` says why a trace stands in for the machine (null where it was measured).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from advisor import display
 from advisor.recommend.billing import describe as describe_billing
+from advisor.recommend.cells import time_words
 from advisor.recommend.deadline import describe_seconds, format_duration
 from advisor.recommend.recommendation import Option, Outcome, Recommendation
 
@@ -67,7 +71,13 @@ def option_row(option: Option) -> dict[str, Any]:
         "interruptions_per_hour": round(result.interruptions_per_hour, 4),
         "expected_preemptions": round(result.expected_preemptions, 3),
         "expected_wait_hours": _hours(result.expected_wait_seconds),
+        "training_hours": _hours(result.training_seconds[0]),
+        "training_hours_p90": _hours(result.training_seconds[1]),
+        "machine_hours": _hours(result.machine_seconds[0]),
+        "machine_hours_p90": _hours(result.machine_seconds[1]),
+        "expected_delay_hours": _hours(result.expected_delay_seconds),
         "spot_risk_source": _risk_source(result),
+        "spot_risk_stand_in": result.spot_risk.stand_in or None if result.spot_risk else None,
         "fallback": _fallback_row(result),
         "vcpus": r.vcpus,
         "zone": r.zone,
@@ -159,8 +169,12 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines = [
         f"Option: {r.provider} {r.region} {r.instance_type or '(attached)'} ({device}, {r.pricing})"
     ]
+    lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
+    lines.append(f"Time: {time_words(option)}")
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
+    if p.environment:  # an LLM job: the device model's absolute time, laid out on the node
+        how = "the device model"
     lines.append(
         f"Device scaling ({how}{', extrapolated' if p.extrapolated else ''}): "
         f"median {describe_seconds(p.seconds)}, p90 {describe_seconds(p.quantile(0.9))}"
@@ -169,7 +183,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"  {step}" for step in p.steps]
     if result.fallback is not None:
         lines += spot_lines(result)[:1] + fallback_lines(option)
-        return lines + tie_lines(option)
+        return lines + tie_lines(option) + left_out_lines(rec)
     if r.pricing == "spot" and result.spot_risk is not None:
         lines += spot_lines(result)
     else:
@@ -184,7 +198,12 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
         f"mean {display.money(option.expected_cost_usd)})"
     )
-    return lines + tie_lines(option)
+    return lines + tie_lines(option) + left_out_lines(rec)
+
+
+def left_out_lines(rec: Recommendation) -> list[str]:
+    """``--explain``: the offerings left out, by reason."""
+    return [f"Left out: {count} {reason}" for reason, count in sorted(rec.excluded.items())]
 
 
 def spot_risk_words(result: Outcome) -> str:

@@ -22,6 +22,11 @@ from advisor.recommend.recommendation import FallbackPlan
 from pricing.offers import Rentable
 
 PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command\n"
+MULTI_GPU_RUN = (
+    "torchrun --nproc_per_node={gpus} train.py  # advisor: replace with your fine-tuning command "
+    "(the plan is in the ADVISOR_* variables)\n"
+)
+"""The placeholder of a job planned over a node's GPUs (an LLM's, ``ADVISOR_GPUS``)."""
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 
@@ -32,9 +37,12 @@ def task(
     workload: str,
     run: str = PLACEHOLDER_RUN,
     plan: FallbackPlan | None = None,
+    environment: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     """The task as plain data: ``name``, ``resources`` and ``run`` (ours), and for spot with an
-    on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``."""
+    on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``; a job laid
+    out over the node (``environment``, an LLM's GPUs and sharding) gets its plan as ``envs``
+    and a ``torchrun`` placeholder over the node's GPUs."""
     resources: dict[str, Any] = {
         "cloud": _CLOUDS.get(rentable.provider, str(rentable.provider)),
         "region": str(rentable.region),
@@ -47,11 +55,17 @@ def task(
         resources["accelerators"] = f"{rentable.accelerator}:{int(rentable.accelerator_count)}"
     resources["use_spot"] = rentable.pricing in {"spot", "spot_fallback"}
     body: dict[str, Any] = {"name": f"advisor-{workload}", "resources": resources}
+    envs = {name: str(value) for name, value in environment}
     if plan is not None:
         # a managed job relaunches after each preemption (FAILOVER: same region first); the switch
         # to on-demand is the plan's, which SkyPilot does not make itself: the envs carry it
         resources["job_recovery"] = {"strategy": "FAILOVER"}
-        body["envs"] = _plan_envs(plan)
+        envs.update(_plan_envs(plan))
+    if envs:
+        body["envs"] = envs
+    gpus = envs.get("ADVISOR_GPUS", "")
+    if run == PLACEHOLDER_RUN and gpus.isdigit():
+        run = MULTI_GPU_RUN.format(gpus=int(gpus))
     body["run"] = _Block(run)
     return body
 
@@ -92,10 +106,11 @@ def task_yaml(
     workload: str,
     run: str = PLACEHOLDER_RUN,
     plan: FallbackPlan | None = None,
+    environment: tuple[tuple[str, str], ...] = (),
 ) -> str:
-    """The task YAML text for ``rentable`` (and its fallback ``plan``)."""
+    """The task YAML text for ``rentable`` (and its fallback ``plan``, its job's layout)."""
     body = yaml.dump(
-        task(rentable, workload=workload, run=run, plan=plan),
+        task(rentable, workload=workload, run=run, plan=plan, environment=environment),
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
@@ -108,6 +123,14 @@ def task_yaml(
         f"# advisor: where to train {_safe(workload)}: {_safe(rentable.provider)} "
         f"{_safe(rentable.region)}, {shown} ({_safe(rentable.pricing)})\n"
     )
+    layout = dict(environment)
+    if layout.get("ADVISOR_GPUS"):
+        sharding = "FSDP" if layout.get("ADVISOR_SHARDING") == "fsdp" else "data parallel"
+        comment += (
+            f"# advisor: {_safe(layout.get('ADVISOR_METHOD', ''))} fine-tuning over "
+            f"{_safe(layout['ADVISOR_GPUS'])} GPU(s), {sharding}, micro-batch "
+            f"{_safe(layout.get('ADVISOR_MICRO_BATCH', ''))}\n"
+        )
     if plan is not None:
         comment += (
             "# advisor: spot with an on-demand fallback (Uniform Progress, NSDI 2024): run as a\n"
@@ -129,8 +152,9 @@ def write_task(
     workload: str,
     overwrite: bool = True,
     plan: FallbackPlan | None = None,
+    environment: tuple[tuple[str, str], ...] = (),
 ) -> Path:
     """Write the task file atomically (never through a symlink; over an existing file only when
     ``overwrite``), returning its path."""
-    text = task_yaml(rentable, workload=workload, plan=plan)
+    text = task_yaml(rentable, workload=workload, plan=plan, environment=environment)
     return write_atomic(path, text, overwrite=overwrite)

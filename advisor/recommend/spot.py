@@ -412,6 +412,12 @@ def strata(samples: int) -> tuple[float, ...]:
     return tuple(normal.inv_cdf((i + 0.5) / samples) for i in range(samples))
 
 
+def mean_work(median: float, log_sigma: float, samples: int) -> float:
+    """The mean training time of ``samples`` stratified samples (``strata``): what a simulation's
+    runs would take if nothing ever took their machine away."""
+    return sum(median * math.exp(z * log_sigma) for z in strata(samples)) / samples
+
+
 def quantile(sorted_values: list[float], q: float) -> float:
     """The ``q`` quantile of sorted samples (nearest rank, rounded up: conservative)."""
     index = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))

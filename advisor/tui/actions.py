@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import disk, display, locations, service
+from advisor.bench.settle import tie_lines
 from advisor.errors import AdvisorError, UsageError
-from advisor.recommend import report, skypilot_task
+from advisor.recommend import answer, report, skypilot_task
 from advisor.recommend.deadline import describe_seconds, parse_duration
 from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import Constraints, Recommendation
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from probes.result import ProbeResult
     from probes.spec import ProbeSpec
 from pricing.offers import Filters
+from probes.llm_job import Options, parse_count
 
 
 def one_line(exc: BaseException) -> str:
@@ -70,6 +72,7 @@ def request_for(state: FormState) -> service.Request:
         epochs=_int(state.epochs, "epochs"),
         samples=_int(state.samples, "samples"),
         batch_size=_int(state.batch_size, "batch size"),
+        finetune=_finetune(state),
         filters=Filters(
             provider=state.provider or None,
             region=state.region or None,
@@ -83,6 +86,19 @@ def request_for(state: FormState) -> service.Request:
             confidence=confidence,
             top=50,
         ),
+    )
+
+
+def _finetune(state: FormState) -> Options:
+    """An LLM's job from the form's LLM fields (empty for any other model)."""
+    if not state.is_llm:
+        return Options()
+    return Options(
+        method=state.method,
+        tokens=parse_count(state.tokens, "tokens") if state.tokens else None,
+        examples=parse_count(state.examples, "examples") if state.examples else None,
+        sequence=_int(state.seq_len, "seq len"),
+        rank=_int(state.lora_rank, "LoRA rank") if state.method != "full" else None,
     )
 
 
@@ -132,22 +148,10 @@ def feasible(payload: dict[str, Any]) -> bool:
     return any(o.get("meets_deadline") for o in payload.get("options", []))
 
 
-def summary_line(rec: Recommendation) -> str:
-    """The chosen option in one line, formatted as the command line formats it."""
-    if not rec.options:
-        return "No offering matches these filters."
-    if not rec.feasible:
-        return " ".join(report.infeasible_lines(rec))
-    best = rec.options[0]
-    r, outcome = best.rentable, best.outcome
-    where = f"{r.provider} {r.region} {r.instance_type or '-'}"
-    where += f" ({display.machine(r.accelerator, r.accelerator_count, r.vcpus)})"
-    return display.plain(
-        f"Best: {where}, {r.pricing.replace('_', '-')}, "
-        f"{display.duration_span(outcome.p50_seconds, outcome.p90_seconds)}, "
-        f"{display.money_span(best.cost_usd, best.cost_usd_p90)} "
-        f"({display.chance(outcome.p_meet)} on time)"
-    )
+def summary_lines(rec: Recommendation) -> list[str]:
+    """The answer in words (``advisor.recommend.answer``) and the ties in one line, as the
+    command line prints them above its table."""
+    return answer.lines(rec) + tie_lines(rec)
 
 
 def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = False) -> Path:
@@ -167,6 +171,7 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         workload=rec.workload,
         overwrite=overwrite,
         plan=option.outcome.fallback,
+        environment=option.outcome.prediction.environment,
     )
 
 

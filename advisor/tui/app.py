@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
 from advisor import display
+from advisor.recommend import columns
 from advisor.tui import actions
 from advisor.tui.form import FormState, WorkloadForm
 from advisor.tui.help import HelpScreen
@@ -81,6 +82,7 @@ class AdvisorApp(App[None]):
                 with TabbedContent(id="tabs"):
                     with TabPane("Options", id="tab-options"):
                         yield ResultsTable(id="results")
+                        yield Static("", id="options-notes")
                     with TabPane("Cost vs time", id="tab-chart"):
                         yield CostTimePlot(id="plot")
                     with TabPane("Why", id="tab-why"):
@@ -94,11 +96,7 @@ class AdvisorApp(App[None]):
 
     def on_workload_form_form_changed(self, message: WorkloadForm.FormChanged) -> None:
         model_changed = message.state.workload != self.state.workload
-        sizes_changed = (message.state.epochs, message.state.samples, message.state.batch_size) != (
-            self.state.epochs,
-            self.state.samples,
-            self.state.batch_size,
-        )
+        sizes_changed = message.state.probe_key != self.state.probe_key
         self.state = message.state
         if model_changed or sizes_changed:
             self.probe_result = None
@@ -170,11 +168,21 @@ class AdvisorApp(App[None]):
         self.payload = message.payload
         self.explanations = message.explanations
         table = self.query_one(ResultsTable)
-        table.show(message.rec.options)
+        table.show(message.rec)
         self.query_one(CostTimePlot).show(message.rec)
-        summary = actions.summary_line(message.rec)
+        summary = "\n".join(actions.summary_lines(message.rec))
         self._summary(summary, infeasible=not message.rec.feasible)
         self._explain(self._option_at(table, 0))
+
+    def on_results_table_fitted(self, message: ResultsTable.Fitted) -> None:
+        """Under the options: what the columns mean, the marks, and what this width left out."""
+        if self.rec is None:
+            return
+        fit = message.fit
+        notes = columns.legend(self.rec, self.rec.options, fit, detail="see Why")
+        hidden = columns.left_out_line(fit, message.width, at="here", more="Why")
+        for widget in self.query("#options-notes").results(Static):  # none once shutting down
+            widget.update(display.safe_text("\n".join(notes + ([hidden] if hidden else []))))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
         self._summary(message.error, infeasible=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from probes import zoo
+from probes import llm, zoo
+from probes.llm import METHODS
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,34 @@ class FormState:
     region: str = ""
     accelerator: str = ""
     confidence: str = "0.9"
+    method: str = "lora"
+    """An LLM's fine-tuning method (the LLM fields show only for an LLM)."""
+    tokens: str = ""
+    examples: str = ""
+    seq_len: str = ""
+    lora_rank: str = ""
 
     @property
     def workload(self) -> str:
         """What to probe: the model file when one is given, else the zoo model."""
         return self.model_file or self.model
 
+    @property
+    def is_llm(self) -> bool:
+        return not self.model_file and llm.find(self.model) is not None
+
+    @property
+    def probe_key(self) -> tuple[str, ...]:
+        """What decides the probe: the sizes, and an LLM job's method and text."""
+        sizes = (self.epochs, self.samples, self.batch_size)
+        if not self.is_llm:
+            return sizes
+        return (*sizes, self.method, self.tokens, self.examples, self.seq_len, self.lora_rank)
+
 
 class WorkloadForm(VerticalScroll):
-    """The zoo, sizes and constraints; every change posts ``FormChanged``."""
+    """The zoo, sizes and constraints; every change posts ``FormChanged``. Every label and
+    placeholder fits the pane's 24 columns whole (tests/tui/test_tui.py checks it)."""
 
     class FormChanged(Message):
         def __init__(self, state: FormState) -> None:
@@ -53,6 +73,7 @@ class WorkloadForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         s = self.state
         options = [(w.id, w.id) for w in zoo.WORKLOADS]
+        options += [(f"{m.id} (LLM)", m.id) for m in llm.models().values()]
         yield Label("Model")
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
         yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
@@ -62,15 +83,26 @@ class WorkloadForm(VerticalScroll):
         yield Input(
             s.batch_size, placeholder="batch size", id="batch_size", type="integer", compact=True
         )
-        yield Label("Deadline (8h, 90m, 1h30m)")
+        with Vertical(id="llm_fields") as fields:
+            fields.display = s.is_llm
+            yield Label("LLM job")
+            yield Select(
+                [(m, m) for m in METHODS], value=s.method, allow_blank=False, id="method",
+                compact=True,
+            )  # fmt: skip
+            yield Input(s.tokens, placeholder="tokens (20M)", id="tokens", compact=True)
+            yield Input(s.examples, placeholder="examples", id="examples", compact=True)
+            yield Input(s.seq_len, placeholder="seq len (2048)", id="seq_len", compact=True)
+            yield Input(s.lora_rank, placeholder="LoRA rank (16)", id="lora_rank", compact=True)
+        yield Label("Deadline (8h, 90m, 2d)")
         yield Input(s.deadline, id="deadline", compact=True)
         yield Label("Budget (USD)")
         yield Input(s.budget, placeholder="e.g. 50", id="budget", type="number", compact=True)
         yield Label("Objective")
         yield Select(
             [
-                ("cheapest that meets the deadline", "cheapest"),
-                ("fastest within budget", "fastest"),
+                ("cheapest in time", "cheapest"),
+                ("fastest in budget", "fastest"),
             ],
             value=s.objective,
             allow_blank=False,
@@ -82,11 +114,11 @@ class WorkloadForm(VerticalScroll):
             yield Label("spot")
             yield Switch(s.on_demand, id="on_demand")
             yield Label("on-demand")
-        yield Label("Provider, region, accelerator")
-        yield Input(s.provider, placeholder="provider (gcp, aws, ...)", id="provider", compact=True)
-        yield Input(s.region, placeholder="region", id="region", compact=True)
+        yield Label("Only these")
+        yield Input(s.provider, placeholder="provider (gcp, aws)", id="provider", compact=True)
+        yield Input(s.region, placeholder="region (us-east-1)", id="region", compact=True)
         yield Input(
-            s.accelerator, placeholder="accelerator (T4, A100, ...)", id="accelerator", compact=True
+            s.accelerator, placeholder="accelerator (T4, A100)", id="accelerator", compact=True
         )
         yield Label("Confidence")
         yield Input(s.confidence, id="confidence", type="number", compact=True)
@@ -95,6 +127,7 @@ class WorkloadForm(VerticalScroll):
         if getattr(self.state, field) == value:
             return
         self.state = replace(self.state, **{field: value})  # type: ignore[arg-type]
+        self.query_one("#llm_fields").display = self.state.is_llm
         self.post_message(self.FormChanged(self.state))
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -30,8 +30,12 @@ machine in the price database, and ranks them.
 | `?` or `f1` | this help |
 | `ctrl+q` | quit |
 
-Columns: `hours p50/p90` predicted training time; `cost p50/p90` expected cost with billing
-rules and spot preemptions; `P(deadline)` the chance of finishing by the deadline.
+The answer comes first, in words: the chosen option and why, its time (the training, the wait
+for a spot VM, what interruptions add) and its cost against the cheapest on-demand and the
+fastest option. Columns: `time` and `cost` p50-p90 on the machine (billed); `wait` the expected
+wait for a spot VM (not billed); `meet` the chance of finishing by the deadline; `*` a spot risk
+read from another cloud's or accelerator's trace. A column that does not fit is left out and
+said under the table; the `Why` tab walks the highlighted option through.
 """
 
 

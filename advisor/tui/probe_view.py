@@ -22,7 +22,14 @@ class ProbeView(Vertical):
         yield ProgressBar(total=100, show_eta=False, id="probe-progress")
         yield Sparkline([], id="probe-sparkline")
 
+    def _show_progress(self, running: bool) -> None:
+        """The progress bar and the step times only while a probe runs: the lines go to the
+        answer otherwise."""
+        for part in ("#probe-progress", "#probe-sparkline"):
+            self.query_one(part).display = running
+
     def started(self, workload: str) -> None:
+        self._show_progress(True)
         self.query_one("#probe-status", Label).update(
             display.safe_text(f"Probing {workload} on this machine... (press x to cancel)")
         )
@@ -45,3 +52,4 @@ class ProbeView(Vertical):
     def finished(self, text: str) -> None:
         self.query_one("#probe-status", Label).update(display.safe_text(text))
         self.query_one("#probe-progress", ProgressBar).update(progress=100)
+        self._show_progress(False)

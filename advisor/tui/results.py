@@ -1,104 +1,90 @@
 """The recommendation views: a sortable table, the chosen option's explanation, cost vs time.
 
 They draw the engine's ``Recommendation`` (its options, frontier, fastest and cheapest on-demand)
-with the command line's formatting (``advisor.display``), so both interfaces say the same thing.
-Catalog names are shown literally (``display.safe_text``).
+in the command line's cells and columns (``advisor.recommend.cells``, ``columns``), so both
+interfaces say the same thing. Catalog names are shown literally (``display.safe_text``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
 from advisor import display
+from advisor.recommend import cells, columns
 
 if TYPE_CHECKING:
     from advisor.recommend.recommendation import Option, Recommendation
 
 
-def _where(o: Option) -> str:
-    return f"{o.rentable.provider} {o.rentable.region}"
-
-
-def _machine(o: Option) -> str:
-    r = o.rentable
-    shown = (
-        f"{r.instance_type or '-'} ({display.machine(r.accelerator, r.accelerator_count, r.vcpus)})"
-    )
-    return f"{shown} \u2713" if o.outcome.prediction.measured else shown  # measured there
-
-
-_PRICING = {"on_demand": "on-demand", "spot": "spot", "spot_fallback": "spot+OD"}
-"""The third way to pay, spot with an on-demand fallback, in the column's nine characters."""
-
-
-def _pricing(o: Option) -> str:
-    return _PRICING.get(o.rentable.pricing, o.rentable.pricing)
-
-
-def _risk(o: Option) -> str:
-    """The spot risk in words (its source is in the explanation panel)."""
-    if o.outcome.fallback is not None:
-        return f"{o.outcome.fallback.on_demand_share:.0%} on-demand"
-    if o.outcome.spot_risk is None:
-        return "-"
-    count = o.outcome.expected_preemptions
-    return f"~{count:.0f} interruptions" if count >= 1.5 else f"~{count:.1f} interruptions"
-
-
-Column = tuple[str, str, int, Callable[["Option"], str], Callable[["Option"], Any]]
-
-COLUMNS: tuple[Column, ...] = (
-    ("rank", "#", 3, lambda o: str(o.rank), lambda o: o.rank),
-    ("where", "where", 17, _where, _where),
-    ("machine", "machine", 23, _machine, _machine),
-    ("time", "time p50-p90", 12,
-     lambda o: display.duration_span(o.outcome.p50_seconds, o.outcome.p90_seconds),
-     lambda o: o.outcome.p50_seconds),
-    ("cost", "cost p50-p90", 15, lambda o: display.money_span(o.cost_usd, o.cost_usd_p90),
-     lambda o: o.cost_usd),
-    ("meet", "meet", 5, lambda o: display.chance(o.outcome.p_meet), lambda o: -o.outcome.p_meet),
-    ("pricing", "pricing", 9, _pricing, _pricing),
-    ("usd_per_hour", "$/h", 7, lambda o: display.rate(o.rentable.usd_per_hour),
-     lambda o: o.rentable.usd_per_hour),
-    ("risk", "spot risk", 18, _risk, lambda o: o.outcome.expected_preemptions),
-)  # fmt: skip
-"""Key, header, width, cell text, sort value. The first six fit 120 columns beside the form;
-fixed widths keep the table's shape while it re-ranks (the snapshot tests rely on it)."""
-
-_RIGHT = {"rank", "time", "cost", "meet", "usd_per_hour"}
-
-
 class ResultsTable(DataTable[Any]):
-    """Ranked options; click a header (or press s) to sort by that column."""
+    """Ranked options, one line each, in the columns that fit (``columns.fitting``: the command
+    line's columns and order); click a header (or press s) to sort by that column. Every layout
+    posts ``Fitted`` so the app can say what was left out."""
 
     BINDINGS = [("s", "cycle_sort", "Sort")]  # noqa: RUF012
+
+    class Fitted(Message):
+        def __init__(self, fit: columns.Fit, width: int) -> None:
+            super().__init__()
+            self.fit, self.width = fit, width
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label, width, _, _ in COLUMNS:
-            self.add_column(label, key=key, width=width)
+        self.cell_padding = 0  # one space before each column but the first, as on the command line
+        self._rec: Recommendation | None = None
+        self._options: dict[int, Option] = {}
+        self._laid_out_at = 0
         self._sort_index = 0
         self._reverse = False
-        self._options: dict[int, Option] = {}
+        self._last_key: str | None = None
+        self.fit: columns.Fit | None = None
 
-    def show(self, options: tuple[Option, ...] | list[Option]) -> None:
-        self.clear()
-        self._options = {o.rank: o for o in options}
-        for option in options:
+    def show(self, rec: Recommendation) -> None:
+        self._rec = rec
+        self._options = {o.rank: o for o in rec.options}
+        self._lay_out()
+
+    def on_resize(self) -> None:
+        if self._rec is not None and self.size.width != self._laid_out_at:
+            self._lay_out()
+
+    def _lay_out(self) -> None:
+        """Columns for this width, then the rows (a cell is never cut: a column that does not
+        fit is left out whole)."""
+        rec = self._rec
+        if rec is None:
+            return
+        self._laid_out_at = self.size.width
+        room = self.size.width - self.styles.scrollbar_size_vertical
+        fit = columns.fitting(
+            rec.options,
+            room if room > 0 else None,
+            with_deadline=rec.constraints.deadline_seconds is not None,
+        )
+        row = self.cursor_row
+        self.clear(columns=True)
+        self.fit = fit
+        for c in fit.shown:  # fixed widths: right at once, not after the next idle
+            space = "" if c.key == "rank" else " "
+            self.add_column(space + c.header, key=c.key, width=fit.widths[c.key] + len(space))
+        for option in rec.options:
             cells: list[Any] = [option.rank]
-            for key, _, _, text, _ in COLUMNS[1:]:
-                cell = display.safe_text(text(option))
-                cell.justify = "right" if key in _RIGHT else "left"
+            for c in fit.shown[1:]:
+                cell = display.safe_text(f" {c.cell(option)}")
                 cell.style = "" if option.feasible else "dim"
+                cell.justify = "right" if c.right else "left"
                 cells.append(cell)
             self.add_row(*cells, key=str(option.rank))
+        if 0 < row < self.row_count:
+            self.move_cursor(row=row)
+        self.post_message(self.Fitted(fit, max(room, 0)))
 
     def option(self, rank: int) -> Option | None:
         return self._options.get(rank)
@@ -107,13 +93,15 @@ class ResultsTable(DataTable[Any]):
         self._sort_by(str(event.column_key.value))
 
     def action_cycle_sort(self) -> None:
-        self._sort_index = (self._sort_index + 1) % len(COLUMNS)
-        self._sort_by(COLUMNS[self._sort_index][0])
+        shown = self.fit.shown if self.fit else []
+        if shown:
+            self._sort_index = (self._sort_index + 1) % len(shown)
+            self._sort_by(shown[self._sort_index].key)
 
     def _sort_by(self, key: str) -> None:
-        self._reverse = not self._reverse if getattr(self, "_last_key", None) == key else False
+        self._reverse = not self._reverse if self._last_key == key else False
         self._last_key = key
-        value = next(column[4] for column in COLUMNS if column[0] == key)
+        value = next(column.sort for column in columns.COLUMNS if column.key == key)
 
         def sort_key(rank: int) -> tuple[int, Any]:
             option = self._options.get(rank)
@@ -131,8 +119,9 @@ class ExplainPanel(Static):
             self.update("Select an option to see why.")
             return
         head = Text(f"#{option.rank} ", style="bold")
-        head.append(display.safe_text(f"{_where(option)} {_machine(option)}", style="bold"))
-        head.append(f" ({_pricing(option)})")
+        where = f"{cells.where(option)} {cells.machine(option)}"
+        head.append(display.safe_text(where, style="bold"))
+        head.append(display.safe_text(f" ({cells.pricing(option)})"))
         self.update(Text("\n").join([head, Text(""), display.safe_text("\n".join(lines))]))
 
 
@@ -169,7 +158,7 @@ class CostTimePlot(PlotextPlot):
         deadline = rec.constraints.deadline_seconds
         if deadline and deadline / size <= 2 * longest / size:
             plt.vline(deadline / size)
-        plt.xlabel(f"time, {unit} (p50)")
+        plt.xlabel(f"time to finish, {unit} (p50)")
         plt.ylabel("cost USD (p50)")
         plt.title("cost vs time")
         self.refresh()

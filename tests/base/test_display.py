@@ -79,3 +79,25 @@ def test_safe_text_renders_markup_literally() -> None:
     out = console.export_text()
     assert "[link=https://evil.example]click[/link]" in out
     assert "\x1b" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [(("g4dn.xlarge", "T4", 1, 4.0), "g4dn.xlarge (T4)"),
+     (("p3.8xlarge", "V100", 4, 32.0), "p3.8xlarge (V100 x4)"),
+     (("n1-standard-4", None, 0, 4.0), "n1-standard-4 (4 vCPU)"),
+     (("tpu-v5litepod-1", "tpu-v5litepod-1", 1, None), "tpu-v5litepod-1"),
+     ((None, "T4", 2, None), "T4 x2"),
+     (("x\x1b[2J", "T4", 1, None), "x\\x1b[2J (T4)")],
+)  # fmt: skip
+def test_machine_label_keeps_the_essentials(args: tuple, text: str) -> None:  # type: ignore[type-arg]
+    assert display.machine_label(*args) == text
+
+
+def test_ratio_about_and_ranks() -> None:
+    assert [display.ratio(v) for v in (1.234, 3.5, 14.2, 0.0, math.inf)] == [
+        "1.2x", "3.5x", "14x", "-", "-"
+    ]  # fmt: skip
+    assert display.about(2040) == "~34 min" and display.about(math.inf) == "never"
+    assert display.ranks([2, 4, 5, 6, 7, 8, 10]) == "#2, #4-#8, #10"
+    assert display.ranks([3]) == "#3" and display.ranks([5, 4]) == "#4-#5"

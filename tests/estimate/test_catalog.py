@@ -45,7 +45,7 @@ def test_every_row_has_a_source_and_positive_specs() -> None:
 def test_the_named_cpu_families_are_all_there() -> None:
     expected = {
         "haswell", "broadwell", "skylake", "cascadelake", "icelake", "sapphirerapids",
-        "emeraldrapids", "rome", "milan", "genoa", "graviton2", "graviton3", "graviton4",
+        "emeraldrapids", "rome", "milan", "genoa", "turin", "graviton2", "graviton3", "graviton4",
     }  # fmt: skip
     assert set(catalog.cpu_families()) == expected
 
@@ -70,6 +70,10 @@ def test_tpu_slices_count_their_chips() -> None:
         ("Neoverse-V1", "graviton3", False),
         ("Intel(R) Xeon(R) CPU @ 2.20GHz", "skylake", True),
         ("AMD EPYC", "milan", True),
+        ("AMD EPYC 9B45 128-Core Processor", "turin", False),
+        ("AMD EPYC (family 26, model 2)", "turin", False),  # a VM that hides the model number
+        ("AMD EPYC (family 25, model 17)", "genoa", False),
+        ("AMD EPYC (family 25, model 1)", "milan", False),
         ("Some Unknown CPU", catalog.DEFAULT_CPU_FAMILY, True),
     ],
 )
@@ -90,7 +94,7 @@ def test_advisor_devices_cpus_prints_per_vcpu_throughput_as_csv() -> None:
     assert result.exit_code == 0, result.output
     header, *lines = result.output.strip().splitlines()
     assert header.startswith("name,vendor,isa,vcpu_gflops")
-    assert len(lines) == 13
+    assert len(lines) == 14
     skylake = next(line for line in lines if line.startswith("skylake,"))
     assert skylake.split(",")[3] == "64.0"  # 2.0 GHz x 64 FLOPs/cycle / 2 threads
 
@@ -119,7 +123,7 @@ def test_every_accelerator_of_the_shipped_seed_database_is_in_the_catalog() -> N
 def test_every_device_of_the_shipped_measurements_is_in_the_catalog() -> None:
     files = [
         shipped("benchmarks.csv"),
-        shipped("calibration-transformers.csv"),
+        shipped("calibration-lambda-pytorch.csv"),
         *sorted(shipped_data_dir().glob("calibration-holdout-*.csv")),
     ]
     devices = {row.device for path in files for row in read_reference(path) if not row.is_cpu}

@@ -70,7 +70,6 @@ def test_more_bandwidth_is_never_slower_on_a_winograd_path(bandwidth: float, fac
     slow = step_parts(facts, replace(v100, bandwidth=bandwidth), 64, calibration)
     fast = step_parts(facts, replace(v100, bandwidth=bandwidth * factor), 64, calibration)
     assert fast.memory <= slow.memory and fast.total <= slow.total
-    assert fast.compute == slow.compute
 
 
 def test_a_batch_that_does_not_fit_is_still_excluded_on_a_winograd_gpu() -> None:

@@ -55,14 +55,21 @@ def test_validate_on_a_tiny_file_reports_every_ordered_pair(tmp_path: Path) -> N
 
 
 def test_figures_the_model_predicts_exactly_give_zero_error(tmp_path: Path) -> None:
+    """Across kinds a pair is the target's absolute prediction: rows at the device model's own
+    figures are predicted exactly, whichever row is the source."""
+    calibration = shipped_calibration()
     rows = read_reference(write(tmp_path, TINY))[:2]  # CPU and K80
-    pairs, _ = validate.evaluate(rows, shipped_calibration())
-    cpu_to_k80 = next(p for p in pairs if p.kinds == "cpu->gpu")
-    k80 = f"lab,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,{cpu_to_k80.predicted!r},"
-    exact = [*TINY.splitlines()[:2], k80]
+    runs, _ = validate.runs_of(rows, calibration)
+    cpu, k80 = (f"{run.figure(run.modelled(calibration))!r}" for run in runs)
+    exact = [
+        TINY.splitlines()[0],
+        f"lab,mnist_cnn,CPU,8,skylake,tensorflow-2.21,fp32,128,12,seconds_total,{cpu},",
+        f"lab,mnist_cnn,K80,,,tensorflow-1.2,fp32,128,12,seconds_total,{k80},",
+    ]
     pairs, _ = validate.evaluate(
-        read_reference(write(tmp_path, "\n".join(exact) + "\n")), shipped_calibration()
+        read_reference(write(tmp_path, "\n".join(exact) + "\n")), calibration
     )
+    assert sorted(p.kinds for p in pairs) == ["cpu->gpu", "gpu->cpu"]
     assert [round(p.abs_pct_error, 9) for p in pairs] == [0.0, 0.0]
     assert all(p.order_right for p in pairs)
 
@@ -125,7 +132,8 @@ def test_the_fit_is_rerunnable_and_moves_only_what_the_data_sees(tmp_path: Path)
     assert fitted.tpu_efficiency == PRIOR.tpu_efficiency
     assert set(fitted.log_sigma) >= {"all"}
     blob = json.loads(output.read_text())
-    assert blob["in_sample"]["n_pairs"] == 6
+    assert blob["in_sample"]["n_rows"] == 4  # the row outside the zoo is not modelled
+    assert set(blob["leave_one_source_out_by_source"]) == {"lab", "other"}
 
 
 def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path) -> None:
@@ -149,7 +157,8 @@ def test_a_probe_export_counts_each_run_once_and_reads_cpu_models(tmp_path: Path
 
 
 def test_the_modern_gpu_holdout_reads_and_keeps_the_generations_in_order() -> None:
-    rows = read_reference(shipped("calibration-holdout-dle.csv"))  # never used by the fit
+    rows = read_reference(shipped("calibration-nvidia-dle.csv"))  # NVIDIA DeepLearningExamples
+    rows = [row for row in rows if row.source == "nvidia-dle-rn50-tf-2020-06"]
     pairs, skipped = validate.evaluate(rows, shipped_calibration())
     assert len(pairs) == 30 and not skipped  # 6 rows: V100, V100 32GB, A100
     to_a100_mixed = [p for p in pairs if p.target_label == "A100 mixed"]

@@ -29,10 +29,18 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_models_lists_the_zoo() -> None:
+def test_models_lists_the_zoo_and_the_llms_with_their_methods() -> None:
     code, out, _ = invoke("models", "--json")
-    rows = json.loads(out)
+    everything = json.loads(out)
+    rows = [r for r in everything if r["family"] != "llm"]
     assert code == 0 and len(rows) == 19
+    llms = {r["id"]: r for r in everything if r["family"] == "llm"}
+    assert {"llama3.1-8b", "llama3.1-70b", "qwen2.5-7b", "mistral-7b", "gemma2-9b"} <= set(llms)
+    assert llms["llama3.1-8b"]["methods"] == "full, lora, qlora"
+    assert llms["llama3.1-8b"]["parameters"] == 8_030_261_248
+    assert "llama3-8b" in llms["llama3.1-8b"]["aliases"]
+    code, table, _ = invoke("models")
+    assert code == 0 and "LLMs to fine-tune" in table and "qwen2.5-0.5b" in table
     lstm = next(r for r in rows if r["id"] == "imdb_bilstm")
     assert lstm["parameters"] == 2_658_945 and "lstm" in lstm["aliases"]
     gpt2 = next(r for r in rows if r["id"] == "gpt2_large")
@@ -52,6 +60,7 @@ def test_models_lists_the_zoo() -> None:
             "no such model file",
         ),
         (["--model", "mlp", "--budget", "-1"], "'--budget': -1 must be > 0"),
+        (["--model", "llama3.1-8b"], "is an LLM: 'advisor recommend --model llama3.1-8b"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:

@@ -74,13 +74,32 @@ def test_only_heavy_workloads_are_extrapolated() -> None:
     from probes.loading import Prepared
     from probes.run import _heavy_batches
 
-    def batches(name: str, threads: int = 2, budget: float = 20.0) -> list[int]:
+    def batches(name: str, rate: float = 80e9, budget: float = 20.0) -> list[int]:
         w = zoo.get(name)
         prepared = Prepared(None, [InputSpec(w.input_shape, w.input_dtype)], InputSpec((), "int32"),
                             w.train_flops_per_sample, w.synthetic_input)  # fmt: skip
-        return _heavy_batches(prepared, config_for(name), threads, budget)
+        return _heavy_batches(prepared, config_for(name), rate, budget)
 
     assert batches("mnist_mlp") == [] and batches("resnet32") == []
-    assert batches("resnet50") == [2, 4]  # 23.1 GFLOP a sample: batch 4 fits 1/12 of 20 s
-    small, large = batches("vgg16")
-    assert small * 2 == large and large < 64
+    assert batches("resnet50") == [4]  # 23.1 GFLOP a sample: batch 4 fits 1/12 of 20 s
+    # a CPU whose reference kernel runs 250 GFLOP/s trains at half of that, at least: batch 8
+    assert batches("resnet50", rate=125e9) == [8]
+    (largest,) = batches("vgg16")
+    assert 1 <= largest < 64
+    # a transformer's proxy steps two batches: its fixed cost scales with the parameters
+    w = zoo.get("gpt2_large")
+    proxy = Prepared(None, [InputSpec(w.input_shape, w.input_dtype)], InputSpec((), "int32"),
+                     w.train_flops_per_sample, False, scale=262.0, proxy="2 of 36 layers")  # fmt: skip
+    small, large = _heavy_batches(proxy, config_for("gpt2_large"), 125e9, 20.0)
+    assert small * 2 == large
+
+
+def test_the_step_line_is_kept_only_where_it_is_plausible() -> None:
+    from probes.scaling import step_line
+
+    assert step_line({4: 0.45, 8: 0.85}) == pytest.approx((0.05, 0.1))  # a small fixed cost
+    # noise: batch 4 slower per sample than batch 2 would make a negative fixed cost
+    assert step_line({2: 0.22, 4: 0.69}) == pytest.approx((0.0, 0.69 / 4))
+    # noise the other way: a fixed cost of most of the step
+    assert step_line({2: 0.45, 4: 0.5}) == pytest.approx((0.0, 0.5 / 4))
+    assert step_line({8: 0.8}) == pytest.approx((0.0, 0.1))

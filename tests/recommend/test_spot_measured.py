@@ -58,12 +58,13 @@ def test_spot_is_never_shown_as_certain() -> None:
     option = spot_option(rec)
     assert option.outcome.p_meet < 1.0
     table = Console(width=200, record=True)
-    table.print(render_options(rec.options))
+    table.print(render_options(rec.options)[0])
     text = table.export_text()
-    spot_line = next(line for line in text.splitlines() if "spot" in line)
+    spot_line = next(line for line in text.splitlines() if " spot " in line)
     assert "100%" not in spot_line and ">99%" in spot_line
-    # the risk in words, with its source
-    assert "interruptions expected (spot traces, AWS V100 Apr 2023)" in spot_line
+    # the risk in words, with its source: one step away, in --explain
+    explained = "\n".join(explain(rec, option))
+    assert "interruptions expected (spot traces, AWS V100 Apr 2023)" in explained
 
 
 def test_explain_and_json_name_the_source() -> None:

@@ -7,7 +7,7 @@ from statistics import NormalDist
 
 import pytest
 
-from advisor.cli.recommendation_table import settle_lines
+from advisor.bench.settle import tie_lines
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import ties
 from advisor.recommend.outcome import outcome
@@ -80,10 +80,10 @@ def test_ranker_names_the_tie_and_the_bench_that_settles_it() -> None:
     assert second.tie and 0.2 <= (second.p_cheaper or 0) < 0.5
     assert "a tie:" in second.why and "chance it is really cheaper than #1" in second.why
     assert first.p_cheaper is None
-    lines = settle_lines(rec)
-    assert len(lines) == 1
-    assert "advisor bench --model resnet50 --gpus T4,L4" in lines[0]
-    assert "worth it" in lines[0] and "not worth it" not in lines[0]  # dollars at stake
+    head, bench = tie_lines(rec)  # the tie in one line, then the bench worth running
+    assert head.startswith("#2 is within the prediction's uncertainty of #1")
+    assert "would cost more" not in head  # dollars at stake: worth settling
+    assert bench.startswith("worth settling: advisor bench --model resnet50 --gpus T4,L4")
     row = as_json(rec)["options"][1]
     assert row["p_cheaper_than_first"] == pytest.approx(second.p_cheaper, abs=1e-4)
     assert row["tie_stake_usd"] > 1

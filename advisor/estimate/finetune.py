@@ -1,0 +1,236 @@
+"""An LLM fine-tuning step on a node of GPUs: its layout, its time from the device model.
+
+A ``probes.llm.FineTune`` becomes ``WorkloadFacts`` (FLOPs per token by method, fused attention
+apart, the trained parameters' optimizer traffic, the activations' traffic, QLoRA's
+dequantisation, the weights sharded over the node when they are) and one optimizer step over
+the global batch is ``steps.step_parts`` on the target's machine:
+
+    step = max(host dispatch, device work) + what the gradient exchange does not hide
+
+never below the hardware's bound (``roofline``). A node's GPUs hold the whole model each
+(data parallel) when it fits; otherwise FSDP / ZeRO-3 shards weights, gradients and optimizer
+state across them and gathers each layer in every pass (a published run may shard only the
+optimizer state and master weights: Megatron's distributed optimizer, ZeRO-1). The predictions are absolute: the
+probe gives only the host's per-step dispatch (``probes.dispatch``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from advisor.estimate import memory
+from advisor.estimate.floor import launch_latency
+from advisor.estimate.frameworks import Framework
+from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
+from advisor.estimate.memory import Fit
+from advisor.estimate.parameters import Calibration
+from advisor.estimate.roofline import least_step_seconds
+from advisor.estimate.steps import (
+    WorkloadFacts,
+    activation_bytes_of,
+    communication_seconds,
+    step_parts,
+)
+from probes.llm import TARGETS, FineTune
+from probes.llm_memory import Footprint, footprint, layer_activation_bytes
+
+PYTORCH = Stack(framework=Framework("torch", (2, 4)))
+"""What LLM fine-tuning runs under: PyTorch (Hugging Face TRL and PEFT, torchtune, NeMo)."""
+SHARDINGS = ("none", "optimizer", "full")
+"""What a node's GPUs split between them: nothing (data parallel), the optimizer state and the
+master weights (ZeRO-1, Megatron's distributed optimizer), or everything (FSDP, ZeRO-3)."""
+MAX_AUTO_MICRO_BATCH = 8
+"""Largest micro-batch tried per GPU when the job names none (powers of two up to it)."""
+RECOMPUTE_PASSES = 8 / 6
+"""Activation traffic under checkpointing against without it: the forward's writes and reads
+happen twice (the six passes of ``steps`` become eight)."""
+LAYER_KERNELS = 20
+"""Kernels one Llama block launches in its forward pass: two RMSNorms (two each), the q, k, v
+and o products, rotary embedding of q and k, FlashAttention, two residual adds, the gate, up
+and down products, the activation and its product, two casts. The backward pass launches
+twice as many."""
+ADAPTER_KERNELS = 4
+"""Forward kernels of one LoRA adapter: dropout, its two products, the scaled add."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one optimizer step of a job spreads over a node."""
+
+    gpus: int
+    micro_batch: int
+    """Sequences each GPU computes at once."""
+    global_batch: int
+    """Sequences per optimizer step, a multiple of ``gpus x micro_batch``."""
+    sharding: str = "none"
+    """One of ``SHARDINGS``; ``full`` gathers the weights in every pass."""
+
+    @property
+    def accumulation(self) -> int:
+        return max(1, self.global_batch // (self.gpus * self.micro_batch))
+
+    @property
+    def sharded(self) -> bool:
+        """FSDP / ZeRO-3 across the node: each GPU holds a share of the weights."""
+        return self.sharding == "full" and self.gpus > 1
+
+    def describe(self) -> str:
+        if self.gpus == 1:
+            where = "1 GPU"
+        else:
+            how = (
+                "FSDP (sharded weights, gradients, optimizer)" if self.sharded else "data parallel"
+            )
+            where = f"{self.gpus} GPUs, {how}"
+        accumulated = f" x {self.accumulation} accumulated" if self.accumulation > 1 else ""
+        return f"{where}; micro-batch {self.micro_batch}{accumulated} (global {self.global_batch})"
+
+
+def layout(gpus: int, micro_batch: int, minimum_global: int, sharding: str) -> Layout:
+    """The layout whose global batch is the smallest multiple of the node's micro-batches that
+    holds ``minimum_global`` sequences."""
+    per_pass = gpus * micro_batch
+    return Layout(gpus, micro_batch, per_pass * max(1, -(-minimum_global // per_pass)), sharding)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One optimizer step's time and what it is made of."""
+
+    seconds: float
+    device: float
+    """Compute and memory traffic of all its micro-batches."""
+    exchange: float
+    """Gradient exchange and gathers the device's work does not hide."""
+    host: float
+    least: float
+    """The hardware bound (``roofline``)."""
+    tokens: int
+    """Tokens of the global batch."""
+    flops: float
+    gpus: int
+
+    @property
+    def tokens_per_second_per_gpu(self) -> float:
+        return self.tokens / self.seconds / self.gpus
+
+    @property
+    def flops_per_gpu(self) -> float:
+        """FLOP/s each GPU reaches (the FLOPs it runs, recomputation included)."""
+        return self.flops / self.seconds / self.gpus
+
+
+def facts_of(tune: FineTune, plan: Layout, counted: Footprint | None = None) -> WorkloadFacts:
+    """The device model's view of ``tune`` laid out as ``plan``."""
+    sequence = tune.shape.sequence
+    counted = counted or footprint(tune)
+    kept = tune.shape.layers * layer_activation_bytes(tune) * sequence
+    traffic = activation_bytes_of(kept / 2) * (RECOMPUTE_PASSES if tune.checkpointing else 1)
+    return WorkloadFacts(
+        flops_per_sample=tune.flops_per_token() * sequence,
+        parameters=tune.trainable_parameters(),
+        family="transformer",
+        optimizer="adamw",
+        activation_bytes_per_sample=traffic,
+        tokens=sequence,
+        attention_flops_per_sample=tune.attention_flops_per_token() * sequence,
+        accumulation=plan.accumulation,
+        dequant_bytes=tune.dequant_bytes(),
+        sharded_bytes=counted.gathered if plan.sharded else 0.0,
+    )
+
+
+def kernels_per_pass(tune: FineTune) -> int:
+    """Kernels one micro-batch's forward and backward passes launch (a recomputed forward
+    again, a dequantisation before every 4-bit product of every pass)."""
+    forward = LAYER_KERNELS + ADAPTER_KERNELS * len(TARGETS[tune.targets]) * tune.adapted
+    passes = 3 + tune.checkpointing
+    dequant = len(tune.shape.projections()) * (passes - 1) if tune.storage != "none" else 0
+    return tune.shape.layers * (forward * passes + dequant)
+
+
+def machine_for(
+    accelerator: str | None,
+    count: int,
+    calibration: Calibration,
+    precision: str,
+    *,
+    vcpus: float | None = None,
+    cpu_family: str | None = None,
+) -> Machine | None:
+    """The target's machine under PyTorch at ``precision`` (None: an unknown accelerator)."""
+    if accelerator:
+        return accelerator_machine(
+            accelerator, count, calibration, stack=PYTORCH, precision=precision
+        )
+    return cpu_machine(cpu_family, vcpus or 1, calibration, stack=PYTORCH, precision=precision)
+
+
+def step_of(
+    tune: FineTune,
+    plan: Layout,
+    machine: Machine,
+    calibration: Calibration,
+    host_seconds: float | None = None,
+) -> Step:
+    """The optimizer step of ``tune`` laid out as ``plan`` on ``machine``; ``host_seconds`` is
+    the host's dispatch of a step (the probe's; else the calibrated GPU overhead), to which
+    each micro-batch adds its kernels' launches (``floor``)."""
+    facts = facts_of(tune, plan)
+    parts = step_parts(facts, machine, plan.global_batch, calibration)
+    device = parts.compute + parts.memory + parts.sequential
+    exchange = communication_seconds(facts, machine, calibration, device)
+    launches = kernels_per_pass(tune) * launch_latency().get(machine.kind, 0.0)
+    host = ((host_seconds or machine.overhead_s) + launches) * plan.accumulation
+    step = (max(host, device) if parts.overlapped else host + device) + exchange
+    least = least_step_seconds(facts, machine, plan.global_batch)
+    tokens = plan.global_batch * tune.shape.sequence
+    flops = facts.flops_per_sample * plan.global_batch
+    return Step(max(step, least), device, exchange, host, least, tokens, flops, plan.gpus)
+
+
+def fit_of(tune: FineTune, plan: Layout, machine: Machine) -> Fit | None:
+    """Whether ``plan`` fits each GPU of ``machine`` (None on a CPU)."""
+    return memory.llm_check(
+        footprint(tune), machine, plan.sharding, plan.gpus, plan.micro_batch, tune.shape.sequence
+    )
+
+
+def low_memory(tune: FineTune) -> FineTune | None:
+    """The recipe full fine-tuning falls back to where mixed-precision AdamW fits no layout:
+    pure bf16 weights and 8-bit AdamW, 6 bytes a weight instead of 18 (torchtune's low-memory
+    recipes, data/llm-finetune-published.csv); None for adapters (their optimizer is small)."""
+    if tune.adapted or (tune.master, tune.optimizer) == ("bf16", "adamw8bit"):
+        return None
+    return replace(tune, master="bf16", optimizer="adamw8bit")
+
+
+def choose_layout(
+    tune: FineTune,
+    machine: Machine,
+    gpus: int,
+    minimum_global: int,
+    micro_batch: int | None = None,
+) -> tuple[FineTune, Layout, Fit | None]:
+    """The fastest layout that fits: each GPU holding the whole model when it can, else FSDP
+    across the node; the micro-batch given, or the largest power of two up to
+    ``MAX_AUTO_MICRO_BATCH`` that fits; full fine-tuning in ``low_memory``'s recipe when its
+    own fits nowhere. When nothing fits: the asked (or smallest) layout sharded as far as the
+    node allows, with the fit that says why and what would fit."""
+    sizes = [micro_batch] if micro_batch else _powers(MAX_AUTO_MICRO_BATCH)
+    recipes = [tune, *filter(None, [low_memory(tune)])]
+    for recipe in recipes:
+        for sharding in ("none", "full") if gpus > 1 else ("none",):
+            for size in sizes:
+                plan = layout(gpus, size, minimum_global, sharding)
+                fit = fit_of(recipe, plan, machine)
+                if fit is None or fit.fits:
+                    return recipe, plan, fit
+    plan = layout(gpus, sizes[-1], minimum_global, "full" if gpus > 1 else "none")
+    return tune, plan, fit_of(tune, plan, machine)
+
+
+def _powers(largest: int) -> list[int]:
+    """Largest first: 8, 4, 2, 1."""
+    return [2**k for k in range(int(math.log2(largest)), -1, -1)]

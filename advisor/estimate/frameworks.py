@@ -1,0 +1,125 @@
+"""What a framework runs when a model asks for float32: TF32 tensor cores or strict FP32.
+
+On Ampere and later GPUs a float32 matrix product or convolution may run on the tensor cores in
+TF32 (10-bit mantissa, 8x the FP32 rate on an A100) or on the CUDA cores in strict FP32. Which
+one a user gets depends on the framework, its version and the container it runs in, and the two
+differ by up to 8x in the step time, so ``--precision fp32`` means the user's framework default
+and ``fp32-strict`` asks for strict FP32 everywhere (docs/PREDICTION.md, "What fp32 means").
+
+The defaults, each from the framework's own documentation (docs/SOURCES.md, "Framework
+defaults"):
+
+| framework | matmul (cuBLAS) | convolution (cuDNN) |
+|---|---|---|
+| TensorFlow >= 2.4 | TF32 | TF32 |
+| TensorFlow 1.x, pip | FP32 | FP32 |
+| TensorFlow 1.15 in NVIDIA's containers (20.06+) | TF32 | TF32 |
+| PyTorch 1.7 - 1.11 | TF32 | TF32 |
+| PyTorch >= 1.12 | FP32 | TF32 |
+| PyTorch in NVIDIA's containers | TF32 | TF32 |
+| JAX | TF32 | TF32 |
+| MXNet, PaddlePaddle in NVIDIA's containers | TF32 | TF32 |
+
+TensorFlow: ``tf.config.experimental.enable_tensor_float_32_execution`` ("TensorFloat-32 is
+enabled by default", from 2.4). PyTorch: "TensorFloat-32 (TF32) on Ampere (and later)
+devices" in its CUDA semantics notes (``torch.backends.cuda.matmul.allow_tf32`` defaults to
+False from 1.12, ``torch.backends.cudnn.allow_tf32`` to True). NVIDIA's containers set
+``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1`` and leave ``NVIDIA_TF32_OVERRIDE`` unset. JAX: the
+default matmul precision on a GPU is TF32 for float32 inputs (``jax.default_matmul_precision``).
+Keras 3 changes none of these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KERNELS = ("matmul", "conv")
+"""The kernel classes whose float32 path a framework chooses."""
+FRAMEWORKS = ("tensorflow", "torch", "jax", "mxnet", "paddle")
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A framework at a version, maybe inside NVIDIA's container."""
+
+    name: str = "tensorflow"
+    """One of ``FRAMEWORKS``."""
+    version: tuple[int, int] = (2, 16)
+    container: bool = False
+    """Run inside NVIDIA's NGC container, whose environment turns TF32 on."""
+
+    def tf32(self, kernel: str) -> bool:
+        """True when a float32 ``kernel`` (``matmul`` or ``conv``) runs as TF32 by default on
+        a GPU that has TF32 tensor cores."""
+        if kernel not in KERNELS:
+            raise ValueError(f"unknown kernel class {kernel!r}")
+        if self.container:
+            return True
+        if self.name == "tensorflow":
+            return self.version >= (2, 4)
+        if self.name == "torch":
+            return kernel == "conv" or self.version < (1, 12)
+        return True  # JAX; MXNet and PaddlePaddle are published from NVIDIA's containers
+
+    def describe(self, kernel: str) -> str:
+        """``TF32`` or ``strict FP32``: what a float32 ``kernel`` runs as by default."""
+        return "TF32" if self.tf32(kernel) else "strict FP32"
+
+    @property
+    def cpu_kernels(self) -> str:
+        """The library behind a CPU's convolutions and matrix products: ``onednn`` for
+        TensorFlow 2.9 and later (``TF_ENABLE_ONEDNN_OPTS`` on by default on x86), PyTorch and
+        JAX-era builds; ``eigen`` for older TensorFlow, whose kernels were Eigen's."""
+        if self.name == "tensorflow" and self.version < (2, 9):
+            return "eigen"
+        return "onednn"
+
+    @property
+    def label(self) -> str:
+        container = " (NVIDIA container)" if self.container else ""
+        return f"{self.name} {self.version[0]}.{self.version[1]}{container}"
+
+
+TENSORFLOW_2 = Framework()
+"""What a probe runs today unless told otherwise."""
+
+
+def from_software(software: str) -> Framework:
+    """The framework a published row's ``software`` string names (``tensorflow-1.15-ngc-20.06``,
+    ``pytorch-ngc-21.11``, ``pytorch-2.1-pip``, ``jax-0.4``); TensorFlow 2 when it names none."""
+    text = software.lower()
+    container = "ngc" in text
+    patterns = (
+        ("torch", r"(?:py)?torch"),
+        ("jax", r"jax"),
+        ("mxnet", r"mxnet"),
+        ("paddle", r"paddle(?:paddle)?"),
+        ("tensorflow", r"tensorflow"),
+    )
+    for name, pattern in patterns:
+        match = re.search(pattern + r"-?(\d+)?(?:\.(\d+))?", text)
+        if match:
+            major = int(match.group(1)) if match.group(1) else None
+            minor = int(match.group(2) or 0)
+            return Framework(name, _version(name, major, minor, container), container)
+    return TENSORFLOW_2
+
+
+def from_backend(backend: str, version: str) -> Framework:
+    """The framework a probe ran under (``probes.backend`` name and its version string)."""
+    name = "torch" if backend == "torch" else backend
+    if name not in FRAMEWORKS:
+        return TENSORFLOW_2
+    numbers = re.findall(r"\d+", version)
+    if len(numbers) < 2:
+        return Framework(name, _version(name, None, 0, False))
+    return Framework(name, (int(numbers[0]), int(numbers[1])))
+
+
+def _version(name: str, major: int | None, minor: int, container: bool) -> tuple[int, int]:
+    """A version when the string gives one; else the current one of that framework (a
+    container of PyTorch without a version is a recent PyTorch)."""
+    if major is not None:
+        return (major, minor)
+    return {"tensorflow": (2, 16), "torch": (2, 4), "jax": (0, 4)}.get(name, (1, 0))

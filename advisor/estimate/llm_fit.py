@@ -1,0 +1,181 @@
+"""Fit the LLM fine-tuning parameters: ``python -m advisor.estimate.llm_fit``.
+
+Only ``parameters.LLM_PARAMETERS`` move (fused attention's share of peak, FP8 products', the
+node's collectives over NVLink and over PCIe, how much of the gathers the device hides, the
+dequantisation traffic); every other parameter stays at the shipped fit (``calibration.json``,
+``python -m advisor.estimate.calibrate``), whose rows these parameters do not touch. The fitted
+rows are the published runs marked ``use_throughput=fit`` in
+``data/llm-finetune-published.csv``: each predicted in absolute terms (its model, method,
+layout, GPU and precision), the loss the robust mean of the log errors of tokens per second
+per GPU, each source weighted by the square root of its rows, with a weak pull to the written
+priors. Rows marked ``holdout`` are predicted with the fit and reported, never fitted.
+
+The spread of an LLM prediction (``log_sigma["llm"]``) is the 80th percentile of the
+leave-one-source-out errors over 1.28, so that the 80% interval covers 80% of a new source's
+runs. The fit and its figures go to ``data/calibration-llm.json``, which
+``parameters.llm_calibration()`` lays over the shipped fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+from advisor.estimate.finetune import machine_for, step_of
+from advisor.estimate.llm_published import PublishedRun, throughput_runs
+from advisor.estimate.parameters import (
+    LLM_CALIBRATION_FILE,
+    LLM_PARAMETERS,
+    PRIOR,
+    Calibration,
+    shipped_calibration,
+)
+from advisor.estimate.search import coordinate_search
+from advisor.estimate.validate import percentile
+from advisor.locations import shipped_data_dir
+
+PRIOR_WEIGHT = 0.005
+"""Loss of moving one parameter a factor 3 from its prior (as ``calibrate``)."""
+HUBER_DELTA = 0.3
+CEILINGS = {"dequant_traffic_scale": 20.0}
+"""Largest value a parameter may take: 1 (a share of a peak) unless named here."""
+_Z80 = NormalDist().inv_cdf(0.9)
+
+
+@dataclass(frozen=True)
+class RunError:
+    """One published run's tokens per second per GPU, predicted."""
+
+    run: PublishedRun
+    predicted: float
+    log_error: float
+    """log(predicted / published): positive when predicted too fast."""
+    above_peak: bool
+    """The prediction's FLOP rate beats the datasheet peak of the products' unit."""
+
+
+def errors(calibration: Calibration, runs: Sequence[PublishedRun]) -> list[RunError]:
+    found = []
+    for run in runs:
+        machine = machine_for(run.device, run.plan.gpus, calibration, run.precision)
+        if machine is None:
+            continue
+        step = step_of(run.tune, run.plan, machine, calibration)
+        rate = step.tokens_per_second_per_gpu
+        above = step.flops_per_gpu > machine.peak_matmul_flops
+        found.append(RunError(run, rate, math.log(rate / run.tokens_per_second), above))
+    return found
+
+
+def _huber(x: float) -> float:
+    a = abs(x)
+    return 0.5 * a * a if a <= HUBER_DELTA else HUBER_DELTA * (a - 0.5 * HUBER_DELTA)
+
+
+def loss(calibration: Calibration, runs: Sequence[PublishedRun]) -> float:
+    by_source: dict[str, list[float]] = defaultdict(list)
+    for found in errors(calibration, runs):
+        by_source[found.run.source].append(_huber(found.log_error))
+    weights = {source: math.sqrt(len(e)) for source, e in by_source.items()}
+    total = sum(weights[s] * sum(e) / len(e) for s, e in by_source.items())
+    fit = total / sum(weights.values()) if weights else 0.0
+    pull = sum(
+        (math.log(getattr(calibration, name) / getattr(PRIOR, name)) / math.log(3)) ** 2
+        for name in LLM_PARAMETERS
+    )
+    return fit + PRIOR_WEIGHT * pull
+
+
+def fit(runs: Sequence[PublishedRun], start: Calibration) -> Calibration:
+    """Coordinate search in log space over ``LLM_PARAMETERS`` from ``start``."""
+    return coordinate_search(
+        start,
+        LLM_PARAMETERS,
+        lambda calibration: loss(calibration, runs),
+        lambda name: CEILINGS.get(name, 1.0),
+    )
+
+
+def leave_one_source_out(runs: Sequence[PublishedRun], start: Calibration) -> list[RunError]:
+    """Each source's runs predicted by a fit on the other sources'."""
+    found = []
+    for source in sorted({run.source for run in runs}):
+        others = fit([run for run in runs if run.source != source], start)
+        found += errors(others, [run for run in runs if run.source == source])
+    return found
+
+
+def summary(found: Sequence[RunError]) -> dict[str, Any]:
+    """Median and worst error as factors, the median signed error (positive: too fast), how
+    many beat the datasheet peak."""
+    if not found:
+        return {"n_runs": 0}
+    factors = [math.exp(abs(f.log_error)) for f in found]
+    signed = percentile([f.log_error for f in found], 50)
+    return {
+        "n_runs": len(found),
+        "median_factor": round(percentile(factors, 50), 3),
+        "worst_factor": round(max(factors), 3),
+        "median_signed_pct": round(100 * (math.exp(signed) - 1), 1),
+        "above_peak": sum(f.above_peak for f in found),
+    }
+
+
+def by_source(found: Sequence[RunError]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[RunError]] = defaultdict(list)
+    for f in found:
+        groups[f.run.source].append(f)
+    return {name: summary(group) for name, group in sorted(groups.items())}
+
+
+def spread(found: Sequence[RunError]) -> float:
+    """Log sigma whose 80% interval covers 80% of ``found``'s errors."""
+    return round(percentile([abs(f.log_error) for f in found], 80) / _Z80, 4)
+
+
+def calibrate() -> tuple[Calibration, dict[str, Any]]:
+    start = shipped_calibration()
+    runs, held = throughput_runs("fit"), throughput_runs("holdout")
+    fitted = fit(runs, start)
+    loso = leave_one_source_out(runs, start)
+    sigma = spread(loso)
+    figures = {
+        "in_sample": summary(errors(fitted, runs)),
+        "in_sample_by_source": by_source(errors(fitted, runs)),
+        "leave_one_source_out": summary(loso),
+        "leave_one_source_out_by_source": by_source(loso),
+        "held_out": summary(errors(fitted, held)),
+        "held_out_by_source": by_source(errors(fitted, held)),
+        "log_sigma": {"llm": sigma},
+    }
+    return replace(fitted, log_sigma={**fitted.log_sigma, "llm": sigma}), figures
+
+
+def to_json(calibration: Calibration, figures: dict[str, Any]) -> str:
+    blob = {name: round(getattr(calibration, name), 5) for name in LLM_PARAMETERS}
+    blob["priors"] = {name: getattr(PRIOR, name) for name in LLM_PARAMETERS}
+    return json.dumps({**blob, **figures}, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m advisor.estimate.llm_fit", description=__doc__)
+    parser.add_argument("--output", type=Path, default=shipped_data_dir() / LLM_CALIBRATION_FILE)
+    args = parser.parse_args(argv)
+    calibration, figures = calibrate()
+    args.output.write_text(to_json(calibration, figures))
+    moved = [f"{n}: {getattr(PRIOR, n):g} -> {getattr(calibration, n):.4g}" for n in LLM_PARAMETERS]
+    scores = [f"{k}: {figures[k]}" for k in ("in_sample", "leave_one_source_out", "held_out")]
+    print("\n".join([f"wrote {args.output}", *moved, *scores]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""A fine-tuning job's training time on a target, with its spread: the engine's ``Prediction``.
+
+The layout (``finetune.choose_layout``) decides how the node runs it, or why it cannot: a GPU
+too small for the model even sharded across the node is left out with the largest micro-batch
+or sequence that would fit. A CPU is left out with the time the device model gives it there
+(hundreds of hours for a 7-8B model: the frameworks fine-tune on accelerators). The time is the optimizer steps of every epoch times one step of the
+device model (absolute); the probe, when there is one, gives only the host's dispatch. The
+spread is the LLM fit's leave-one-source-out spread (``llm_fit``), wider where the target lies
+beyond the hardware the fits measured.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from advisor.estimate import catalog
+from advisor.estimate.finetune import Layout, Step, choose_layout, machine_for, step_of
+from advisor.estimate.machine import Machine, check_precision
+from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
+from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA
+from advisor.estimate.prediction import Prediction, Target
+from probes.llm import FineTune
+from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job
+
+Predictor = Callable[[Target], Prediction]
+STARTUP_SECONDS = 60.0
+"""Fixed start of a fine-tuning run: the container, CUDA, NCCL and the framework (an
+assumption)."""
+WEIGHTS_BYTES_PER_SECOND = 500e6
+"""How fast a rented machine fetches and loads 16-bit weights from the Hugging Face Hub (an
+assumption: a cloud VM's download of safetensors shards)."""
+QUANTISED_KINDS = frozenset({"gpu"})
+"""Where 4-bit QLoRA runs: bitsandbytes' kernels are CUDA's (its CPU backend is experimental)."""
+
+
+def predict_job(
+    job: Job,
+    target: Target,
+    *,
+    calibration: Calibration | None = None,
+    host_seconds: float | None = None,
+) -> Prediction:
+    """The whole job (every epoch's optimizer steps) on ``target``, or why it cannot run."""
+    calibration = calibration or llm_calibration()
+    check_precision(job.precision)
+    if target.accelerator and catalog.accelerator(target.accelerator) is None:
+        return _excluded(f"accelerator {target.accelerator} not in the device catalog")
+    if not target.accelerator and not target.vcpus:
+        return _excluded("the target has neither an accelerator nor a vCPU count")
+    count = max(target.accelerator_count, 1) if target.accelerator else 1
+    precision = _precision(job.precision, target.accelerator)
+    machine = machine_for(
+        target.accelerator, count, calibration, precision,
+        vcpus=target.vcpus, cpu_family=target.cpu_family,
+    )  # fmt: skip
+    if machine is None:
+        return _excluded(f"accelerator {target.accelerator} not in the device catalog")
+    if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS:
+        return _excluded(f"{machine.label}: 4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs")
+    tune, plan, fit = choose_layout(
+        job.tune, machine, machine.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
+    )
+    if fit is not None and not fit.fits:
+        how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""
+        return _excluded(f"{machine.label}: {fit.reason(plan.micro_batch)}{how}", fits=False)
+    step = step_of(tune, plan, machine, calibration, host_seconds)
+    steps = -(-job.sequences // plan.global_batch) * job.epochs
+    seconds = steps * step.seconds
+    if machine.kind == "cpu":
+        return _excluded(
+            f"{machine.label}: ~{seconds / 3600:,.0f} h on CPUs by the device model; LLM "
+            "fine-tuning is planned on GPUs and TPUs"
+        )
+    extrapolated = machine.extrapolated or machine.kind == "tpu"
+    model = calibration.log_sigma.get("llm", DEFAULT_LOG_SIGMA)
+    sigma = math.hypot(model, EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0)
+    return Prediction(
+        seconds=seconds,
+        log_sigma=sigma,
+        extrapolated=extrapolated,
+        kernel_path=_path(machine, plan, tune),
+        steps=_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
+        environment=_environment(job, tune, plan),
+    )
+
+
+def predictor_for_job(job: Job, host_seconds: float | None = None) -> Predictor:
+    """``predict_job`` for every target of a recommendation (one calibration read)."""
+    calibration = llm_calibration()
+
+    def predictor(target: Target) -> Prediction:
+        return predict_job(job, target, calibration=calibration, host_seconds=host_seconds)
+
+    return predictor
+
+
+def startup_seconds(job: Job) -> float:
+    """What a run pays before its first step: start, and fetch and load the 16-bit weights
+    (QLoRA quantises them as they load)."""
+    return STARTUP_SECONDS + 2.0 * job.tune.shape.parameters() / WEIGHTS_BYTES_PER_SECOND
+
+
+def _precision(asked: str, accelerator: str | None) -> str:
+    """bf16 asked of a GPU without bf16 units (T4, V100): fp16 mixed precision, as people
+    fine-tune there."""
+    spec = catalog.accelerator(accelerator) if accelerator else None
+    if asked == "bf16" and spec is not None and spec.kind == "gpu" and not spec.bf16_tflops:
+        return "fp16"
+    return asked
+
+
+def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
+    """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
+    path = machine.kernel_path.removesuffix(f", {machine.replicas} GPUs data-parallel")
+    if tune.optimizer == "adamw8bit":
+        path += f", {tune.master} weights, 8-bit AdamW"
+    return f"{path}; {plan.describe()}"
+
+
+def _explain(
+    job: Job,
+    tune: FineTune,
+    plan: Layout,
+    step: Step,
+    machine: Machine,
+    steps: int,
+    seconds: float,
+    host_seconds: float | None,
+) -> tuple[str, ...]:
+    peak = machine.peak_matmul_flops
+    host = "measured here" if host_seconds else "calibrated"
+    bound = "host-bound" if step.host >= step.device else "device-bound"
+    return (
+        f"job: {job.describe()}",
+        f"layout on {machine.label}: {_path(machine, plan, tune)}"
+        + (
+            " (mixed-precision AdamW fits no layout here: pure bf16 and 8-bit AdamW)"
+            if tune != job.tune
+            else ""
+        ),
+        f"one optimizer step: device {step.device:.3g} s (the device model), host "
+        f"{step.host:.3g} s (dispatch {host}, kernel launches), {bound}"
+        + (f", + {step.exchange:.3g} s of exposed gathers" if step.exchange else ""),
+        f"{step.tokens_per_second_per_gpu:,.0f} tokens/s per GPU, "
+        f"{step.flops_per_gpu / 1e12:.3g} TFLOP/s a GPU ({step.flops_per_gpu / peak:.0%} of "
+        f"its {peak / 1e12:.4g} TFLOP/s peak); hardware bound {step.least:.3g} s a step",
+        f"{steps:,} optimizer steps x {step.seconds:.3g} s = {seconds / 3600:.3g} h",
+    )
+
+
+def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str], ...]:
+    """What a task file tells the training script about the plan."""
+    pairs = [
+        ("ADVISOR_OPTIMIZER", tune.optimizer),
+        ("ADVISOR_WEIGHTS", tune.master if not tune.adapted else tune.storage),
+        ("ADVISOR_MODEL", job.model.repository),
+        ("ADVISOR_METHOD", job.tune.method),
+        ("ADVISOR_SEQ_LEN", str(job.sequence)),
+        ("ADVISOR_GPUS", str(plan.gpus)),
+        ("ADVISOR_SHARDING", "fsdp" if plan.sharded else "none"),
+        ("ADVISOR_MICRO_BATCH", str(plan.micro_batch)),
+        ("ADVISOR_GRAD_ACCUM", str(plan.accumulation)),
+        ("ADVISOR_PRECISION", job.precision),
+        ("ADVISOR_CHECKPOINTING", "1" if job.tune.checkpointing else "0"),
+    ]
+    if job.tune.adapted:
+        pairs += [
+            ("ADVISOR_LORA_RANK", str(job.tune.rank)),
+            ("ADVISOR_LORA_TARGETS", job.tune.targets),
+        ]
+    return tuple(pairs)
+
+
+def _excluded(reason: str, fits: bool = True) -> Prediction:
+    return Prediction(seconds=math.inf, log_sigma=0.0, fits=fits, reason=reason)

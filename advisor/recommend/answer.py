@@ -1,0 +1,94 @@
+"""The answer in words, before any table: which option, why, and what it costs against the
+cheapest on-demand and the fastest option.
+
+Plain strings (no rich, no textual): the command line prints them above its table, the app in its
+summary, so both say the same.
+"""
+
+from __future__ import annotations
+
+from advisor import display
+from advisor.recommend.cells import cost_span, machine, pricing, time_span, time_words, where
+from advisor.recommend.deadline import describe_seconds
+from advisor.recommend.recommendation import Option, Recommendation
+from advisor.recommend.report import infeasible_lines
+
+
+def lines(rec: Recommendation) -> list[str]:
+    """The answer: the chosen option and why, its time said plainly, and what it costs against
+    the cheapest on-demand and the fastest option. Nothing feasible: what would be."""
+    best = rec.best
+    if best is None:
+        if not rec.options:
+            return ["No offering matches these filters."]
+        return infeasible_lines(rec) + [
+            f"The {' and the '.join(labels)}: {summary(o)}." for labels, o in _alike(rec)
+        ]
+    said = [
+        f"Best: {where(best)} {machine(best)}, {pricing(best)}, {cost_span(best)}: "
+        f"{_why(rec, best)}.",
+        f"Time: {time_words(best)}.",
+    ]
+    contrasts = _contrasts(rec, best)
+    against = [_against(label, o, best) for label, o in contrasts]
+    itself = [label for label, o in _contrasts(rec, None) if (label, o) not in contrasts]
+    if itself:
+        against.append(f"it is itself the {' and the '.join(itself)} option")
+    said.append(f"Against: {'; '.join(against)}.")
+    return said
+
+
+def summary(option: Option) -> str:
+    """``gcp us-central1 n1-standard-4 (4 vCPU), spot*, 1.8-3.9 min, $0.0016-$0.0047``."""
+    return (
+        f"{where(option)} {machine(option)}, {pricing(option)}, {time_span(option)}, "
+        f"{cost_span(option)}"
+    )
+
+
+def _against(label: str, option: Option, best: Option) -> str:
+    """``the cheapest on-demand (#1's machine) costs $0.0056-$0.012 (3.5x) in 1.8-3.9 min``."""
+    a, b = option.rentable, best.rentable
+    same = (a.provider, a.region, a.instance_type) == (b.provider, b.region, b.instance_type)
+    which = "#1's machine" if same else f"{where(option)} {machine(option)}"
+    if option.rentable.pricing != "on_demand":
+        which += f", {pricing(option)}"
+    ratio = display.ratio(option.cost_usd / best.cost_usd) if best.cost_usd > 0 else "-"
+    return f"the {label} ({which}) costs {cost_span(option)} ({ratio}) in {time_span(option)}"
+
+
+def _why(rec: Recommendation, best: Option) -> str:
+    c = rec.constraints
+    what = "cheapest" if c.objective == "cheapest" else "fastest"
+    that = []
+    if c.deadline_seconds:
+        that.append(f"finish within {describe_seconds(c.deadline_seconds)}")
+    if c.budget_usd is not None:
+        that.append(f"fit a ${c.budget_usd:,.2f} budget")
+    text = f"the {what} of the {rec.feasible_count} offerings"
+    text += f" that {' and '.join(that)}" if that else ""
+    if c.deadline_seconds:
+        text += f" ({display.chance(best.outcome.p_meet)} chance in time)"
+    return text
+
+
+def _alike(rec: Recommendation) -> list[tuple[list[str], Option]]:
+    """The cheapest on-demand and the fastest options, one line for both when they are one."""
+    said: list[tuple[list[str], Option]] = []
+    for label, option in _contrasts(rec, None):
+        same = [labels for labels, o in said if o.rentable == option.rentable]
+        if same:
+            same[0].append(label)
+        else:
+            said.append(([label], option))
+    return said
+
+
+def _contrasts(rec: Recommendation, best: Option | None) -> list[tuple[str, Option]]:
+    """The cheapest on-demand and the fastest options, where they are not ``best`` itself."""
+    found = [("cheapest on-demand", rec.cheapest_on_demand), ("fastest", rec.fastest)]
+    return [
+        (label, o)
+        for label, o in found
+        if o is not None and (best is None or o.rentable != best.rentable)
+    ]

@@ -1,0 +1,364 @@
+"""End to end, in absolute terms: this machine's probe to every published single-device figure.
+
+    .venv/bin/python benchmarks/end_to_end.py [--passes 3] [--budget 20]
+        [--out benchmarks/results/end_to_end.json]
+    .venv/bin/python benchmarks/end_to_end.py --rescore benchmarks/results/end_to_end.json
+    .venv/bin/python benchmarks/end_to_end.py load [--probes 3] [--model mnist_mlp]
+
+The path a user takes: ``advisor probe --model W --fresh`` here (a real probe, in its own
+process, as the command line runs it), then the prediction of each published measurement of W
+(``data/benchmarks.csv``, ``data/calibration-*.csv``) at its device, batch, precision and
+software (what its framework ran float32 as, its tensor layout), compared with the published
+figure itself, samples per second or seconds of the whole run. A fitted source is predicted by
+the device model fitted without its publisher (``calibrate.leave_one_source_out``), a held-out
+file (``calibration-holdout-*.csv``) by the shipped fit. Passes go through the workloads in
+alternating order, each probe beside the fixed reference kernel it times itself; the figures
+are the medians over passes, and the passes' spread per row is reported apart (how much a fresh
+probe moves a prediction). ``--rescore`` re-predicts from the stored probes without probing.
+
+``load``: probes of one workload while another process keeps one core busy (a spinning Python
+loop), each predicting a T4 and an A100: do the GPU predictions stay within 1.3x of each other,
+and does each probe say the machine was busy?
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor.estimate import Target, calibrate, predict
+from advisor.estimate.machine import Stack
+from advisor.estimate.parameters import Calibration, shipped_calibration
+from advisor.estimate.published import ReferenceRow
+from advisor.locations import shipped_data_dir
+from benchmarks import factor_table
+from probes import history, reference, zoo
+from probes.result import ProbeResult
+
+ROOT = Path(__file__).resolve().parent.parent
+ADVISOR = ROOT / ".venv" / "bin" / "advisor"
+TARGETS = {"median_factor": 1.25, "worst_factor": 2.0, "median_signed_pct": 15.0}
+
+
+def published_rows() -> tuple[list[ReferenceRow], list[ReferenceRow]]:
+    """The fitted rows and the held-out rows whose workload is in the zoo."""
+    data = shipped_data_dir()
+    fitted = calibrate.read_rows([data / name for name in calibrate.FIT_FILES])
+    held = calibrate.read_rows(sorted(data.glob(calibrate.HOLDOUT_PATTERN)))
+    names = set(zoo.names())
+    return [r for r in fitted if r.workload in names], [r for r in held if r.workload in names]
+
+
+def probe_here(workload: str, budget: float, home: Path) -> ProbeResult:
+    """A fresh probe through the command line, in a process of its own, read back from the
+    store it was saved to."""
+    env = {**os.environ, "ADVISOR_HOME": str(home)}
+    command = [str(ADVISOR), "probe", "--model", workload, "--fresh", "--json"]
+    command += ["--budget", str(budget)]
+    subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
+    from advisor.store import connect
+
+    os.environ["ADVISOR_HOME"] = str(home)
+    db = connect()
+    stored = history.latest(db, workload)
+    db.close()
+    return max(stored, key=lambda p: p.created_at)
+
+
+def machine_of_row_stack(row: ReferenceRow) -> Stack:
+    """The software a published row ran: its framework, CPU build and tensor layout."""
+    return Stack(
+        framework=row.framework, vectorised=row.vectorised, cudnn_rnn=row.cudnn_rnn,
+        layout=row.layout, fused_optimizer=row.fused_optimizer,
+    )  # fmt: skip
+
+
+def target_of(row: ReferenceRow) -> Target:
+    if row.is_cpu:
+        from advisor.estimate import catalog
+
+        return Target(None, 0, float(row.vcpus or 1), catalog.resolve_family(row.cpu_family))
+    return Target(row.device, 1)
+
+
+def predicted_figure(
+    probe: ProbeResult, row: ReferenceRow, calibration: Calibration
+) -> tuple[float, float, float] | None:
+    """The row's figure as predicted from ``probe``, with the 80% interval's bounds (in the
+    row's metric), or None when the device is excluded."""
+    result = predict(
+        probe,
+        target_of(row),
+        precision=row.precision,
+        stack=machine_of_row_stack(row),
+        batch_size=row.batch_size,
+        calibration=calibration,
+    )
+    if not math.isfinite(result.seconds) or result.step_seconds <= 0:
+        return None
+    if row.metric == "samples_per_second":
+        rate = row.batch_size / result.step_seconds
+        spread = result.quantile(0.9) / result.seconds
+        return rate, rate / spread, rate * spread
+    if row.metric == "seconds_total":
+        return result.seconds, result.quantile(0.1), result.quantile(0.9)
+    return None
+
+
+def score(
+    probes: dict[str, list[ProbeResult]],
+    fitted: Sequence[ReferenceRow],
+    held: Sequence[ReferenceRow],
+) -> list[dict[str, Any]]:
+    """Every published row predicted from every pass's probe of its workload."""
+    _, _, fits = calibrate.leave_one_source_out(fitted, shipped_calibration())
+    fits = {lab: _with_spread(fit) for lab, fit in fits.items()}
+    rows: list[dict[str, Any]] = []
+    for row, held_out in [*((r, False) for r in fitted), *((r, True) for r in held)]:
+        calibration = shipped_calibration() if held_out else fits[calibrate.lab(row.source)]
+        predictions = [
+            figure
+            for probe in probes.get(row.workload, [])
+            if (figure := predicted_figure(probe, row, calibration)) is not None
+        ]
+        if not predictions:
+            continue
+        faster_is_larger = row.metric == "samples_per_second"
+        medians = [statistics.median(p[i] for p in predictions) for i in range(3)]
+        predicted, low, high = medians
+        log_error = math.log(row.value / predicted if faster_is_larger else predicted / row.value)
+        values = [p[0] for p in predictions]
+        rows.append(
+            {
+                "source": row.source,
+                "held_out": held_out,
+                "workload": row.workload,
+                "device": row.label,
+                "kind": "cpu" if row.is_cpu else "gpu",
+                "precision": row.precision,
+                "batch_size": row.batch_size,
+                "metric": row.metric,
+                "published": row.value,
+                "predicted": predicted,
+                "passes": values,
+                "pass_spread": max(values) / min(values),
+                "log_error": log_error,
+                "inside_80": min(low, high) <= row.value <= max(low, high),
+            }
+        )
+    return rows
+
+
+def _with_spread(fit: Calibration) -> Calibration:
+    """A leave-one-out fit keeps the shipped spread (its own held-out spread is what is being
+    measured here)."""
+    from dataclasses import replace
+
+    return replace(fit, log_sigma=shipped_calibration().log_sigma)
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Median, p90 and worst error as factors; the median signed error (positive: predicted
+    too slow); how many were predicted too fast; the 80% interval's coverage."""
+    if not rows:
+        return {"rows": 0}
+    factors = sorted(math.exp(abs(r["log_error"])) for r in rows)
+    signed = statistics.median(r["log_error"] for r in rows)
+    return {
+        "rows": len(rows),
+        "median_factor": round(statistics.median(factors), 3),
+        "p90_factor": round(factors[int(0.9 * (len(factors) - 1))], 3),
+        "worst_factor": round(factors[-1], 3),
+        "median_signed_pct": round(100 * (math.exp(signed) - 1), 1),
+        "too_fast": sum(r["log_error"] < 0 for r in rows),
+        "coverage_80": round(sum(r["inside_80"] for r in rows) / len(rows), 3),
+        "worst_pass_spread": round(max(r["pass_spread"] for r in rows), 3),
+    }
+
+
+def report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        for key in ("kind", "workload", "device", "precision", "source"):
+            groups[key][str(row[key])].append(row)
+        groups["set"]["held out" if row["held_out"] else "leave-one-publisher-out"].append(row)
+    return {
+        "all": summary(rows),
+        "gpu": summary([r for r in rows if r["kind"] == "gpu"]),
+        "cpu": summary([r for r in rows if r["kind"] == "cpu"]),
+        **{key: {name: summary(g) for name, g in sorted(groups[key].items())} for key in groups},
+        "targets": TARGETS,
+    }
+
+
+def print_report(figures: dict[str, Any]) -> None:
+    def line(label: str, s: dict[str, Any]) -> None:
+        if s.get("rows"):
+            print(
+                factor_table.row(label, 42, s["rows"], s, s["coverage_80"], s["worst_pass_spread"])
+            )
+
+    print(factor_table.header(42, ("spread",)))
+    for name in ("all", "gpu", "cpu"):
+        line(name, figures[name])
+    for key in ("set", "precision", "workload", "device", "source"):
+        print(f"-- by {key}")
+        for name, s in figures[key].items():
+            line(f"  {name}", s)
+
+
+STABILITY_TARGETS = (Target(None, 0, 8.0, "cascadelake"), Target("A100", 1), Target("T4", 1))
+"""What a user's own software gets from each pass's probe: one cloud CPU, two GPUs."""
+
+
+def stability(probes: dict[str, list[ProbeResult]]) -> dict[str, dict[str, float]]:
+    """Per workload, how far the passes' fresh probes moved: the probe's own samples/s here and
+    its prediction (the user's software) on a cloud CPU and two GPUs, as max/min."""
+    out: dict[str, dict[str, float]] = {}
+    for workload, results in probes.items():
+        if len(results) < 2:
+            continue
+        rates = [p.samples_per_second for p in results]
+        figures = {"here": max(rates) / min(rates)}
+        for target in STABILITY_TARGETS:
+            times = [predict(p, target).seconds for p in results]
+            figures[target.accelerator or f"{target.vcpus:g} vCPU {target.cpu_family}"] = max(
+                times
+            ) / min(times)
+        out[workload] = {k: round(v, 3) for k, v in figures.items()}
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    fitted, held = published_rows()
+    workloads = sorted({r.workload for r in [*fitted, *held]})
+    if args.workloads:
+        workloads = [w for w in workloads if w in args.workloads.split(",")]
+    probes: dict[str, list[ProbeResult]] = defaultdict(list)
+    with tempfile.TemporaryDirectory(prefix="end-to-end-") as tmp:
+        for index in range(args.passes):
+            order = workloads if index % 2 == 0 else workloads[::-1]
+            for workload in order:
+                started = time.perf_counter()
+                result = probe_here(workload, args.budget, Path(tmp))
+                probes[workload].append(result)
+                print(
+                    f"pass {index} {workload:22s} {result.samples_per_second:10.3f} samples/s "
+                    f"probe {result.probe_seconds:5.1f} s wall {time.perf_counter() - started:5.1f} s "
+                    f"drift {result.machine_drift:+.2f} contention {result.contention:.2f}",
+                    flush=True,
+                )
+    rows = score(probes, fitted, held)
+    return {
+        "machine": reference_machine(),
+        "probes": {w: [history.to_json(p) for p in ps] for w, ps in probes.items()},
+        "rows": rows,
+        "figures": report(rows),
+        "stability": stability(probes),
+    }
+
+
+def reference_machine() -> dict[str, Any]:
+    from probes.device import cpu_model
+
+    return {"cpu_model": cpu_model(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    blob = json.loads(path.read_text())
+    probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
+    fitted, held = published_rows()
+    rows = score(probes, fitted, held)
+    return {**blob, "rows": rows, "figures": report(rows), "stability": stability(probes)}
+
+
+def _spin(stop: Any) -> None:
+    while not stop.is_set():
+        pass
+
+
+def load(args: argparse.Namespace) -> dict[str, Any]:
+    """Probes under a second process's load: their GPU predictions' spread and the warning."""
+    stop = multiprocessing.Event()
+    spinner = multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="end-to-end-load-") as tmp:
+        spinner.start()
+        try:
+            for _ in range(args.probes):
+                probe = probe_here(args.model, args.budget, Path(tmp))
+                t4 = predict(probe, Target("T4", 1)).seconds
+                a100 = predict(probe, Target("A100", 1)).seconds
+                note = reference.busy_note(probe.contention, probe.machine_drift)
+                results.append(
+                    {
+                        "contention": probe.contention,
+                        "drift": probe.machine_drift,
+                        "t4_seconds": t4,
+                        "a100_seconds": a100,
+                        "warning": note,
+                    }
+                )
+                print(json.dumps(results[-1]), flush=True)
+        finally:
+            stop.set()
+            spinner.join(timeout=5)
+    spread = {
+        gpu: max(r[f"{gpu}_seconds"] for r in results) / min(r[f"{gpu}_seconds"] for r in results)
+        for gpu in ("t4", "a100")
+    }
+    warned = sum(r["warning"] is not None for r in results)
+    print(
+        f"spread t4 {spread['t4']:.2f}x a100 {spread['a100']:.2f}x; warned {warned}/{len(results)}"
+    )
+    return {"machine": reference_machine(), "model": args.model, "probes": results,
+            "spread": spread, "warned": warned}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", nargs="?", choices=("probe", "load"), default="probe")
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--probes", type=int, default=3, help="load: probes under load")
+    parser.add_argument("--model", default="mnist_mlp", help="load: the workload probed")
+    parser.add_argument("--budget", type=float, default=20.0)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--rescore", type=Path, default=None)
+    parser.add_argument("--workloads", default="", help="only these (comma-separated)")
+    args = parser.parse_args(argv)
+    if args.passes < 1 or args.probes < 1 or args.budget <= 0:
+        parser.error("--passes, --probes and --budget must be positive")
+    if args.rescore is not None and not args.rescore.is_file():
+        parser.error(f"--rescore: no such file {args.rescore}")
+    if args.mode == "load":
+        blob = load(args)
+    else:
+        blob = rescore(args.rescore) if args.rescore else run(args)
+        print_report(blob["figures"])
+        print(
+            "-- passes' spread (max/min) per workload: here, and predicted on the user's software"
+        )
+        for workload, figures in blob["stability"].items():
+            print(f"  {workload:22s} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(blob, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""Add machine-readable columns to ``data/llm-finetune-published.csv`` (in place, idempotent).
+
+The published fine-tuning figures were collected with their configurations as the sources state
+them, in words (``fsdp full_shard + CPU offload of params``, ``yes (config default)``). This
+script reads those words and writes, beside them, the columns the estimation reads
+(``advisor/estimate/llm_published.py``): ``n_*`` (the run as advisor models it) and ``use_*``
+(what each row is used for: fitted, held out, memory only, a fit boundary or nothing, with the
+reason in ``use_note``). Every rule is here, so each row's reading can be checked against its
+words; the choices of what to fit and what to hold out were made before any prediction was
+compared with a held-out row (docs/SOURCES.md, "LLM fine-tuning").
+
+Run: .venv/bin/python benchmarks/llm_data_normalise.py
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILE = ROOT / "data" / "llm-finetune-published.csv"
+
+THROUGHPUT_FIT = {
+    "llm-foundry-mpt-bench",
+    "nemo-24.07-perf",
+    "answerai-fsdp-qlora-2024-03",
+    "torchtune-readme-2024-11-optflags",
+    "qwen1-readme-profiling",
+}
+"""Sources whose tokens per second per GPU the LLM fit reads (docs/SOURCES.md)."""
+THROUGHPUT_HOLDOUT = {
+    "nemo-automodel-perf",
+    "megatron-bridge-26.06",
+    "megatron-bridge-25.11-pretrain",
+}
+"""Never fitted: NVIDIA's vendor rows (single H100 and 8-GPU nodes, bf16 and fp8, B200)."""
+MEMORY_FIT = {"torchtune-readme-2024-11-optflags", "answerai-fsdp-qlora-2024-03"}
+"""Sources whose peak memory was looked at while the memory count was written."""
+MEMORY_HOLDOUT = {
+    "torchtune-readme-2024-09",
+    "qwen1-readme-profiling",
+    "peft-docs-accelerate",
+    "llamafactory-bench-2023-12",
+}
+"""Peak memory compared only once the count was written."""
+BOUNDARY = {"unsloth-readme-ctx-2025-01"}
+"""The largest sequence that fits a card: a fits / does-not-fit test."""
+MAX_GPUS = 8
+"""One node: advisor plans a job on one machine."""
+DEVICES = {
+    "H100": "H100",
+    "A100-80GB": "A100-80GB",
+    "A100": "A100",
+    "RTX4090": "RTX4090",
+    "RTX3090": "RTX3090",
+    "A6000": "A6000",
+    "L4": "L4",
+    "B200": "B200",
+    "RTX6000-Ada": "RTX6000-Ada",
+    "A10G": "A10G",
+}
+
+COLUMNS = (
+    "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
+    "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
+    "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
+    "n_offload",
+)  # fmt: skip
+
+
+def method(row: dict[str, str]) -> str:
+    text = row["method"].lower()
+    if text.startswith("qlora"):
+        return "qlora"
+    if text.startswith("lora"):
+        return "lora" if "/" not in text else ""
+    return "full" if text.startswith("full") else ""
+
+
+def targets(row: dict[str, str]) -> str:
+    """``qv``, ``qkv``, ``attention`` (q, k, v, o) or ``all`` (every linear layer of a block)."""
+    text = row["lora_targets"].lower()
+    if not text:
+        return ""
+    if "mlp" in text or "all" in text or "gate" in text or "fc1" in text or "w1" in text:
+        return "all"
+    if "q_proj,v_proj" in text or text.startswith("unknown"):
+        return "qv"
+    if "qkv" in text or "q_proj,k_proj,v_proj" in text:
+        return "qkv"
+    return "all"
+
+
+def quant(row: dict[str, str]) -> str:
+    text = row["quant"].lower()
+    if "int4" in text:
+        return "int4"
+    if "nf4" in text or text.startswith("4-bit"):
+        return "nf4"
+    return "none" if text in ("", "none") else text
+
+
+def precision(row: dict[str, str]) -> str:
+    return "fp8" if "fp8" in row["precision"].lower() else "bf16"
+
+
+def checkpointing(row: dict[str, str]) -> str:
+    """Activation checkpointing; an unstated one takes the framework's default: on in the
+    Hugging Face and torchtune recipes for adapters, off in NVIDIA's performance configs."""
+    text = row["activation_checkpointing"].lower()
+    if text.startswith("yes"):
+        return "yes"
+    if text.startswith("no"):
+        return "no"
+    nvidia = row["source"].startswith(("nemo", "megatron"))
+    return "no" if nvidia else "yes"
+
+
+def optimizer(row: dict[str, str]) -> tuple[str, str]:
+    text = row["optimizer"].lower()
+    kind = "adamw8bit" if "8bit" in text else "adamw"
+    if "paged" in text:
+        kind = "paged-" + kind
+    return kind, "yes" if "optimizer_in_bwd" in text else "no"
+
+
+def master(row: dict[str, str]) -> str:
+    """The trained weights' precision: torchtune and llm-foundry's PURE mode keep them in bf16;
+    mixed precision everywhere else keeps an fp32 master copy."""
+    pure = row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
+    return "bf16" if pure else "fp32"
+
+
+def chunked_loss(row: dict[str, str]) -> str:
+    """Cross-entropy over chunks of the logits (torchtune's ``CEWithChunkedOutputLoss``, in its
+    Llama 3.1 configs from the summer of 2024; the 3B table says per row)."""
+    if row["source"] == "torchtune-readme-2024-09" or "chunked CE=yes" in row["notes"]:
+        return "yes"
+    return "no"
+
+
+def memory_statistic(row: dict[str, str]) -> str:
+    """``allocated``: the tensors' peak (torchtune's peak active memory); ``reserved``: what the
+    allocator held or nvidia-smi showed (Answer.AI's reserved memory, and every figure whose
+    statistic the source does not state: docs/SOURCES.md, "LLM fine-tuning")."""
+    if not row["peak_memory_gib_per_gpu"]:
+        return ""
+    return "allocated" if row["source"].startswith("torchtune") else "reserved"
+
+
+def sharding(row: dict[str, str]) -> str:
+    text = row["sharding"].lower()
+    gpus = int(row["gpus"] or 1)
+    if gpus == 1:
+        return "none"
+    megatron = "megatron" in text or "distributed optimizer" in text
+    if megatron and "fsdp" not in text and not re.search(r"tp=[2-9]|pp=[2-9]", text):
+        return "zero1"  # Megatron's data parallelism with its distributed optimizer
+    if "no_shard" in text or text.startswith("ddp"):
+        return "ddp"
+    if re.search(r"tp=[2-9]|pp=[2-9]", text):
+        return "model"
+    return "fsdp"
+
+
+def offload(row: dict[str, str]) -> str:
+    text = (row["sharding"] + " " + row["optimizer"]).lower().replace("no offload", "")
+    if "offload" in text:
+        return "params"
+    if "activation offload" in row["activation_checkpointing"].lower():
+        return "activations"
+    return "none"
+
+
+def capacity(row: dict[str, str]) -> str:
+    """A card the source does not name: its memory (``unspecified (24 GB VRAM)``), in GiB."""
+    if row["memory_cap_gb"]:
+        return row["memory_cap_gb"]
+    match = re.search(r"(\d+) GB", row["gpu"])
+    return match.group(1) if match and row["gpu"].startswith("unspecified") else ""
+
+
+def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
+    """(throughput use, memory use, why)."""
+    source, gpus = row["source"], int(row["gpus"] or 0)
+    notes = []
+    throughput = "fit" if source in THROUGHPUT_FIT else ""
+    throughput = "holdout" if source in THROUGHPUT_HOLDOUT else throughput
+    memory = "fit" if source in MEMORY_FIT else ("holdout" if source in MEMORY_HOLDOUT else "")
+    if source in BOUNDARY:
+        return "", "boundary", "largest sequence that fits the card (Hugging Face + FA2 column)"
+    if not normal["n_method"] or not normal["n_model"]:
+        return "", "", "not a run advisor models (an estimate table, or a method it lacks)"
+    if "estimate" in row["measured"].lower():
+        return "", "", "the author's estimate, not a measurement"
+    if row["framework"].startswith("Unsloth"):
+        return "", "", "Unsloth's own kernels, not the frameworks advisor models"
+    if not normal["n_device"] and not normal["n_capacity_gib"]:
+        notes.append(f"{row['gpu'].split(' (')[0]} is not in data/devices.csv")
+        throughput = memory = ""
+    if gpus > MAX_GPUS:
+        notes.append(f"{gpus} GPUs: more than one node")
+        throughput = memory = ""
+    if normal["n_offload"] == "params":
+        notes.append("weights offloaded to host memory: not modelled")
+        throughput = memory = ""
+    if source == "torchtune-readme-2024-11-optflags" and row["packing"] == "no":
+        notes.append("unpacked: its tokens count labels only, its sequences are shorter")
+        throughput = memory = ""
+    if source == "torchtune-readme-2024-09":
+        if normal["n_device"] == "RTX4090" and normal["n_method"] == "full":
+            notes.append("paged 8-bit AdamW spills to host memory on a 24 GB card")
+            memory = ""
+        if normal["n_device"] == "A6000":
+            notes.append("twice the 4090 row's memory under the same recipe: config unknown")
+            memory = ""
+    if not row["peak_memory_gib_per_gpu"]:
+        memory = ""
+    if not row["tokens_per_second_per_gpu"]:
+        throughput = ""
+    return throughput, memory, "; ".join(notes)
+
+
+def normalise(row: dict[str, str]) -> dict[str, str]:
+    kind, in_backward = optimizer(row)
+    model = row["model_id"] if not row["model_id"].startswith("generic") else ""
+    normal = {
+        "n_model": model,
+        "n_method": method(row),
+        "n_rank": (re.match(r"\d+", row["lora_rank"]) or [""])[0],
+        "n_targets": targets(row),
+        "n_quant": quant(row),
+        "n_precision": precision(row),
+        "n_device": DEVICES.get(row["gpu"].split(" (")[0], ""),
+        "n_capacity_gib": capacity(row),
+        "n_checkpointing": checkpointing(row),
+        "n_activation_offload": "yes" if "activation offload" in row["activation_checkpointing"].lower() else "no",
+        "n_chunked_loss": chunked_loss(row),
+        "n_memory_statistic": memory_statistic(row),
+        "n_optimizer": kind,
+        "n_optimizer_in_backward": in_backward,
+        "n_master": master(row),
+        "n_sharding": sharding(row),
+        "n_offload": offload(row),
+    }  # fmt: skip
+    if normal["n_offload"] == "activations":
+        normal["n_offload"] = "none"
+    throughput, memory, note = uses(row, normal)
+    return {"use_throughput": throughput, "use_memory": memory, "use_note": note, **normal}
+
+
+def main() -> int:
+    with FILE.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        original = [name for name in reader.fieldnames or () if name not in COLUMNS]
+        rows = list(reader)
+    out = [{**{k: row[k] for k in original}, **normalise(row)} for row in rows]
+    with FILE.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[*original, *COLUMNS], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(out)
+    counts: dict[str, int] = {}
+    for row in out:
+        for key in ("use_throughput", "use_memory"):
+            name = f"{key}={row[key] or '-'}"
+            counts[name] = counts.get(name, 0) + 1
+    print(f"wrote {FILE} ({len(out)} rows): {dict(sorted(counts.items()))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

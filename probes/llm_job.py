@@ -1,0 +1,238 @@
+"""A fine-tuning job as people state it: a model, a method, and how much text how often.
+
+``--tokens 20M`` (the dataset's tokens, packed into sequences of ``--seq-len``) or
+``--examples N`` (each padded to ``--seq-len`` unless packed), ``--epochs``, ``--lora-rank``:
+``job_for`` checks every value and names the bad one in one line, so the command line and the
+app refuse the same things. No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from advisor.errors import UsageError
+from probes.llm import (
+    DEFAULT_RANK,
+    DEFAULT_SEQUENCE,
+    TARGETS,
+    FineTune,
+    Model,
+    check_method,
+    get,
+)
+from probes.zoo import Workload
+
+MAX_TOKENS = 10**12
+"""Most training tokens a job may state (a trillion: pre-training scale, far beyond tuning)."""
+MAX_SEQUENCES = 10**9
+MAX_RANK = 1024
+MAX_EPOCHS = 1000
+MIN_SEQUENCE = 16
+DEFAULT_GLOBAL_BATCH = 16
+"""Sequences per optimizer step unless a node's micro-batches hold more (Hugging Face TRL and
+torchtune recipes train with 8-64)."""
+_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def count_value(text: str) -> int | None:
+    """A count as people write it (``20M``, ``1.5B``, ``500k``, ``20_000_000``, ``-3``), or
+    None when it is not one (``lots``, ``nan``, ``inf``)."""
+    raw = text.strip().lower().replace("_", "").replace(",", "")
+    factor = _SUFFIXES.get(raw[-1:], 1) if raw else 1
+    number = raw[:-1] if factor > 1 else raw
+    try:
+        value = float(number) * factor
+    except ValueError:
+        return None
+    return round(value) if math.isfinite(value) else None
+
+
+def parse_count(text: str, what: str) -> int:
+    """``count_value`` of ``text``, at least 1, or a usage error naming ``what``."""
+    value = count_value(text)
+    if value is None:
+        raise UsageError(f"{what} must be a count like 20M or 500k, not {text!r}")
+    if value < 1:
+        raise UsageError(f"{what} must be at least 1, not {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a user said about a fine-tuning job beyond the model (None: not said)."""
+
+    method: str | None = None
+    tokens: int | None = None
+    examples: int | None = None
+    sequence: int | None = None
+    rank: int | None = None
+    targets: str | None = None
+    packed: bool | None = None
+    checkpointing: bool | None = None
+
+    def given(self) -> list[str]:
+        """The options that were set, as their command-line flags."""
+        flags = {
+            "method": "--method", "tokens": "--tokens", "examples": "--examples",
+            "sequence": "--seq-len", "rank": "--lora-rank", "targets": "--lora-targets",
+            "packed": "--packing", "checkpointing": "--checkpointing",
+        }  # fmt: skip
+        return [flag for name, flag in flags.items() if getattr(self, name) is not None]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A fine-tuning job as people state it: a model, a method, and how much text how often."""
+
+    model: Model
+    tune: FineTune
+    """The step: the model at the job's sequence length, the method and its switches."""
+    sequences: int
+    """Sequences of ``tune.shape.sequence`` tokens one epoch trains on (packed, or one per
+    example padded to the length)."""
+    epochs: int = 1
+    tokens: int | None = None
+    """The dataset's own tokens per epoch, when stated (``--tokens``)."""
+    packed: bool = True
+    micro_batch: int | None = None
+    """Sequences a GPU computes at once (None: the largest power of two up to 8 that fits)."""
+    precision: str = "bf16"
+
+    @property
+    def sequence(self) -> int:
+        return self.tune.shape.sequence
+
+    @property
+    def computed_tokens(self) -> int:
+        """Tokens the GPUs compute over the whole job, padding included."""
+        return self.sequences * self.sequence * self.epochs
+
+    @property
+    def workload(self) -> str:
+        """The job's name in the probe store and the recommendation (``llama3.1-8b-qlora``)."""
+        return f"{self.model.id}-{self.tune.method}"
+
+    def describe(self) -> str:
+        text = f"{self.model.id} {self.tune.describe()}; {self.sequences:,} sequences"
+        if self.tokens is not None:
+            text += f" ({self.tokens:,} tokens{', packed' if self.packed else ''})"
+        return text + f" x {self.epochs} epoch{'s' if self.epochs != 1 else ''}"
+
+
+def job_of(
+    name: str,
+    options: Options,
+    *,
+    epochs: int | None = None,
+    micro_batch: int | None = None,
+    precision: str = "bf16",
+) -> Job:
+    """``job_for`` from a request's options."""
+    return job_for(
+        name, method=options.method or "lora", tokens=options.tokens, examples=options.examples,
+        sequence=options.sequence, epochs=epochs, packed=options.packed, rank=options.rank,
+        targets=options.targets, micro_batch=micro_batch,
+        checkpointing=options.checkpointing is not False, precision=precision,
+    )  # fmt: skip
+
+
+def job_for(
+    name: str,
+    *,
+    method: str = "lora",
+    tokens: int | None = None,
+    examples: int | None = None,
+    sequence: int | None = None,
+    epochs: int | None = None,
+    packed: bool | None = None,
+    rank: int | None = None,
+    targets: str | None = None,
+    micro_batch: int | None = None,
+    checkpointing: bool = True,
+    precision: str = "bf16",
+) -> Job:
+    """The job a user states, checked: every bad value is one ``UsageError`` line."""
+    model = get(name)
+    check_method(method)
+    if method == "full" and (rank is not None or targets is not None):
+        raise UsageError("--lora-rank and --lora-targets apply to --method lora or qlora")
+    if targets is not None and targets not in TARGETS:
+        raise UsageError(f"unknown LoRA targets {targets!r}; choose one of {', '.join(TARGETS)}")
+    length = DEFAULT_SEQUENCE if sequence is None else sequence
+    _bounded("--seq-len", length, MIN_SEQUENCE, model.context, f"{model.id}'s context")
+    _bounded("--lora-rank", DEFAULT_RANK if rank is None else rank, 1, MAX_RANK)
+    _bounded("--epochs", 1 if epochs is None else epochs, 1, MAX_EPOCHS)
+    if micro_batch is not None:
+        _bounded("--batch-size", micro_batch, 1, 4096)
+    if tokens is None and examples is None:
+        raise UsageError(f"say how much {model.id} trains on: --tokens (20M) or --examples")
+    if tokens is not None:
+        _bounded("--tokens", tokens, 1, MAX_TOKENS)
+    if examples is not None:
+        _bounded("--examples", examples, 1, MAX_SEQUENCES)
+    pack = tokens is not None if packed is None else packed
+    if pack and tokens is None:
+        raise UsageError("packing needs --tokens (how many tokens the examples hold)")
+    if not pack and examples is None:
+        raise UsageError("unpacked training needs --examples (each is padded to --seq-len)")
+    count = -(-tokens // length) if pack and tokens is not None else examples
+    assert count is not None
+    _bounded("the sequences", count, 1, MAX_SEQUENCES)
+    shape = replace(model.shape, sequence=length)
+    tune = FineTune(
+        shape, method, DEFAULT_RANK if rank is None else rank, targets or "all",
+        checkpointing=checkpointing,
+    )  # fmt: skip
+    return Job(model, tune, count, epochs or 1, tokens, pack, micro_batch, precision)
+
+
+def _bounded(flag: str, value: int, low: int, high: int, limit: str = "") -> None:
+    if not low <= value <= high:
+        bound = f" ({limit})" if limit else ""
+        raise UsageError(f"{flag} must be between {low:,} and {high:,}{bound}, not {value:,}")
+
+
+PROBE_PREFIX = "llm:"
+"""Where a probe's workload name says it is an LLM job's proxy (the probe store's key)."""
+
+
+def probe_name(job: Job) -> str:
+    """The name of what a probe of ``job`` steps: model, method, adapters, sequence length,
+    checkpointing (``llm:llama3.1-8b:qlora:r16-all:2048``); the sizes are the config's."""
+    tune = job.tune
+    adapters = f"r{tune.rank}-{tune.targets}" if tune.adapted else "all"
+    checkpointing = "" if tune.checkpointing else ":no-checkpointing"
+    return f"{PROBE_PREFIX}{job.model.id}:{tune.method}:{adapters}:{job.sequence}{checkpointing}"
+
+
+def is_probe_name(name: str) -> bool:
+    return name.startswith(PROBE_PREFIX)
+
+
+def job_of_probe(name: str, sequences: int, epochs: int, micro_batch: int) -> Job:
+    """The job a probe name stands for (a child process probes it from its name)."""
+    parts = name.removeprefix(PROBE_PREFIX).split(":")
+    if len(parts) < 4:
+        raise UsageError(f"not an LLM probe name: {name!r}")
+    model, method, adapters, length = parts[:4]
+    rank, _, targets = adapters.partition("-")
+    adapted = method != "full"
+    return job_for(
+        model, method=method, examples=sequences, sequence=int(length), epochs=epochs,
+        packed=False, rank=int(rank[1:]) if adapted else None, targets=targets if adapted else None,
+        micro_batch=micro_batch, checkpointing="no-checkpointing" not in parts[4:],
+    )  # fmt: skip
+
+
+def workload_of(job: Job) -> Workload:
+    """What the probe steps for ``job``: its model at the job's sequence length, trained the
+    job's way (LoRA's adapters on the targeted projections, the rest frozen; QLoRA's 4-bit base
+    is stepped in 32 bits on a CPU), with the job's FLOPs per sequence."""
+    tune, shape = job.tune, job.tune.shape
+    adapters = (tune.rank, TARGETS[tune.targets]) if tune.adapted else None
+    return Workload(
+        probe_name(job), f"{job.model.id} {tune.describe()}", (), (shape.sequence,), "int32",
+        job.sequences, 0, job.epochs, job.micro_batch or 1, "adamw", shape.parameters(),
+        tune.flops_per_token() * shape.sequence, "transformer", True, shape, adapters,
+    )  # fmt: skip

@@ -1,0 +1,99 @@
+"""What one GPU holds while it fine-tunes an LLM, by component, before sharding and batch.
+
+Counted from the shape and the method (``probes.llm.FineTune``); ``advisor.estimate.memory``
+shards it over a node and adds the tokens of a micro-batch:
+
+* weights as stored: frozen ones in 16 bits or 4 (QLoRA quantises the layers' projections; the
+  token table, the output projection and the norms stay 16-bit), trained ones in their master
+  precision, plus the 16-bit copy mixed precision computes with (autocast keeps one per weight
+  through the forward pass);
+* gradients of the trained weights (none with the optimizer in the backward pass), and the
+  optimizer's state: AdamW's two slots in the master precision, two bytes for 8-bit AdamW;
+* activations kept per token, 16-bit, for a Llama block under FlashAttention (Korthikanti et
+  al. 2022's count redone for it, no attention scores kept): the two norms' inputs and outputs
+  (8h), the queries, keys, values and the attention's output (4 d_q + 4 d_kv), the gate, up,
+  activation and product of a gated feed-forward (8 d_ff; 4 d_ff for a plain one). Under
+  checkpointing only each layer's input (2h) stays, and one layer's full set while it is
+  recomputed;
+* the logits: 2 bytes each in bf16, with an fp32 copy for the loss and its fp32 gradient 10
+  (torchtune's optimisation table: chunking the loss saved 8.3 bytes a logit on Llama 3.2 3B,
+  data/llm-finetune-published.csv); 2 when the loss runs over chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from probes.llm import QUANTISED_BYTES, FineTune
+
+LOGIT_BYTES = 10.0
+"""Bytes a logit costs at the loss: bf16 logits, their fp32 copy and its fp32 gradient."""
+CHUNKED_LOGIT_BYTES = 2.0
+"""The same when the loss runs over chunks of the sequence: only the bf16 logits stay."""
+_MASTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
+_SLOT_BYTES = {"adamw": None, "adamw8bit": 1.0}
+"""Bytes of one optimizer slot a weight (None: the master precision)."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Bytes of a fine-tuning step by component (unsharded, for a micro-batch of 0 tokens)."""
+
+    weights: float
+    """Every weight as stored (frozen 16- or 4-bit, trained in the master precision)."""
+    compute_copy: float
+    """16-bit copies of fp32 master weights, kept through the forward pass."""
+    gradients: float
+    optimizer: float
+    layer_weights: float
+    """One layer's 16-bit weights: what sharded data parallelism gathers at a time."""
+    gathered: float
+    """Every weight as a pass reads it: frozen ones as stored, trained ones as 16-bit copies
+    (what sharded data parallelism gathers, layer by layer, in each pass)."""
+    kept_per_token: float
+    """Activations kept from the forward to the backward pass, per token."""
+    working_per_token: float
+    """Per token at the peak of the backward pass: one layer's recomputed activations under
+    checkpointing, and the logits at the loss."""
+
+    @property
+    def shardable(self) -> float:
+        """What FSDP / ZeRO-3 splits across a node's GPUs."""
+        return self.weights + self.gradients + self.optimizer
+
+
+def layer_activation_bytes(tune: FineTune) -> float:
+    """16-bit activations one token keeps in one layer, FlashAttention (no scores)."""
+    shape = tune.shape
+    feed = (8 if shape.gated else 4) * shape.ffn
+    return 8 * shape.hidden + 4 * shape.query_width + 4 * shape.kv_width + feed
+
+
+def footprint(tune: FineTune) -> Footprint:
+    shape = tune.shape
+    master = _MASTER_BYTES[tune.master]
+    slot = _SLOT_BYTES.get(tune.optimizer) or master
+    trained = tune.trainable_parameters()
+    if tune.adapted:
+        quantised = tune.projection_parameters() if tune.storage != "none" else 0
+        frozen = (tune.frozen_parameters() - quantised) * 2.0
+        frozen += quantised * QUANTISED_BYTES[tune.storage]
+    else:
+        frozen = 0.0
+    per_layer = layer_activation_bytes(tune)
+    logits = shape.vocabulary * (CHUNKED_LOGIT_BYTES if tune.chunked_loss else LOGIT_BYTES)
+    if tune.checkpointing:
+        kept = 0.0 if tune.activation_offload else shape.layers * 2.0 * shape.hidden
+        working = per_layer + logits
+    else:
+        kept, working = shape.layers * per_layer, logits
+    return Footprint(
+        weights=frozen + trained * master,
+        compute_copy=trained * 2.0 if master > 2.0 and not tune.adapted else 0.0,
+        gradients=0.0 if tune.optimizer_in_backward else trained * master,
+        optimizer=2 * slot * trained,
+        layer_weights=2.0 * shape.layer_parameters(),
+        gathered=frozen + trained * 2.0,
+        kept_per_token=kept,
+        working_per_token=working,
+    )

@@ -1,0 +1,67 @@
+"""No prediction beats the hardware: every zoo workload on every catalog device at every
+precision stays below the datasheet peak of the fastest unit it may use (convolutions: below
+what Winograd can save), and below the memory bandwidth the optimizer's pass needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.estimate import Target, catalog, predict
+from advisor.estimate.machine import PRECISIONS
+from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, optimizer_slots
+from probes import zoo
+from tests.estimate.test_probes import LOCAL_CPU, probe
+
+_HALF = {"fp16", "bf16", "mixed"}
+
+
+def _peak(spec: catalog.Accelerator, precision: str) -> float:
+    """The fastest datasheet FLOP/s any unit of ``spec`` offers a kernel at ``precision``."""
+    if spec.kind == "tpu":
+        return spec.half_tflops * 1e12
+    units = [spec.fp32_tflops, spec.tf32_tflops]
+    if precision in _HALF:
+        units += [spec.fp16_tflops, spec.bf16_tflops, spec.half_tflops]
+    return max(units) * 1e12
+
+
+@pytest.mark.parametrize("workload", [w.id for w in zoo.WORKLOADS])
+def test_no_prediction_is_faster_than_the_datasheet_allows(workload: str) -> None:
+    w = zoo.get(workload)
+    facts = facts_of(w)
+    # a fast probe here: whatever it measured, no device may run past its peak
+    p = probe(workload, 1e-3)
+    slots = optimizer_slots(facts.optimizer)
+    checked = 0
+    for spec in catalog.accelerators().values():
+        for precision in PRECISIONS:
+            result = predict(p, Target(spec.name, 1), precision=precision)
+            if result.step_seconds <= 0:
+                continue
+            per_chip = w.batch_size / spec.chips
+            flops = facts.flops_per_sample * per_chip
+            saving = 1 - facts.winograd_share + facts.winograd_share / WINOGRAD_REDUCTION
+            least_flops = flops * (1 - facts.conv_share + facts.conv_share * saving)
+            assert least_flops / result.step_seconds <= _peak(spec, precision) * 1.0001, (
+                spec.name,
+                precision,
+                least_flops / result.step_seconds / 1e12,
+            )
+            traffic = 4.0 * facts.parameters * (3 + 2 * slots)
+            assert traffic / result.step_seconds <= spec.bandwidth_gbs * 1e9 * 1.0001
+            checked += 1
+    assert checked >= len(catalog.accelerators()) * len(PRECISIONS)
+
+
+def test_a_cpu_prediction_stays_below_the_cpus_peak() -> None:
+    p = probe("resnet50", 1e-3, device=LOCAL_CPU)  # an impossible 1 ms probe of ResNet-50
+    facts = facts_of(zoo.get("resnet50"))
+    for family in catalog.cpu_families().values():
+        for vcpus in (2, 8, 64):
+            result = predict(p, Target(None, 0, vcpus, family.name))
+            if result.measured:  # the probe's own CPU: a measurement is returned as it is
+                continue
+            rate = facts.flops_per_sample * p.config.batch_size / result.step_seconds
+            peak = family.vcpu_gflops * 1e9 * vcpus
+            # Winograd is allowed on a CPU too: oneDNN has it for 3x3 convolutions
+            assert rate <= peak * WINOGRAD_REDUCTION, (family.name, vcpus)

@@ -1,0 +1,151 @@
+"""``advisor recommend`` for an LLM fine-tuning job: its options, their bad values, the ranked
+result over the shipped seed prices and the SkyPilot task with the node's plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from advisor import service
+from advisor.cli import cli
+from advisor.errors import AdvisorError
+from pricing import database
+from probes import history
+from probes.device import fingerprint
+from probes.llm_job import Options
+from probes.result import ProbeResult
+
+JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
+
+
+def stored_llm_probe(model: str, **options: object) -> ProbeResult:
+    """A probe of the job's proxy as this machine measured one (a 2-vCPU run's figures), stored
+    so that no test here runs TensorFlow."""
+    request = service.Request(model=model, finetune=Options(**options))  # type: ignore[arg-type]
+    config = service.spec_of(request).config
+    result = ProbeResult(
+        config=config, device=fingerprint(), step_seconds=526.0, step_interval=(500.0, 550.0),
+        validation_step_seconds=0.0, epoch_overhead_seconds=0.0, startup_seconds=2.0,
+        predicted_seconds=526.0 * config.samples, predicted_interval=(5e5, 6e6),
+        samples_per_second=1 / 526.0, probe_seconds=19.3, flops_per_sample=9.5e13,
+        parameters=8_030_261_248, peak_host_bytes=3_000_000_000, dispatch_seconds=0.0004,
+        extrapolated=True, extrapolated_from="batches 1, 2 of a proxy: 1 of 32 layers",
+        batch_scaling={1: 0.3, 2: 0.5}, created_at="2026-11-25T22:00:00+00:00",
+    )  # fmt: skip
+    history.save(database.connect(), result)
+    return result
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["recommend", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "llama3-8b", "--method", "dora", "--tokens", "1M"], "'--method'"),
+        (["--model", "llama3-8b", "--tokens", "0"], "0 must be >= 1"),
+        (["--model", "llama3-8b", "--tokens", "lots"], "is not a count like 20M"),
+        (["--model", "llama3-8b", "--tokens", "nan"], "is not a count"),
+        (["--model", "llama3-8b", "--tokens", "-5M"], "must be >= 1"),
+        (["--model", "llama3-8b", "--tokens", "1e40"], "must be <="),
+        (["--model", "llama3-8b", "--tokens", "9" * 40], "too long"),
+        (["--model", "llama3-8b", "--examples", "0"], "0 must be >= 1"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--seq-len", "8"], "--seq-len must be"),
+        (["--model", "gemma2-9b", "--tokens", "1M", "--seq-len", "16384"], "gemma2-9b's context"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--lora-rank", "0"], "'--lora-rank'"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--lora-rank", "5000"], "'--lora-rank'"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--lora-targets", "mlp"], "'--lora-targets'"),
+        (
+            ["--model", "llama3-8b", "--method", "full", "--tokens", "1M", "--lora-rank", "8"],
+            "apply to --method lora or qlora",
+        ),
+        (["--model", "llama3-8b"], "--tokens (20M) or --examples"),
+        (["--model", "llama3-8b", "--examples", "5000", "--packing"], "packing needs --tokens"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--no-packing"], "needs --examples"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--samples", "100"], "--samples is for"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--precision", "fp4"], "'--precision'"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--batch-size", "0"], "'--batch-size'"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--epochs", "0"], "'--epochs'"),
+        (["--model", "lstm", "--tokens", "1M"], "--tokens apply to an LLM"),
+        (["--model", "resnet50", "--method", "lora"], "--method apply to an LLM"),
+        (["--model", "llama3-9b", "--tokens", "1M"], "did you mean"),
+        (["--model", "qwen2.5-7", "--deadline", "1h"], "did you mean"),
+    ],
+)
+def test_bad_llm_options_are_one_line_exit_2(args: list[str], says: str) -> None:
+    code, out, err = invoke(*args)
+    assert code == 2, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("advisor: error:"), err
+    assert says in lines[0]
+
+
+def test_an_8b_qlora_job_is_ranked_over_the_seed_prices() -> None:
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
+    stored_llm_probe("llama3-8b", tokens=20_000_000)
+    code, out, err = invoke(*JOB, "--deadline", "6h", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["workload"] == "llama3.1-8b-qlora"
+    options = payload["options"]
+    assert options and all(o["accelerator"] for o in options)
+    assert options[0]["meets_deadline"]
+    assert "4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs" in " ".join(payload["excluded"])
+    code, out, err = invoke("--model", "llama3-8b", "--tokens", "20M", "--json")
+    assert code == 0, err
+    assert "on CPUs by the device model" in " ".join(json.loads(out)["excluded"])
+
+
+def test_a_70b_full_fine_tune_emits_an_8_gpu_node(tmp_path: Path) -> None:
+    stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
+    task = tmp_path / "task.yaml"
+    code, _, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--deadline", "2d",
+        "--emit", "skypilot", str(task),
+    )  # fmt: skip
+    assert code == 0, err
+    body = yaml.safe_load(task.read_text())
+    assert body["resources"]["accelerators"].endswith(":8")
+    assert body["envs"]["ADVISOR_GPUS"] == "8" and body["envs"]["ADVISOR_SHARDING"] == "fsdp"
+    assert body["envs"]["ADVISOR_METHOD"] == "full"
+    assert "torchrun --nproc_per_node=8" in body["run"]
+    assert "FSDP" in task.read_text().splitlines()[1]
+
+
+def test_the_explanation_walks_through_the_step() -> None:
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
+    code, out, err = invoke(*JOB, "--deadline", "6h", "--explain", "--top", "1")
+    assert code == 0, err
+    assert "tokens/s per GPU" in out and "optimizer steps" in out and "peak" in out
+    assert "the host's dispatch measured here" in out and "Device scaling (the device model)" in out
+
+
+def test_a_proxy_that_cannot_be_probed_here_leaves_the_device_model_alone() -> None:
+    """What the probe gives an LLM's GPU prediction is the host's dispatch: when the proxy
+    cannot run here (too big for this machine's memory), the job is ranked without it."""
+
+    def runner(spec: object) -> ProbeResult:
+        raise AdvisorError("the proxy does not fit in memory: needs about 15 GiB, 12 available")
+
+    request = service.Request(
+        model="llama3.1-70b", finetune=Options(method="full", tokens=20_000_000)
+    )
+    rec = service.recommend(request, runner=runner)  # type: ignore[arg-type]
+    assert rec.options and any("could not be probed here" in line for line in rec.context)
+    assert (
+        history.find(database.connect(), service.spec_of(request).config, fingerprint().key) is None
+    )
+
+
+def test_the_probe_spec_of_an_llm_job_is_its_proxy() -> None:
+    request = service.Request(model="qwen2.5-0.5b", finetune=Options(tokens=1_000_000))
+    spec = service.spec_of(request)
+    assert spec.config.workload == "llm:qwen2.5-0.5b:lora:r16-all:2048"
+    assert spec.config.samples == -(-1_000_000 // 2048) and spec.workload is not None
+    assert spec.workload.adapters is not None and spec.workload.transformer is not None
