@@ -64,7 +64,11 @@ def test_every_form_label_and_placeholder_is_whole(fixed_device: Fingerprint, si
             await settle(pilot)
             form = app.query_one("#form")
             # what is on show: an LLM's fields stay hidden for the zoo's default workload
-            texts.extend(str(label.render()) for label in form.query(Label) if all(node.display for node in label.ancestors_with_self))
+            texts.extend(
+                str(label.render())
+                for label in form.query(Label)
+                if all(node.display for node in label.ancestors_with_self)
+            )
             texts.extend(
                 i.placeholder
                 for i in form.query(Input)
