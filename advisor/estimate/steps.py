@@ -6,9 +6,12 @@ The sequential part is a recurrent layer's own time: per-call cost, a latency pe
 the per-step matrix products, so that a probe's measured recurrent share scales like the whole
 layer (on a CPU the products dominate it; on a GPU with cuDNN the latency does).
 
-Each part is work divided by the machine's matching capability. Predictions use these parts only
-as ratios between two machines (``T_target = T_measured * part(target) / part(source)``, per part),
-so a bias shared by both sides cancels.
+Each part is work divided by the machine's matching capability, in absolute seconds: the
+parameters are fitted on published absolute measurements (``calibrate``), and a prediction for a
+device of another kind than the probe's is these parts themselves, never faster than the
+hardware allows (``roofline``). Only on a device of the probe's own kind and software are they
+used as ratios (``T_target = T_measured * part(target) / part(source)``, per part), so that what
+the model misses about the workload there cancels (``predict``).
 """
 
 from __future__ import annotations
@@ -298,10 +301,10 @@ def step_parts(
 ) -> Parts:
     """Modelled seconds of one training step at ``batch_size`` (the global batch) on ``machine``.
 
-    Compute and memory add up, for a transformer too rather than overlapping (a roofline's max):
-    its activation traffic is softmax, dropout, LayerNorm, GELU, bias and residual kernels that
-    run between the GEMMs, each memory-bound by itself; the max fits the published BERT rows
-    worse (``benchmarks/transformer_step_variants.py``)."""
+    Compute and memory add up but for what the larger hides of the smaller (``kernel_overlap``,
+    fitted): a transformer's activation traffic is softmax, dropout, LayerNorm, GELU, bias and
+    residual kernels that run between the GEMMs, each memory-bound by itself, and a convnet's
+    batch norm and activations beside its convolutions."""
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
     recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
