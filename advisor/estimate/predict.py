@@ -28,6 +28,7 @@ from advisor.errors import UsageError
 from advisor.estimate import catalog, frameworks, memory
 from advisor.estimate.floor import step_floor
 from advisor.estimate.machine import (
+    HALF_PRECISIONS,
     MODERN,
     Machine,
     Stack,
@@ -94,7 +95,10 @@ def predict(
     if not target.accelerator and not target.vcpus:
         return _excluded("the target has neither an accelerator nor a vCPU count")
     batch = batch_size or probe.config.batch_size
-    same_precision = probe.device.precision == _probe_precision(precision)
+    # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
+    same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
+        precision
+    )
     own_stack = Stack(framework=probe_framework(probe))
     stack = stack or own_stack
     same_job = batch == probe.config.batch_size and stack == own_stack
@@ -262,7 +266,7 @@ def source_machine(
 ) -> tuple[Machine | None, bool]:
     """The machine a probe ran on, and whether its CPU family was guessed (``cudnn_rnn``: the
     workload's recurrent layers can run cuDNN's kernel on a GPU)."""
-    precision = _target_precision(device.precision)
+    precision = _precision_class(device.precision)
     if device.accelerator:
         machine = accelerator_machine(
             device.accelerator, 1, calibration, precision=precision, cudnn_eligible=cudnn_rnn
@@ -382,12 +386,9 @@ def _excluded(reason: str) -> Prediction:
     return Prediction(seconds=math.inf, log_sigma=0.0, fits=False, reason=reason)
 
 
-def _probe_precision(precision: str) -> str:
-    return "fp32" if precision in ("fp32", "tf32") else "mixed"
-
-
-def _target_precision(probe_precision: str) -> str:
-    return "fp32" if probe_precision in ("fp32", "tf32") else "mixed"
+def _precision_class(precision: str) -> str:
+    """``mixed`` for the half precisions, ``fp32`` for the float32 ones: the two a probe runs."""
+    return "mixed" if precision in HALF_PRECISIONS else "fp32"
 
 
 def _percentages(shares: dict[str, float]) -> str:

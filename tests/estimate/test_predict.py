@@ -37,6 +37,20 @@ def test_identity_on_the_probes_own_gpu_returns_the_measurement() -> None:
     assert result.quantile(0.9) > result.seconds
 
 
+def test_a_probes_own_gpu_returns_the_measurement_only_at_the_probes_precision() -> None:
+    a100_host = replace(T4_HOST, accelerator="A100", accelerator_memory_gib=40.0)
+    fp32 = probe("resnet50", 0.25, device=a100_host)
+    mixed = probe("resnet50", 0.25, device=replace(a100_host, precision="mixed"))
+    target = Target("A100", 1, 4)
+    assert predict(fp32, target, precision="tf32").measured
+    assert predict(mixed, target, precision="bf16").measured
+    assert not predict(mixed, target, precision="fp32").measured
+    # a probe ran TensorFlow's float32 default, TF32: strict FP32 is modelled, never measured
+    for p in (fp32, mixed):
+        strict = predict(p, target, precision="fp32-strict")
+        assert not strict.measured and strict.seconds > p.predicted_seconds
+
+
 def test_an_accelerator_outside_the_catalog_is_excluded_never_guessed() -> None:
     result = predict(probe("mnist_cnn", 0.2), Target("MI300X", 1))
     assert not result.fits and result.reason == "accelerator MI300X not in the device catalog"
