@@ -67,6 +67,12 @@ class Framework:
         return "TF32" if self.tf32(kernel) else "strict FP32"
 
     @property
+    def tensorflow_1(self) -> bool:
+        """TensorFlow 1.x: graphs run synchronously from Python, no cuDNN recurrent default,
+        generic pip wheels, Keras optimizers of one op per expression."""
+        return self.name == "tensorflow" and self.version < (2, 0)
+
+    @property
     def cpu_kernels(self) -> str:
         """The library behind a CPU's convolutions and matrix products: ``onednn`` for
         TensorFlow 2.9 and later (``TF_ENABLE_ONEDNN_OPTS`` on by default on x86), PyTorch and

@@ -53,8 +53,7 @@ class Stack:
     def uses_cudnn_rnn(self) -> bool:
         if self.cudnn_rnn is not None:
             return self.cudnn_rnn
-        framework = self.framework
-        return not (framework.name == "tensorflow" and framework.version < (2, 0))
+        return not self.framework.tensorflow_1
 
 
 MODERN = Stack()
@@ -245,7 +244,8 @@ def accelerator_machine(
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
-        host_overlap=_asynchronous(stack.framework),
+        # TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead
+        host_overlap=not stack.framework.tensorflow_1,
         attention_flops=attention.peak * calibration.attention_efficiency,
         peak_attention_flops=attention.peak,
     )
@@ -255,11 +255,6 @@ def measured(name: str, calibration: Calibration, fallback: frozenset[str]) -> b
     """Whether the fitted measurements ran on ``name`` (an accelerator or a CPU family); the
     ``fallback`` set where the calibration does not list its devices (an older file)."""
     return name in (calibration.measured_devices or fallback)
-
-
-def _asynchronous(framework: Framework) -> bool:
-    """TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead."""
-    return not (framework.name == "tensorflow" and framework.version < (2, 0))
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,7 @@ class ReferenceRow(Row):
     def fused_optimizer(self) -> bool:
         """False for Keras on TensorFlow 1 (``-keras``: Woolf's runs), whose optimizers were one
         op per expression; TensorFlow's own and every later framework's update is fused."""
-        framework = self.framework
-        return not (
-            framework.name == "tensorflow"
-            and framework.version < (2, 0)
-            and "-keras" in self.software
-        )
+        return not (self.framework.tensorflow_1 and "-keras" in self.software)
 
     @property
     def layout(self) -> str:
@@ -46,9 +41,7 @@ class ReferenceRow(Row):
     @property
     def vectorised(self) -> bool:
         """False for TensorFlow 1's generic pip wheel (no AVX2/FMA); True otherwise."""
-        framework = self.framework
-        tf1 = framework.name == "tensorflow" and framework.version < (2, 0)
-        generic = tf1 and "pip" in self.software
+        generic = self.framework.tensorflow_1 and "pip" in self.software
         return not (generic and "compiled" not in self.software)
 
     @property
