@@ -24,14 +24,10 @@ def least_step_seconds(facts: WorkloadFacts, machine: Machine, batch_size: int) 
     ``machine`` at its datasheet peaks (per replica: each computes its share of the batch)."""
     per_replica = batch_size / machine.replicas
     conv, matmul = work_flops(facts, per_replica, winograd=True)
-    recurrent = min(
-        facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
-        facts.flops_per_sample,
-    )
     attention = facts.attention_flops_per_sample * per_replica
     compute = (
         conv / machine.peak_conv_flops
-        + (matmul + recurrent * per_replica) / machine.peak_matmul_flops
+        + (matmul + facts.recurrent_flops * per_replica) / machine.peak_matmul_flops
         + attention / (machine.peak_attention_flops or machine.peak_matmul_flops)
     )
     traffic = 4.0 * facts.parameters * (3 + 2 * optimizer_slots(facts.optimizer))

@@ -161,6 +161,14 @@ class WorkloadFacts:
     the forward and in the backward pass (FSDP / ZeRO-3), whose trained weights' gradients are
     reduce-scattered; 0: every replica holds every weight and gradients are all-reduced."""
 
+    @property
+    def recurrent_flops(self) -> float:
+        """Training FLOPs per sample the recurrence serialises: every time step of every
+        direction, never more than the whole sample's."""
+        return min(
+            self.recurrent_flops_per_step * self.timesteps * self.directions, self.flops_per_sample
+        )
+
 
 @dataclass(frozen=True)
 class Parts:
@@ -307,7 +315,6 @@ def step_parts(
     batch norm and activations beside its convolutions."""
     per_replica = batch_size / machine.replicas
     steps = facts.timesteps * facts.directions
-    recurrent_flops = min(facts.recurrent_flops_per_step * steps, facts.flops_per_sample)
     compute = compute_seconds(facts, machine, per_replica, calibration)
     activation_bytes = (
         facts.activation_bytes_per_sample * per_replica * calibration.activation_traffic_scale
@@ -331,7 +338,7 @@ def step_parts(
     sequential = (
         facts.directions * facts.recurrent_layers * machine.recurrent_call_s
         + steps * machine.cell_step_s
-        + recurrent_flops * per_replica / recurrent_rate
+        + facts.recurrent_flops * per_replica / recurrent_rate
     )
     memory = memory_bytes / machine.bandwidth
     # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
@@ -358,11 +365,8 @@ def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tupl
     """FLOPs of one replica's step by kernel class, (convolutions, matrix products), recurrent
     layers and fused attention aside; a convolution's 3x3 layers count the multiplications
     Winograd leaves when the machine runs it (``winograd``)."""
-    recurrent = min(
-        facts.recurrent_flops_per_step * facts.timesteps * facts.directions,
-        facts.flops_per_sample,
-    )
-    rest = max(facts.flops_per_sample - recurrent - facts.attention_flops_per_sample, 0.0)
+    rest = facts.flops_per_sample - facts.recurrent_flops - facts.attention_flops_per_sample
+    rest = max(rest, 0.0)
     flops = rest * per_replica
     conv = flops * facts.conv_share
     if winograd:
