@@ -122,7 +122,7 @@ def predict(
     own_software = same_software(stack, own_stack)
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
-        step, steps = _scaled_step(probe, facts, source, machine, parts_t, batch, calibration)
+        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, allreduce)
     else:
         step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
     least = least_step_seconds(facts, machine, batch)
@@ -236,12 +236,12 @@ def _scaled_step(
     source: Machine,
     machine: Machine,
     parts_t: Parts,
-    batch: int,
     calibration: Calibration,
+    allreduce: float,
 ) -> tuple[float, list[str]]:
-    """The probe's step scaled part by part to a device of its own kind."""
+    """The probe's step scaled part by part to a device of its own kind (``allreduce``: the
+    target's gradient exchange per step, which the caller adds in seconds)."""
     parts_s = step_parts(facts, source, probe.config.batch_size, calibration)
-    allreduce = allreduce_seconds(facts.parameters, machine)
     shares = measured_shares(probe, parts_s)
     ratios = {name: _ratio(name, parts_s, parts_t, source, machine, allreduce) for name in shares}
     step_ratio = sum(shares[name] * ratios[name] for name in shares)
