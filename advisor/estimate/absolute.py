@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.estimate.parameters import Calibration, sigma_of
+from advisor.estimate.parameters import Calibration, across_kinds, sigma_of
 from advisor.estimate.prediction import Prediction
 from advisor.estimate.validate import INTERVAL, Run, percentile
 
@@ -53,7 +53,6 @@ def absolute_results(runs: Sequence[Run], calibration: Calibration) -> list[RowR
     results = []
     for run in runs:
         modelled = run.modelled(calibration)
-        other = "cpu" if run.kind == "gpu" else "gpu"
         results.append(
             RowResult(
                 source=run.source,
@@ -64,7 +63,7 @@ def absolute_results(runs: Sequence[Run], calibration: Calibration) -> list[RowR
                 predicted=run.figure(modelled),
                 actual=run.value,
                 log_error=math.log(modelled / run.seconds_per_sample),
-                log_sigma=sigma_of(calibration.log_sigma, f"{other}->{run.kind}", run.facts.family),
+                log_sigma=sigma_of(calibration.log_sigma, across_kinds(run.kind), run.facts.family),
             )
         )
     return results

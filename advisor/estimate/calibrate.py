@@ -34,6 +34,7 @@ from advisor.estimate.parameters import (
     FREE_PARAMETERS,
     PRIOR,
     Calibration,
+    across_kinds,
     sigma_of,
 )
 from advisor.estimate.parameters import to_json as calibration_json
@@ -173,8 +174,8 @@ def spread(
     interval covers 80% of these errors whatever the shape of their tails, times ``factor``."""
     groups: dict[str, list[float]] = defaultdict(list)
     for result in results:
-        other = "cpu" if result.kind == "gpu" else "gpu"
-        for key in (f"{other}->{result.kind}", f"{other}->{result.kind} {result.family}"):
+        kinds = across_kinds(result.kind)
+        for key in (kinds, f"{kinds} {result.family}"):
             groups[key].append(abs(result.log_error))
         groups["all"].append(abs(result.log_error))
     for pair in pairs:
@@ -219,8 +220,7 @@ def _nested_coverage(
 
 
 def _with_sigma(result: RowResult, calibration: Calibration) -> RowResult:
-    other = "cpu" if result.kind == "gpu" else "gpu"
-    sigma = sigma_of(calibration.log_sigma, f"{other}->{result.kind}", result.family)
+    sigma = sigma_of(calibration.log_sigma, across_kinds(result.kind), result.family)
     return replace(result, log_sigma=sigma)
 
 

@@ -177,6 +177,12 @@ def shipped_calibration() -> Calibration:
         return PRIOR
 
 
+def across_kinds(kind: str) -> str:
+    """The spread key of a prediction for a device of ``kind`` from a probe of the other kind
+    (the device model's absolute time): ``gpu->cpu`` for a CPU, ``cpu->gpu`` for a GPU or TPU."""
+    return "gpu->cpu" if kind == "cpu" else "cpu->gpu"
+
+
 def sigma_of(log_sigma: dict[str, float], kinds: str, family: str = "") -> float:
     """The spread of a ``source->target`` kind of prediction (a TPU target counts as a GPU
     one): the workload family's own where it was measured, else the kind's, else ``all``."""

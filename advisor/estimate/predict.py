@@ -43,7 +43,12 @@ from advisor.estimate.measured import (
     with_inferred_recurrence,
     with_measured_thread_scaling,
 )
-from advisor.estimate.parameters import Calibration, shipped_calibration, sigma_of
+from advisor.estimate.parameters import (
+    Calibration,
+    across_kinds,
+    shipped_calibration,
+    sigma_of,
+)
 from advisor.estimate.prediction import Prediction, Target
 from advisor.estimate.roofline import achieved_flops, least_step_seconds
 from advisor.estimate.steps import (
@@ -151,8 +156,7 @@ def predict(
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
     target_kind = _kind(machine)
-    other_kind = "cpu" if target_kind == "gpu" else "gpu"
-    kinds = f"{target_kind if scaled_path else other_kind}->{target_kind}"
+    kinds = f"{target_kind}->{target_kind}" if scaled_path else across_kinds(target_kind)
     measured_share = (per_epoch + (scaled * step_ratio if scaled_path else 0.0)) / (seconds or 1.0)
     return Prediction(
         seconds=seconds,
