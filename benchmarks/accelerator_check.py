@@ -374,7 +374,7 @@ def main(argv: list[str]) -> int:
         "--threads", default=None, help="CPU lanes' cores (default 2,8; --cpu-only 1)"
     )
     parser.add_argument(
-        "--budget", type=float, default=None, help="seconds per probe (8; --cpu-only 3)"
+        "--budget", type=float, default=None, help="seconds per probe (20, the product's default; --cpu-only 3)"
     )
     parser.add_argument("--minutes", type=float, default=8.5, help="deadline for the whole check")
     parser.add_argument("--cpu-only", action="store_true", help="the rehearsal: no GPU")
@@ -391,7 +391,7 @@ def main(argv: list[str]) -> int:
     names = args.cases.split(",") if args.cases else (list(SMALL_CASES) if small else None)
     cases = sorted((c for c in CASES if names is None or c.name in names), key=lambda c: c.cost)
     threads = [int(n) for n in (args.threads or ("1" if small else "2,8")).split(",")]
-    budget = args.budget or (3.0 if small else 8.0)
+    budget = args.budget or (3.0 if small else 20.0)
     cpus = sorted(os.sched_getaffinity(0))
     from probes.device import gpu
 

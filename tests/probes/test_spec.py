@@ -94,6 +94,23 @@ def test_only_heavy_workloads_are_extrapolated() -> None:
     assert small * 2 == large
 
 
+def test_a_gpu_probe_steps_the_real_batch_of_the_imagenet_convnets() -> None:
+    """On a GPU small batches are latency-bound: extrapolated from them, the H200 check of
+    2026-11-26 read ResNet-50 at 60x its real step. At the accelerator's cautious rate the
+    convnets step at their real batch within the default budget."""
+    from probes import zoo
+    from probes.data import InputSpec
+    from probes.loading import Prepared
+    from probes.run import ASSUMED_ACCELERATOR_FLOPS, _heavy_batches
+
+    for name in ("alexnet", "inception3", "resnet50", "vgg16", "resnet152"):
+        w = zoo.get(name)
+        prepared = Prepared(None, [InputSpec(w.input_shape, w.input_dtype)], InputSpec((), "int32"),
+                            w.train_flops_per_sample, w.synthetic_input)  # fmt: skip
+        assert _heavy_batches(prepared, config_for(name), ASSUMED_ACCELERATOR_FLOPS, 20.0) == []
+        assert _heavy_batches(prepared, config_for(name), 80e9, 20.0), name  # a CPU still does
+
+
 def test_the_step_line_is_kept_only_where_it_is_plausible() -> None:
     from probes.scaling import step_line
 
