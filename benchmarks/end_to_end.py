@@ -4,6 +4,7 @@
         [--out benchmarks/results/end_to_end.json]
     .venv/bin/python benchmarks/end_to_end.py --rescore benchmarks/results/end_to_end.json
     .venv/bin/python benchmarks/end_to_end.py load [--probes 3] [--model mnist_mlp]
+    .venv/bin/python benchmarks/end_to_end.py --backend torch --sources accelerator-check-20261126
 
 The path a user takes: ``advisor probe --model W --fresh`` here (a real probe, in its own
 process, as the command line runs it), then the prediction of each published measurement of W
@@ -19,6 +20,10 @@ probe moves a prediction). ``--rescore`` re-predicts from the stored probes with
 ``load``: probes of one workload while another process keeps one core busy (a spinning Python
 loop), each predicting a T4 and an A100: do the GPU predictions stay within 1.3x of each other,
 and does each probe say the machine was busy?
+
+``--backend`` probes under another Keras backend (``advisor probe --backend``), ``--sources``
+scores only the rows of those sources: the H200 runs of ``benchmarks/accelerator_check.py`` ran
+Keras on PyTorch, and a user of that backend probes under it.
 """
 
 from __future__ import annotations
@@ -54,21 +59,27 @@ ADVISOR = ROOT / ".venv" / "bin" / "advisor"
 TARGETS = {"median_factor": 1.25, "worst_factor": 2.0, "median_signed_pct": 15.0}
 
 
-def published_rows() -> tuple[list[ReferenceRow], list[ReferenceRow]]:
-    """The fitted rows and the held-out rows whose workload is in the zoo."""
+def published_rows(sources: str = "") -> tuple[list[ReferenceRow], list[ReferenceRow]]:
+    """The fitted rows and the held-out rows whose workload is in the zoo (of ``sources`` only,
+    comma-separated, when given)."""
     data = shipped_data_dir()
     fitted = calibrate.read_rows([data / name for name in calibrate.FIT_FILES])
     held = calibrate.read_rows(sorted(data.glob(calibrate.HOLDOUT_PATTERN)))
     names = set(zoo.names())
-    return [r for r in fitted if r.workload in names], [r for r in held if r.workload in names]
+    wanted = set(sources.split(",")) if sources else None
+
+    def kept(rows: list[ReferenceRow]) -> list[ReferenceRow]:
+        return [r for r in rows if r.workload in names and (wanted is None or r.source in wanted)]
+
+    return kept(fitted), kept(held)
 
 
-def probe_here(workload: str, budget: float, home: Path) -> ProbeResult:
+def probe_here(workload: str, budget: float, home: Path, backend: str = "") -> ProbeResult:
     """A fresh probe through the command line, in a process of its own, read back from the
     store it was saved to."""
     env = {**os.environ, "ADVISOR_HOME": str(home)}
     command = [str(ADVISOR), "probe", "--model", workload, "--fresh", "--json"]
-    command += ["--budget", str(budget)]
+    command += ["--budget", str(budget)] + (["--backend", backend] if backend else [])
     subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
     from advisor.store import connect
 
@@ -244,7 +255,7 @@ def stability(probes: dict[str, list[ProbeResult]]) -> dict[str, dict[str, float
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    fitted, held = published_rows()
+    fitted, held = published_rows(args.sources)
     workloads = sorted({r.workload for r in [*fitted, *held]})
     if args.workloads:
         workloads = [w for w in workloads if w in args.workloads.split(",")]
@@ -254,7 +265,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             order = workloads if index % 2 == 0 else workloads[::-1]
             for workload in order:
                 started = time.perf_counter()
-                result = probe_here(workload, args.budget, Path(tmp))
+                result = probe_here(workload, args.budget, Path(tmp), args.backend)
                 probes[workload].append(result)
                 print(
                     f"pass {index} {workload:22s} {result.samples_per_second:10.3f} samples/s "
@@ -278,10 +289,10 @@ def reference_machine() -> dict[str, Any]:
     return {"cpu_model": cpu_model(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
 
 
-def rescore(path: Path) -> dict[str, Any]:
+def rescore(path: Path, sources: str = "") -> dict[str, Any]:
     blob = json.loads(path.read_text())
     probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
-    fitted, held = published_rows()
+    fitted, held = published_rows(sources)
     rows = score(probes, fitted, held)
     return {**blob, "rows": rows, "figures": report(rows), "stability": stability(probes)}
 
@@ -339,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--rescore", type=Path, default=None)
     parser.add_argument("--workloads", default="", help="only these (comma-separated)")
+    parser.add_argument("--backend", default="", help="probe under this Keras backend")
+    parser.add_argument("--sources", default="", help="score only these sources' rows")
     args = parser.parse_args(argv)
     if args.passes < 1 or args.probes < 1 or args.budget <= 0:
         parser.error("--passes, --probes and --budget must be positive")
@@ -347,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mode == "load":
         blob = load(args)
     else:
-        blob = rescore(args.rescore) if args.rescore else run(args)
+        blob = rescore(args.rescore, args.sources) if args.rescore else run(args)
         print_report(blob["figures"])
         print(
             "-- passes' spread (max/min) per workload: here, and predicted on the user's software"

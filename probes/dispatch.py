@@ -6,6 +6,13 @@ copy in. Timed here, that is the host's per-step dispatch: on an accelerator the
 same loop for every step, so no step there can take less (``advisor.estimate.floor``). It is not
 the intercept of step time against batch size, which also holds a CPU's batch-independent work
 (a recurrent layer's time steps run one after another whatever the batch).
+
+Each layer adds its own host work: an eager backend (PyTorch) calls every layer's forward,
+backward and update from Python, a graph (TensorFlow, JAX) runs a compiled program.
+``layer_seconds`` times a chain of tiny layers beside the one-weight model: per layer, 3-36 us
+under TensorFlow and 65-294 us under Keras on PyTorch on the development VM (2026-11-26), which
+on an H200 makes ResNet-152 under Keras on PyTorch host-bound at 81 ms a step
+(``benchmarks/accelerator_check.py``; docs/BENCHMARKS.md, "On a GPU").
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from probes.fitting import Progress, fit, steady_of
 from probes.fitting import quiet as no_progress
 
 ROWS = 512
+CHAIN_BLOCKS = 8
+"""Blocks of the layer chain, each a dense layer, a batch normalisation and an activation: the
+three kinds that make up most of a convnet's layers."""
 
 
 def dispatch_seconds(
@@ -39,3 +49,31 @@ def dispatch_seconds(
     _, start = steady_of(timer)
     steps = sorted(timer.stamps.steady_durations(start) or timer.stamps.durations()[-1:])
     return steps[len(steps) // 4]  # a floor: noise only adds time, so its lower quartile
+
+
+def layer_seconds(
+    started: float,
+    deadline: float,
+    dispatch: float,
+    report: Progress = no_progress,
+    cancel: threading.Event | None = None,
+) -> float:
+    """Host seconds a training step pays per layer beyond ``dispatch`` (the one-weight model's
+    step): a chain of ``CHAIN_BLOCKS`` dense, normalisation and activation layers at batch 1,
+    whose arithmetic is nothing, stepped like the one-weight model; its lower-quartile step less
+    ``dispatch``, over its layers (never below 0)."""
+    quiet.prepare()
+    import keras
+    import numpy as np
+
+    layers: list[object] = [keras.Input((8,))]
+    for _ in range(CHAIN_BLOCKS):
+        layers += [keras.layers.Dense(8), keras.layers.BatchNormalization(), keras.layers.ReLU()]
+    model = keras.Sequential(layers, name="layer_chain")
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.zeros((ROWS, 8), dtype="float32")
+    timer = fit(model, x, x, 1, started, deadline, report, cancel)
+    _, start = steady_of(timer)
+    steps = sorted(timer.stamps.steady_durations(start) or timer.stamps.durations()[-1:])
+    chain = len(model.layers)
+    return max(0.0, steps[len(steps) // 4] - dispatch) / chain

@@ -208,6 +208,12 @@ class ProbeResult:
     device_kernels: int = 0
     """Kernels one training step launches on an accelerator, counted from the model's layers and
     variables (``probes.run.kernels_per_step``); 0 when not counted (older probes, imports)."""
+    layer_dispatch_seconds: float = 0.0
+    """The host's work per layer of a step beyond ``dispatch_seconds``: a chain of tiny layers
+    timed here (``probes.dispatch.layer_seconds``); 0 when not measured (older probes, imports)."""
+    host_layers: int = 0
+    """Layers of the model the host calls each step (``probes.run.host_layers``); 0 when not
+    counted."""
     build_seconds: float = 0.0
     """Building (or loading) and compiling the model before ``fit``; 0 when not measured."""
     teardown_seconds: float = 0.0

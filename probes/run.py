@@ -76,6 +76,11 @@ RESERVE_SECONDS = 1.5
 DISPATCH_SECONDS = 1.0
 """Time of the short fit of a one-weight model that measures the host's per-step dispatch
 (``probes.dispatch``), its build and tracing included."""
+CHAIN_SECONDS = 1.5
+"""Time of the short fit of a chain of tiny layers that measures the host's work per layer
+(``probes.dispatch.layer_seconds``); its 24 layers take TensorFlow about a second to trace."""
+HOST_SECONDS = DISPATCH_SECONDS + CHAIN_SECONDS
+"""What the two host measurements after the steady fit take."""
 
 ASSUMED_FLOPS_PER_THREAD = 40e9
 """A cautious guess of one CPU thread's training FLOP/s, used only to decide how heavy a
@@ -199,7 +204,7 @@ def _probe(
             from probes.scaling import extrapolate
 
             # the dispatch fit and the profiler's start and stop follow: leave them their time
-            fits = budget - DISPATCH_SECONDS - RESERVE_SECONDS
+            fits = budget - HOST_SECONDS - RESERVE_SECONDS
             measured = extrapolate(prepared, config, started, fits, report, cancel, heavy_batches)
         else:
             measured = _measured(prepared, config, started, budget, report, cancel)
@@ -208,10 +213,12 @@ def _probe(
         raise
     measured = with_teardown(measured, config, framework.teardown_rates())
     readings.append(reference.reference_seconds())
-    from probes.dispatch import dispatch_seconds
+    from probes.dispatch import dispatch_seconds, layer_seconds
 
     now = time.perf_counter()
     dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
+    now = time.perf_counter()
+    per_layer = layer_seconds(started, now + CHAIN_SECONDS, dispatch, report, cancel)
     split: dict[str, float] = {}
     if profile_ops and measured.arrays is not None:
         split = framework.op_split(
@@ -244,6 +251,8 @@ def _probe(
         extrapolated_from=extrapolated_from(prepared, measured.batch_scaling, config.batch_size),
         device_kernels=kernels_per_step(prepared.model),
         dispatch_seconds=dispatch,
+        layer_dispatch_seconds=per_layer,
+        host_layers=host_layers(prepared.model),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -261,7 +270,7 @@ def _measured(
     x, y = arrays(prepared, config.samples, batch, seed=0)
     timer = fit(prepared.model, x, y, batch, started, started + budget, report, cancel,
                  min_seconds=budget * MIN_STEADY_SHARE, reserve_steps=RESERVE_STEPS,
-                 reserve_seconds=RESERVE_SECONDS + DISPATCH_SECONDS)  # fmt: skip
+                 reserve_seconds=RESERVE_SECONDS + HOST_SECONDS)  # fmt: skip
     durations = timer.stamps.durations()
     steady_steps, start = fitting.steady_steps(timer)
     steady = stats.steady_stats(steady_steps)
@@ -443,6 +452,18 @@ def kernels_per_step(model: Any) -> int:
     fusion can only lower it, so the floor stays a floor."""
     forward = sum(2 if layer.weights else 1 for layer in model.layers)
     return 3 * forward + len(model.trainable_variables)
+
+
+def host_layers(model: Any) -> int:
+    """Layers the host calls in a training step: every layer of the model and of the models
+    nested in it, their inputs aside (``probes.dispatch.layer_seconds`` prices each)."""
+    count = 0
+    for layer in model.layers:
+        if hasattr(layer, "layers"):
+            count += host_layers(layer)
+        elif type(layer).__name__ != "InputLayer":
+            count += 1
+    return count
 
 
 def _raise_if_out_of_memory(framework: backend.Backend, label: str, exc: Exception) -> None:

@@ -106,6 +106,11 @@ def _problem(result: ProbeResult) -> str | None:
         return f"contention must be in [0, 1], got {result.contention!r}"
     if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:
         return f"device_kernels must be a whole number in [0, 10,000,000], got {result.device_kernels!r}"
+    per_layer = result.layer_dispatch_seconds
+    if not _finite(per_layer) or not 0 <= per_layer <= MAX_STEP_SECONDS:
+        return f"layer_dispatch_seconds must be in [0, {MAX_STEP_SECONDS:g}], got {per_layer!r}"
+    if not isinstance(result.host_layers, int) or not 0 <= result.host_layers <= 10**6:
+        return f"host_layers must be a whole number in [0, 1,000,000], got {result.host_layers!r}"
     return None if result.architecture is None else _architecture_problem(result.architecture)
 
 

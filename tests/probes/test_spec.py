@@ -120,3 +120,17 @@ def test_the_step_line_is_kept_only_where_it_is_plausible() -> None:
     # noise the other way: a fixed cost of most of the step
     assert step_line({2: 0.45, 4: 0.5}) == pytest.approx((0.0, 0.5 / 4))
     assert step_line({8: 0.8}) == pytest.approx((0.0, 0.1))
+
+
+def test_the_host_calls_every_layer_of_nested_models_and_none_of_their_inputs() -> None:
+    from probes import quiet
+
+    quiet.prepare()
+    import keras
+
+    from probes.run import host_layers
+
+    inner = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4), keras.layers.ReLU()])
+    inputs = keras.Input((4,))
+    outputs = keras.layers.Dense(2)(inner(keras.layers.BatchNormalization()(inputs)))
+    assert host_layers(keras.Model(inputs, outputs)) == 4  # norm, dense, relu, dense
