@@ -65,10 +65,11 @@ def user_fit_arguments(prepared: Any, config: Any) -> dict[str, Any]:
 
 def real_fit(spec: Any) -> dict[str, Any]:
     """Train ``spec``'s configuration for real, as a user would: build and compile (timed on
-    their own), then a stopwatch around ``model.fit`` on NumPy arrays, shuffled, with validation.
-    The only callback of ours has epoch hooks and no batch hook, so Keras dispatches the steps
-    as it would for the user; ``epochs`` are the spans between epoch ends (the first from the
-    call), ``tail`` what ``fit`` took after its last epoch ended."""
+        their own), then a stopwatch around ``model.fit`` on NumPy arrays, shuffled, with validation.
+        The only callback of ours has epoch hooks and no batch hook, so Keras dispatches the steps
+        as it would for the user; ``epochs`` are the spans between epoch ends (the first from the
+        call), ``tail`` what ``fit`` took after its last epoch ended, ``steps_per_epoch`` the steps an
+    epoch of those arrays took."""
     import keras
 
     from probes.loading import prepare
@@ -90,8 +91,14 @@ def real_fit(spec: Any) -> dict[str, Any]:
     start = time.perf_counter()
     prepared.model.fit(**arguments, callbacks=[epochs])
     returned = time.perf_counter()
+    from probes.data import row_count
+
+    rows = row_count(arguments["x"]) or spec.config.samples
     return {
         "build": build,
+        # an epoch of the arrays fit ran: fewer steps than configured where a synthetic-input
+        # workload (the ImageNet convnets) steps a pool of 8 batches (``probes.data.rows_for``)
+        "steps_per_epoch": -(-rows // spec.config.batch_size),
         "fit": returned - start,
         "epochs": [b - a for a, b in zip([start, *epochs.ends], epochs.ends, strict=False)],
         "tail": returned - epochs.ends[-1],

@@ -10,8 +10,9 @@ timed here (``probes.dispatch``), taken as the same on the target's host CPU (cl
 are server CPUs like the ones probes run on); without that measurement, the calibrated per-step
 GPU overhead. Each layer adds the host work the probe measured per layer of a chain of tiny
 layers under the same backend (``probes.dispatch.layer_seconds``): small for a compiled graph,
-65-294 us under Keras on PyTorch, which calls every layer from Python (ResNet-152's 517 layers
-cost 81 ms a step on an H200, about what the chain predicts). The launch latency per kernel is a
+65-294 us under Keras on PyTorch, which calls every layer from Python. It is a floor: on an H200
+Keras on PyTorch spent about 0.7 ms a layer (ResNet-152 about 400 ms a step, 2026-11-26), four
+times what the chain's CPU ops cost, which the floor does not see. The launch latency per kernel is a
 published figure (``data/step-floor.csv``).
 """
 

@@ -280,8 +280,8 @@ def test_the_floor_uses_the_dispatch_measured_here() -> None:
 
 def test_an_eager_backends_work_per_layer_makes_a_deep_convnet_host_bound_on_a_fast_gpu() -> None:
     """ResNet-152 under Keras on PyTorch: 517 layers at the 155 us a layer the chain measured
-    here put its floor at about 80 ms a step, which an H200 measured (81 ms, 2026-11-26); the
-    same probe under a graph backend (12 us a layer) stays device-bound."""
+    here put its floor at about 80 ms a step (an H200 took about 400, 2026-11-26); the same
+    probe under a graph backend (12 us a layer) stays device-bound."""
     deep = dataclasses.replace(
         probe("resnet152", 12.0), device_kernels=3200, dispatch_seconds=0.0007, host_layers=517
     )

@@ -49,3 +49,19 @@ def test_the_rehearsal_probes_predicts_measures_and_exports(tmp_path: Path) -> N
     imported = CliRunner().invoke(cli, ["import", str(out / "probes.csv"), "--replace"])
     assert imported.exit_code == 0, imported.output
     assert "imported 4 probe result(s)" in imported.output
+
+
+@pytest.mark.tf
+def test_a_real_run_of_a_synthetic_input_convnet_is_read_per_step_of_its_pool() -> None:
+    """An ImageNet convnet's real run steps a pool of 8 batches an epoch, not the configured
+    epoch: its step is the epoch over the pool's steps, its configured epoch that step times the
+    configured steps (the H200 check of 2026-11-26 divided by the configured steps instead)."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.accelerator_check import real_run
+    from probes.spec import spec_for
+
+    spec = spec_for("alexnet", batch_size=2, samples=64, validation_samples=0, epochs=2)
+    run = real_run(spec)
+    assert spec.config.steps_per_epoch == 32 and run["steps_per_epoch"] == 8
+    assert run["step"] == pytest.approx(run["epochs"][1] / 8)
+    assert run["per_epoch"] == pytest.approx(run["step"] * 32)
