@@ -20,12 +20,15 @@ from advisor.estimate.parameters import Calibration
 PRECISIONS = ("fp32", "fp32-strict", "tf32", "fp16", "bf16", "mixed", "fp8")
 """``fp32``: the framework's default (``advisor.estimate.frameworks``: TF32 on Ampere and later
 for TensorFlow 2, JAX and NVIDIA's containers, for PyTorch's convolutions but not its matmuls);
-``fp32-strict``: FP32 on the CUDA cores everywhere; ``tf32``: TF32 tensor cores everywhere;
-``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16 tensor cores from Volta, bf16
+``fp32-strict``: FP32 on the CUDA cores everywhere (six bf16 passes on a TPU); ``tf32``: TF32
+tensor cores everywhere; ``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16 tensor cores from Volta, bf16
 from Ampere, bf16 on every TPU); ``mixed``: the device's mixed precision (fp16 on a GPU, bf16 on
 a TPU); ``fp8``: matrix products on FP8 tensor cores (Transformer Engine, Hopper, Ada and
 Blackwell), everything else in bf16 (bf16 alone where a GPU has no FP8 units)."""
 HALF_PRECISIONS = frozenset({"fp16", "bf16", "mixed", "fp8"})
+TPU_STRICT_FP32_PASSES = 6
+"""bf16 passes of a float32 product on a TPU at ``Precision.HIGHEST`` ("On TPU: performs float32
+computations in 6 bfloat16 passes", the ``jax.lax.Precision`` documentation); the default is one."""
 CALIBRATED_ACCELERATORS = frozenset({"K80", "V100"})
 CALIBRATED_CPU_FAMILIES = frozenset({"skylake"})
 
@@ -185,7 +188,10 @@ def accelerator_machine(
     replicas = max(count, 1) * spec.chips
     label = f"{count}x {name}" if count > 1 else name
     if spec.kind == "tpu":
-        peak = spec.half_tflops * 1e12
+        # a TPU's MXU multiplies bf16: float32 products run in one pass by default, and in six
+        # when strict FP32 is asked (XLA's Precision.HIGHEST)
+        passes = TPU_STRICT_FP32_PASSES if precision == "fp32-strict" else 1
+        peak = spec.half_tflops * 1e12 / passes
         return Machine(
             kind="tpu",
             label=label,
@@ -203,7 +209,7 @@ def accelerator_machine(
             memory_bytes=spec.memory_gib * 2**30,
             half_precision=True,
             kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
-            + ("" if precision in ("bf16", "mixed") else f" ({precision} asked: TPUs run bf16)"),
+            + _tpu_precision_note(precision),
             lstm_kernel="XLA while-loop LSTM",
             extrapolated=True,
             host_overlap=True,
@@ -249,6 +255,14 @@ def accelerator_machine(
         attention_flops=attention.peak * calibration.attention_efficiency,
         peak_attention_flops=attention.peak,
     )
+
+
+def _tpu_precision_note(precision: str) -> str:
+    if precision in ("bf16", "mixed"):
+        return ""
+    if precision == "fp32-strict":
+        return f" (fp32-strict: float32 products in {TPU_STRICT_FP32_PASSES} bf16 passes)"
+    return f" ({precision} asked: float32 products run in bf16, XLA's default on a TPU)"
 
 
 def measured(name: str, calibration: Calibration, fallback: frozenset[str]) -> bool:

@@ -158,6 +158,20 @@ def test_tpus_are_predicted_through_xla_and_flagged() -> None:
     assert "XLA" in result.kernel_path and "8 chip" in result.kernel_path
 
 
+def test_strict_fp32_on_a_tpu_runs_six_bf16_passes() -> None:
+    """XLA multiplies float32 on a TPU in one bf16 pass by default and in six at
+    Precision.HIGHEST: a compute-bound step asked in strict FP32 takes several times longer,
+    where it once ranked the TPU at bf16 speed."""
+    big = probe("vgg16", 20.0, batch_size=256)
+    target = Target("tpu-v5litepod-8", 1)
+    default, strict = predict(big, target), predict(big, target, precision="fp32-strict")
+    assert strict.step_seconds > 3 * default.step_seconds
+    assert (
+        "6 bf16 passes" in strict.kernel_path
+        and "float32 products run in bf16" in default.kernel_path
+    )
+
+
 def test_the_probes_op_split_decides_what_scales_to_a_cpu() -> None:
     """To a device of its own kind the probe's step is scaled part by part: a step that is all
     overhead gains nothing from 32 vCPUs, one that is all convolutions gains their speed-up."""
