@@ -63,7 +63,9 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
         "extrapolated": int(result.extrapolated), "created_at": result.created_at,
         "logical_cpus": d.logical_cpus, "threads": d.threads,
         "accelerator_memory_gib": d.accelerator_memory_gib or "", "onednn": int(d.onednn),
-        "xla": int(d.xla),
+        "xla": int(d.xla), "dispatch_s": result.dispatch_seconds,
+        "layer_dispatch_s": result.layer_dispatch_seconds, "host_layers": result.host_layers,
+        "device_kernels": result.device_kernels,
     }  # fmt: skip
     if result.architecture is not None:
         facts["architecture"] = architecture_note(result.architecture)
@@ -407,6 +409,11 @@ def _result(row: Row) -> ProbeResult:
         batch_scaling={config.batch_size: step}, extrapolated=facts["extrapolated"] == "1",
         created_at=_created_at(facts["created_at"]),
         architecture=architecture_of_note(facts["architecture"]) if "architecture" in facts else None,
+        # the host's floor (older files lack it: 0, not measured)
+        dispatch_seconds=float(facts.get("dispatch_s", 0)),
+        layer_dispatch_seconds=float(facts.get("layer_dispatch_s", 0)),
+        host_layers=int(facts.get("host_layers", 0)),
+        device_kernels=int(facts.get("device_kernels", 0)),
     )  # fmt: skip
 
 

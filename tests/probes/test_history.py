@@ -63,7 +63,8 @@ def test_latest_includes_other_devices(tmp_path: Path) -> None:
 
 
 def test_export_import_round_trip(tmp_path: Path) -> None:
-    original = result()
+    original = dataclasses.replace(result(), dispatch_seconds=0.0007, layer_dispatch_seconds=155e-6,
+                                   host_layers=176, device_kernels=1066)  # fmt: skip
     path = tmp_path / "probe.csv"
     assert exchange.write_csv(path, [original]) == 4
     rows = exchange.read_csv(path)
@@ -74,8 +75,14 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
     assert back.config == original.config
     for name in ("step_seconds", "step_interval", "predicted_seconds", "predicted_interval",
                  "startup_seconds", "validation_step_seconds", "epoch_overhead_seconds",
-                 "parameters", "flops_per_sample", "created_at", "extrapolated"):  # fmt: skip
+                 "parameters", "flops_per_sample", "created_at", "extrapolated",
+                 "dispatch_seconds", "layer_dispatch_seconds", "host_layers", "device_kernels"):  # fmt: skip
         assert getattr(back, name) == getattr(original, name), name
+    # a file from before the host's floor was exported reads it as not measured
+    older = path.read_text().replace("; dispatch_s=0.0007", "").replace("; host_layers=176", "")
+    path.write_text(older)
+    (back,) = exchange.from_rows(exchange.read_csv(path))
+    assert back.dispatch_seconds == 0 and back.host_layers == 0
 
 
 HEADER = ",".join(exchange.LEGACY_COLUMNS)  # a file from before the backend column
