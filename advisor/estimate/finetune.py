@@ -127,6 +127,7 @@ def facts_of(tune: FineTune, plan: Layout, counted: Footprint | None = None) -> 
     counted = counted or footprint(tune)
     kept = tune.shape.layers * layer_activation_bytes(tune) * sequence
     traffic = activation_bytes_of(kept / 2) * (RECOMPUTE_PASSES if tune.checkpointing else 1)
+    traffic += activation_bytes_of(logit_bytes(tune) / 2) * sequence
     return WorkloadFacts(
         flops_per_sample=tune.flops_per_token() * sequence,
         parameters=tune.trainable_parameters(),
@@ -139,6 +140,14 @@ def facts_of(tune: FineTune, plan: Layout, counted: Footprint | None = None) -> 
         dequant_bytes=tune.dequant_bytes(),
         sharded_bytes=counted.gathered if plan.sharded else 0.0,
     )
+
+
+def logit_bytes(tune: FineTune) -> float:
+    """16-bit bytes of logits a token's loss moves, as the zoo's decoders count them
+    (``probes.transformers.Shape.activation_bytes_16bit``): the fp32 logits and their fp32
+    gradient, 4 bytes a vocabulary entry; half of that when the loss runs over chunks (torchtune,
+    Liger), which never writes the fp32 copy of them all. Not recomputed under checkpointing."""
+    return (2.0 if tune.chunked_loss else 4.0) * tune.shape.vocabulary
 
 
 def kernels_per_pass(tune: FineTune) -> int:
