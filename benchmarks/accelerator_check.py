@@ -266,6 +266,10 @@ def summarise(results: dict[tuple[str, str], list[dict[str, Any]]], cases: list[
                         probe = from_json(json.dumps(message["result"]))
                         epochs = probe.config.epochs
                         row[f"{lane.name}_probe_per_epoch"] = probe.predicted_seconds / epochs
+                        # the host's floor as this lane measured it: on the accelerator's lane
+                        # the chain of tiny layers runs on the GPU, its host cost per layer
+                        row[f"{lane.name}_dispatch_ms"] = probe.dispatch_seconds * 1e3
+                        row[f"{lane.name}_layer_us"] = probe.layer_dispatch_seconds * 1e6
                         if not lane.gpu:
                             guess = predict(probe, Target(accelerator=target, accelerator_count=1))
                             row[f"{lane.name}_predicted_per_epoch"] = (
@@ -311,6 +315,14 @@ def markdown(rows: list[dict[str, Any]], lanes: list[Lane], missing: list[str], 
         if errors:
             lines.append(f"\n{name}: median |error| {statistics.median(errors):.0%}, worst "
                          f"{max(errors):.0%} over {len(errors)} workloads")  # fmt: skip
+    for lane in lanes:  # the host's work per step and per layer, by lane
+        per_layer = [r[f"{lane.name}_layer_us"] for r in rows if r.get(f"{lane.name}_layer_us")]
+        dispatch = [
+            r[f"{lane.name}_dispatch_ms"] for r in rows if r.get(f"{lane.name}_dispatch_ms")
+        ]
+        if per_layer and dispatch:
+            lines.append(f"\n{lane.name} host: dispatch {statistics.median(dispatch):.2f} ms a step, "
+                         f"{statistics.median(per_layer):.0f} us a layer (medians over {len(per_layer)} probes)")  # fmt: skip
     if missing:
         lines += ["", "Not run:", *[f"- {m}" for m in missing]]
     return "\n".join(lines) + "\n"

@@ -42,6 +42,9 @@ def test_the_rehearsal_probes_predicts_measures_and_exports(tmp_path: Path) -> N
     assert mlp["measured_per_epoch"] > 0 and "cpu-as-gpu_probe_error" in mlp
     assert "cpu-1_predicted_error" not in mlp  # an H100 prediction is no error of a CPU run
     assert "| mnist_mlp | jax |" in (out / "summary.md").read_text()
+    # each lane's host floor, measured by its probes (on a GPU's lane: the GPU's host cost)
+    assert mlp["cpu-as-gpu_dispatch_ms"] > 0 and mlp["cpu-as-gpu_layer_us"] >= 0
+    assert "cpu-as-gpu host: dispatch" in (out / "summary.md").read_text()
     probes = exchange.read_csv(out / "probes.csv")
     assert {r.backend for r in probes} == {"jax"} and len(probes) == 4 * 2 * 2
     measured = exchange.read_csv(out / "measured.csv")
