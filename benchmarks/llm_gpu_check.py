@@ -47,7 +47,7 @@ class Run:
 
 
 ALL = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"
-"""Every linear layer of a block: the LoRA targets of peft's "all-linear" and torchtune's full set."""
+"""Every linear layer of a block: peft's "all-linear" targets, torchtune's full set."""
 RUNS = (
     Run("qwen2.5-0.5b", "full", 2048, 8, False),
     Run("qwen2.5-0.5b", "lora", 2048, 8, False, 8, "q_proj,v_proj"),

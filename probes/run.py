@@ -21,8 +21,9 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
 
 Workloads whose one step would not fit the budget (ImageNet CNNs on a few cores) are measured at
 two smaller batch sizes, as large as the budget allows at this CPU's measured speed, and the
-step time is extrapolated to the real batch (``probes.scaling``). Keras and the backend's framework (``probes.backend``) are imported inside
-the functions only.
+step time is extrapolated to the real batch (``probes.scaling``); on a GPU they step their real
+batch (``ASSUMED_ACCELERATOR_FLOPS``). Keras and the backend's framework (``probes.backend``)
+are imported inside the functions only.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ ASSUMED_ACCELERATOR_FLOPS = 5e12
 """A cautious training FLOP/s of any GPU of the catalog, used only to decide how heavy a workload
 is to probe there: a K80 die sustains about 2e12, a T4 4e12 in fp32, newer GPUs far more. At
 this rate the zoo's ImageNet CNNs step at their real batch on a GPU within the default budget
-(ResNet-50: 0.3 s planned, 30 ms on an H200), where small batches are latency-bound and say nothing of the real one: extrapolated from
-them, the accelerator check of 2026-11-26 put ResNet-50 on an H200 at 60x its measured time."""
+(ResNet-50's step planned at 0.3 s), where small batches are latency-bound and say nothing of
+the real one: extrapolated from them, the accelerator check of 2026-11-26 put ResNet-50 on an
+H200 at 60x its measured time; at the real batch its probe came within 14%."""
 TRAINING_SHARE_OF_REFERENCE = 0.5
 """A cautious share of the reference kernel's FLOP rate that training reaches: Keras's
 ResNet-50 trains at 0.9 of it on the 2-vCPU development VM (oneDNN, AVX-512;
@@ -390,7 +392,7 @@ def _training_rate(reference_seconds: float, threads: int) -> float:
 
 
 def _on_accelerator(framework: backend.Backend) -> bool:
-    """Whether this probe trains on a GPU: one is installed and the backend is not told to hide it."""
+    """Whether this probe trains on a GPU: one is installed and the backend does not hide it."""
     return not framework.accelerator_hidden() and device.gpu()[0] is not None
 
 

@@ -12,8 +12,8 @@ GPU overhead. Each layer adds the host work the probe measured per layer of a ch
 layers under the same backend (``probes.dispatch.layer_seconds``): small for a compiled graph,
 65-294 us under Keras on PyTorch, which calls every layer from Python. It is a floor: on an H200
 Keras on PyTorch spent about 0.7 ms a layer (ResNet-152 about 400 ms a step, 2026-11-26), four
-times what the chain's CPU ops cost, which the floor does not see. The launch latency per kernel is a
-published figure (``data/step-floor.csv``).
+times what the chain's CPU ops cost, which the floor does not see. The launch latency per kernel
+is a published figure (``data/step-floor.csv``).
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ PRECISIONS = ("fp32", "fp32-strict", "tf32", "fp16", "bf16", "mixed", "fp8")
 """``fp32``: the framework's default (``advisor.estimate.frameworks``: TF32 on Ampere and later
 for TensorFlow 2, JAX and NVIDIA's containers, for PyTorch's convolutions but not its matmuls);
 ``fp32-strict``: FP32 on the CUDA cores everywhere (six bf16 passes on a TPU); ``tf32``: TF32
-tensor cores everywhere; ``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16 tensor cores from Volta, bf16
-from Ampere, bf16 on every TPU); ``mixed``: the device's mixed precision (fp16 on a GPU, bf16 on
-a TPU); ``fp8``: matrix products on FP8 tensor cores (Transformer Engine, Hopper, Ada and
-Blackwell), everything else in bf16 (bf16 alone where a GPU has no FP8 units)."""
+tensor cores everywhere; ``fp16`` and ``bf16``: mixed precision with that 16-bit type (fp16
+tensor cores from Volta, bf16 from Ampere, bf16 on every TPU); ``mixed``: the device's mixed
+precision (fp16 on a GPU, bf16 on a TPU); ``fp8``: matrix products on FP8 tensor cores
+(Transformer Engine, Hopper, Ada and Blackwell), everything else in bf16 (bf16 alone where a
+GPU has no FP8 units)."""
 HALF_PRECISIONS = frozenset({"fp16", "bf16", "mixed", "fp8"})
 TPU_STRICT_FP32_PASSES = 6
 """bf16 passes of a float32 product on a TPU at ``Precision.HIGHEST`` ("On TPU: performs float32
