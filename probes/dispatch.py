@@ -11,7 +11,7 @@ Each layer adds its own host work: an eager backend (PyTorch) calls every layer'
 backward and update from Python, a graph (TensorFlow, JAX) runs a compiled program.
 ``layer_seconds`` times a chain of tiny layers beside the one-weight model: per layer, 3-36 us
 under TensorFlow and 65-294 us under Keras on PyTorch on the development VM (2026-11-26).
-ResNet-152's 517 layers at that are 80 ms a step of host work whatever the GPU; on an H200 a
+ResNet-152's 516 layers at that are 80 ms a step of host work whatever the GPU; on an H200 a
 step took about 400 ms (``benchmarks/accelerator_check.py``; docs/BENCHMARKS.md, "On a GPU").
 """
 
