@@ -18,6 +18,7 @@ step took about 400 ms (``benchmarks/accelerator_check.py``; docs/BENCHMARKS.md,
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from probes import quiet
 from probes.fitting import Progress, fit, steady_of
@@ -36,19 +37,12 @@ def dispatch_seconds(
     cancel: threading.Event | None = None,
 ) -> float:
     """Seconds of one training step of a one-weight model at batch 1 on this host: the lower
-    quartile of its steady steps (a floor is what the host pays at least; a collection or a
-    neighbour's burst only adds time, and one such burst must not move the floor)."""
+    quartile of its steady steps (``_floor_step``)."""
     quiet.prepare()
     import keras
-    import numpy as np
 
     model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)], name="dispatch")
-    model.compile(optimizer="sgd", loss="mse")
-    x = np.zeros((ROWS, 1), dtype="float32")
-    timer = fit(model, x, x, 1, started, deadline, report, cancel)
-    _, start = steady_of(timer)
-    steps = sorted(timer.stamps.steady_durations(start) or timer.stamps.durations()[-1:])
-    return steps[len(steps) // 4]  # a floor: noise only adds time, so its lower quartile
+    return _floor_step(model, 1, started, deadline, report, cancel)
 
 
 def layer_seconds(
@@ -64,16 +58,31 @@ def layer_seconds(
     ``dispatch``, over its layers (never below 0)."""
     quiet.prepare()
     import keras
-    import numpy as np
 
     layers: list[object] = [keras.Input((8,))]
     for _ in range(CHAIN_BLOCKS):
         layers += [keras.layers.Dense(8), keras.layers.BatchNormalization(), keras.layers.ReLU()]
     model = keras.Sequential(layers, name="layer_chain")
+    step = _floor_step(model, 8, started, deadline, report, cancel)
+    return max(0.0, step - dispatch) / len(model.layers)
+
+
+def _floor_step(
+    model: Any,
+    width: int,
+    started: float,
+    deadline: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> float:
+    """The lower quartile of ``model``'s steady steps at batch 1 on zeros ``width`` wide (a floor
+    is what the host pays at least; a collection or a neighbour's burst only adds time, and one
+    such burst must not move the floor)."""
+    import numpy as np
+
     model.compile(optimizer="sgd", loss="mse")
-    x = np.zeros((ROWS, 8), dtype="float32")
+    x = np.zeros((ROWS, width), dtype="float32")
     timer = fit(model, x, x, 1, started, deadline, report, cancel)
     _, start = steady_of(timer)
     steps = sorted(timer.stamps.steady_durations(start) or timer.stamps.durations()[-1:])
-    chain = len(model.layers)
-    return max(0.0, steps[len(steps) // 4] - dispatch) / chain
+    return steps[len(steps) // 4]

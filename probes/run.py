@@ -181,11 +181,12 @@ def _probe(
     framework = backend.active()
     check_cancel(cancel)
     threads = framework.threads()
+    machine = device.fingerprint(threads=threads)  # the GPU it trains on, if one is visible
     built = time.perf_counter()
     try:
         rate = (
             ASSUMED_ACCELERATOR_FLOPS
-            if _on_accelerator(framework)
+            if machine.accelerator
             else _training_rate(readings[0], threads)
         )
         prepared = prepare(spec, flop_budget=rate * budget / 24)
@@ -229,7 +230,7 @@ def _probe(
     counted = architecture.read(prepared.model)
     return ProbeResult(
         config=config,
-        device=device.fingerprint(threads=threads),
+        device=machine,
         step_seconds=measured.step_seconds,
         step_interval=measured.step_interval,
         validation_step_seconds=measured.validation_step_seconds,
@@ -389,11 +390,6 @@ def _training_rate(reference_seconds: float, threads: int) -> float:
     rate, never below the written guess per thread."""
     measured = TRAINING_SHARE_OF_REFERENCE * reference.flops_per_second(reference_seconds)
     return max(measured, ASSUMED_FLOPS_PER_THREAD * threads)
-
-
-def _on_accelerator(framework: backend.Backend) -> bool:
-    """Whether this probe trains on a GPU: one is installed and the backend does not hide it."""
-    return not framework.accelerator_hidden() and device.gpu()[0] is not None
 
 
 def _heavy_batches(
