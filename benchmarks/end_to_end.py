@@ -350,13 +350,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--rescore", type=Path, default=None)
     parser.add_argument("--workloads", default="", help="only these (comma-separated)")
-    parser.add_argument("--backend", default="", help="probe under this Keras backend")
+    parser.add_argument("--backend", default="", choices=("", "tensorflow", "jax", "torch"),
+                        help="probe under this Keras backend")  # fmt: skip
     parser.add_argument("--sources", default="", help="score only these sources' rows")
     args = parser.parse_args(argv)
     if args.passes < 1 or args.probes < 1 or args.budget <= 0:
         parser.error("--passes, --probes and --budget must be positive")
     if args.rescore is not None and not args.rescore.is_file():
         parser.error(f"--rescore: no such file {args.rescore}")
+    if args.sources and not any(published_rows(args.sources)):
+        parser.error(f"--sources: no published row of the zoo has source {args.sources!r}")
     if args.mode == "load":
         blob = load(args)
     else:

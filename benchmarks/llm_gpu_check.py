@@ -29,6 +29,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +79,7 @@ def architecture(model_id: str, rehearse: bool) -> dict[str, str]:
     return row
 
 
-def build(run: Run, rehearse: bool):  # type: ignore[no-untyped-def]
+def build(run: Run, rehearse: bool) -> tuple[Any, Any, int, str]:
     """The model on the GPU in bf16, LoRA applied where asked, and its optimizer."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
@@ -218,7 +219,15 @@ def published_rows(lines: Path) -> list[dict[str, str]]:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--rows"]:
-        rows = published_rows(Path(argv[1]))
+        try:
+            rows = published_rows(Path(argv[1]))
+        except (IndexError, OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"llm_gpu_check: cannot read the lines: {type(exc).__name__}: {exc}"[:300],
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        if not rows:
+            print("llm_gpu_check: no measured run in the lines", file=sys.stderr)
+            return 2
         writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writerows(rows)
         return 0
@@ -227,9 +236,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rehearse", action="store_true", help="tiny widths, no GPU needed")
     parser.add_argument("--only", help="comma-separated indices into RUNS")
     args = parser.parse_args(argv)
+    try:
+        runs = [RUNS[int(i)] for i in args.only.split(",")] if args.only else list(RUNS)
+    except (ValueError, IndexError):
+        parser.error(f"--only takes indices 0-{len(RUNS) - 1}, comma-separated")
     import torch
 
-    runs = [RUNS[int(i)] for i in args.only.split(",")] if args.only else list(RUNS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a") as out:
         out.write(json.dumps({"environment": environment()}) + "\n")

@@ -170,6 +170,10 @@ def test_strict_fp32_on_a_tpu_runs_six_bf16_passes() -> None:
         "6 bf16 passes" in strict.kernel_path
         and "float32 products run in bf16" in default.kernel_path
     )
+    # and never beyond the hardware: a v5e chip's 197 bf16 TFLOP/s over six passes
+    one_chip = predict(big, Target("tpu-v5litepod-1", 1), precision="fp32-strict")
+    achieved = big.flops_per_sample * big.config.batch_size / one_chip.step_seconds
+    assert achieved <= 197e12 / 6
 
 
 def test_the_probes_op_split_decides_what_scales_to_a_cpu() -> None:
