@@ -102,10 +102,15 @@ def startup_seconds(job: Job) -> float:
 
 
 def _precision(asked: str, accelerator: str | None) -> str:
-    """bf16 asked of a GPU without bf16 units (T4, V100): fp16 mixed precision, as people
-    fine-tune there."""
+    """bf16 or fp8 asked of a GPU without bf16 units (T4, V100): fp16 mixed precision, as people
+    fine-tune there (fp8 asked of a GPU with bf16 but no FP8 units runs bf16: ``gpu_unit``)."""
     spec = catalog.accelerator(accelerator) if accelerator else None
-    if asked == "bf16" and spec is not None and spec.kind == "gpu" and not spec.bf16_tflops:
+    if (
+        asked in ("bf16", "fp8")
+        and spec is not None
+        and spec.kind == "gpu"
+        and not spec.bf16_tflops
+    ):
         return "fp16"
     return asked
 

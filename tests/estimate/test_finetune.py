@@ -122,6 +122,11 @@ def test_fp8_is_faster_where_the_gpu_has_fp8_units_only() -> None:
 def test_bf16_on_a_gpu_without_it_runs_fp16_and_qlora_needs_a_gpu() -> None:
     job = job_for("llama3-8b", method="qlora", tokens=10**6)
     assert "fp16" in predict_job(job, Target("T4", 1)).kernel_path
+    # fp8 there too: no FP8 and no bf16 units mean fp16, not fp32 at a sixth of the speed
+    asked = {p: predict_job(job_for("qwen2.5-0.5b", method="lora", tokens=2 * 10**6, precision=p),
+                            Target("V100", 1)) for p in ("bf16", "fp8")}  # fmt: skip
+    assert "fp16" in asked["fp8"].kernel_path
+    assert asked["fp8"].seconds == pytest.approx(asked["bf16"].seconds)
     tpu = predict_job(job, Target("tpu-v5litepod-8", 1))
     assert tpu.reason is not None and "NVIDIA GPUs" in tpu.reason
     unknown = predictor_for_job(job)(Target("Z9000", 1))
