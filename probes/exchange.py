@@ -23,7 +23,7 @@ from typing import Any, Literal, TextIO, overload
 
 from advisor import display
 from advisor.errors import AdvisorError, UsageError
-from probes import backend, zoo
+from probes import backend, llm_job, zoo
 from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from probes.validity import problem
 
@@ -349,8 +349,8 @@ def from_rows(rows: Iterable[Row], name: str = "export") -> list[ProbeResult]:
             if not _reachable(row.workload):
                 raise UsageError(
                     f"{name}:{row.line}: workload {display.quoted(row.workload)} is neither a zoo "
-                    "workload nor a model file's id (file:<16 hex digits>): no command could "
-                    "find its probe; nothing imported"
+                    "workload nor a model file's id (file:<16 hex digits>) nor an LLM job's "
+                    "proxy (llm:...): no command could find its probe; nothing imported"
                 )
             try:
                 result = _result(row)
@@ -372,10 +372,18 @@ _FILE_ID = re.compile(r"file:[0-9a-f]{16}")
 
 
 def _reachable(workload: str) -> bool:
-    """Whether a stored probe of ``workload`` can be found again: the id of a zoo workload,
-    or of a model file (``probes.spec``: ``file:`` and 16 hex digits of its SHA-256)."""
+    """Whether a stored probe of ``workload`` can be found again: the id of a zoo workload, of a
+    model file (``probes.spec``: ``file:`` and 16 hex digits of its SHA-256), or of an LLM job's
+    proxy, the name ``probes.llm_job.probe_name`` gives the job it stands for."""
     known = any(w.id == workload for w in zoo.WORKLOADS)
-    return known or _FILE_ID.fullmatch(workload) is not None
+    if known or _FILE_ID.fullmatch(workload) is not None:
+        return True
+    if not llm_job.is_probe_name(workload):
+        return False
+    try:
+        return llm_job.probe_name(llm_job.job_of_probe(workload, 1, 1, 1)) == workload
+    except (AdvisorError, ValueError):
+        return False
 
 
 def _result(row: Row) -> ProbeResult:

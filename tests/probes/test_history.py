@@ -267,3 +267,25 @@ def test_a_bad_architecture_note_is_one_usage_error(tmp_path: Path, note: str) -
     (tmp_path / "x.csv").write_text(text.replace("1e+06|0|0|", note), encoding="utf-8")
     with pytest.raises(UsageError, match=r"x\.csv:2: "):
         exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"), str(tmp_path / "x.csv"))
+
+
+def test_an_llm_jobs_proxy_probe_survives_export_and_import(tmp_path: Path) -> None:
+    """An exported LLM proxy probe (its workload the job's probe name) imports, found again
+    by that name; a name that names no job, or not the way the job names itself, is refused."""
+    from probes import llm_job
+
+    name = llm_job.probe_name(llm_job.job_for("qwen2.5-0.5b", method="lora", tokens=10**6))
+    proxy = dataclasses.replace(result(), config=dataclasses.replace(CONFIG, workload=name))
+    path = tmp_path / "llm.csv"
+    exchange.write_csv(path, [proxy])
+    (back,) = exchange.from_rows(exchange.read_csv(path))
+    assert back.config.workload == name
+    for hostile in (
+        "llm:nope:lora:r16-all:2048",
+        name + ":extra",
+        "llm:qwen2.5-0.5b:lora:r16-all:1e99",
+    ):
+        path.write_text(path.read_text().replace(name, hostile))
+        with pytest.raises(AdvisorError):
+            exchange.from_rows(exchange.read_csv(path))
+        path.write_text(path.read_text().replace(hostile, name))
