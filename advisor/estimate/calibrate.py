@@ -69,11 +69,6 @@ _FRACTIONS = frozenset(
         "memory_efficiency",
         "generic_build_speed",
         "kernel_overlap",
-        "attention_efficiency",
-        "fp8_gemm_efficiency",
-        "collective_efficiency",
-        "pcie_collective_efficiency",
-        "collective_overlap",
     }
 )
 

@@ -135,11 +135,14 @@ class Calibration:
     else is flagged extrapolated."""
 
 
-FREE_PARAMETERS: tuple[str, ...] = tuple(
+NUMBERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
     if name not in ("log_sigma", "fitted", "measured_devices")
 )
+"""Every number of a calibration, as its file stores them."""
+FREE_PARAMETERS: tuple[str, ...] = tuple(name for name in NUMBERS if name not in LLM_PARAMETERS)
+"""What ``calibrate`` fits: every number but the LLM's, which no zoo row uses (``llm_fit``)."""
 PRIOR = Calibration()
 DEFAULT_LOG_SIGMA = 0.5
 """Spread used where validation measured none (a kind pair absent from the reference set)."""
@@ -154,7 +157,7 @@ def to_json(calibration: Calibration, **extra: Any) -> str:
 
 
 def from_dict(blob: dict[str, Any]) -> Calibration:
-    values = {name: float(blob[name]) for name in FREE_PARAMETERS if name in blob}
+    values = {name: float(blob[name]) for name in NUMBERS if name in blob}
     return replace(
         PRIOR,
         **values,
