@@ -29,7 +29,6 @@ from advisor.estimate.roofline import least_step_seconds
 from advisor.estimate.steps import (
     WorkloadFacts,
     activation_bytes_of,
-    communication_seconds,
     step_parts,
 )
 from probes.llm import TARGETS, FineTune
@@ -189,7 +188,7 @@ def step_of(
     facts = facts_of(tune, plan)
     parts = step_parts(facts, machine, plan.global_batch, calibration)
     device = parts.compute + parts.memory + parts.sequential
-    exchange = communication_seconds(facts, machine, calibration, device)
+    exchange = parts.exchange
     launches = kernels_per_pass(tune) * launch_latency().get(machine.kind, 0.0)
     host = ((host_seconds or machine.overhead_s) + launches) * plan.accumulation
     step = (max(host, device) if parts.overlapped else host + device) + exchange

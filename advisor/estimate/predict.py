@@ -54,7 +54,6 @@ from advisor.estimate.roofline import achieved_flops, least_step_seconds
 from advisor.estimate.steps import (
     Parts,
     WorkloadFacts,
-    allreduce_seconds,
     step_parts,
 )
 from probes import backend, reference
@@ -123,11 +122,11 @@ def predict(
     facts = with_inferred_recurrence(probe, facts, source, calibration)
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
     parts_t = step_parts(facts, machine, batch, calibration)
-    allreduce = allreduce_seconds(facts.parameters, machine)
+    allreduce = parts_t.exchange
     own_software = same_software(stack, own_stack)
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
-        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, allreduce)
+        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration)
     else:
         step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
     least = least_step_seconds(facts, machine, batch)
@@ -241,13 +240,12 @@ def _scaled_step(
     machine: Machine,
     parts_t: Parts,
     calibration: Calibration,
-    allreduce: float,
 ) -> tuple[float, list[str]]:
-    """The probe's step scaled part by part to a device of its own kind (``allreduce``: the
-    target's gradient exchange per step, which the caller adds in seconds)."""
+    """The probe's step scaled part by part to a device of its own kind (the target's gradient
+    exchange, ``Parts.exchange``, apart: the caller adds it in seconds)."""
     parts_s = step_parts(facts, source, probe.config.batch_size, calibration)
     shares = measured_shares(probe, parts_s)
-    ratios = {name: _ratio(name, parts_s, parts_t, source, machine, allreduce) for name in shares}
+    ratios = {name: _ratio(name, parts_s, parts_t, source, machine) for name in shares}
     step_ratio = sum(shares[name] * ratios[name] for name in shares)
     lines = [
         "shares of the step: " + _percentages(shares),
@@ -306,12 +304,8 @@ def target_machine(
     )
 
 
-def _ratio(
-    name: str, s: Parts, t: Parts, source: Machine, target: Machine, allreduce: float
-) -> float:
+def _ratio(name: str, s: Parts, t: Parts, source: Machine, target: Machine) -> float:
     modelled_s, modelled_t = getattr(s, name), getattr(t, name)
-    if name == "overhead":
-        modelled_t -= allreduce  # added once, in seconds, by the caller
     if modelled_s > 0 and modelled_t > 0:
         return float(modelled_t / modelled_s)
     capability = {  # the part is absent in the model: scale by the raw capability

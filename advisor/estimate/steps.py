@@ -179,6 +179,9 @@ class Parts:
     memory: float
     sequential: float
     input_pipeline: float = 0.0
+    exchange: float = 0.0
+    """The gradient exchange the device's work does not hide, per step (data parallelism's
+    all-reduce, sharded data parallelism's gathers): the host part waits for it."""
     overlapped: bool = False
     """The host dispatches the step while the device runs the previous one (an accelerator
     under an asynchronous framework): the step takes the longer of the two, not their sum."""
@@ -190,9 +193,8 @@ class Parts:
 
     @property
     def total(self) -> float:
-        if self.overlapped:
-            return max(self.overhead, self.device)
-        return self.overhead + self.device
+        host = self.overhead + self.exchange
+        return max(host, self.device) if self.overlapped else host + self.device
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in PART_NAMES}
@@ -350,13 +352,14 @@ def step_parts(
     )
     exchange = communication_seconds(facts, machine, calibration, compute + memory + sequential)
     return Parts(
-        overhead=machine.overhead_s + exchange,
+        overhead=machine.overhead_s,
         compute=compute,
         memory=memory,
         sequential=sequential,
         input_pipeline=(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
+        exchange=exchange,
         overlapped=machine.host_overlap,
     )
 

@@ -311,3 +311,24 @@ def test_an_eager_backends_work_per_layer_makes_a_deep_convnet_host_bound_on_a_f
     graph = predict(dataclasses.replace(deep, layer_dispatch_seconds=12e-6), Target("H200", 1))
     assert graph.step_seconds < on_h200.step_seconds
     assert any(line.endswith("device-bound") for line in graph.steps)
+
+
+def test_the_gradient_exchange_is_added_once_where_the_host_is_calibrated() -> None:
+    """Eight GPUs under TensorFlow 1 (a host that waits for each step, its overhead the
+    calibrated one): the step is host + device + all-reduce, the all-reduce not also inside
+    the host part, as it was while step_parts folded it into the overhead."""
+    from advisor.estimate.frameworks import Framework
+    from advisor.estimate.machine import Stack
+
+    stack = Stack(framework=Framework("tensorflow", (1, 15)))
+    p = probe("resnet50", 12.0)
+    eight = predict(p, Target("V100", 8), stack=stack)
+    host = shipped_calibration().gpu_overhead_s
+    assert f"host {host * 1e3:.3g} ms/step (calibrated)" in "\n".join(eight.steps)
+    machine = accelerator_machine("V100", 8, shipped_calibration(), stack=stack)
+    assert machine is not None
+    exchange = step_parts(
+        facts_of(zoo.get("resnet50")), machine, 64, shipped_calibration()
+    ).exchange
+    assert exchange > 0  # the exchange exists, and the host part above holds none of it
+    assert f"all-reduce {exchange * 1e3:.3g} ms/step" in "\n".join(eight.steps)
