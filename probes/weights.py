@@ -29,8 +29,10 @@ MAX_DEPTH = 64
 """Models nested in models followed at most (a real one nests two or three)."""
 
 _GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}
-_SLOTS = {"sgd": 0, "rmsprop": 1, "adagrad": 1, "lion": 1, "adam": 2, "adamw": 2, "adamax": 2,
-          "nadam": 2, "adadelta": 2, "ftrl": 2, "lamb": 2}  # fmt: skip
+SLOTS = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "lion": 1, "adam": 2, "adamw": 2,
+         "adamax": 2, "nadam": 2, "adadelta": 2, "ftrl": 2, "lamb": 2}  # fmt: skip
+"""Per-weight state tensors of each optimizer (``momentum``: SGD with momentum), the one table
+the probe's memory count, the step model's optimizer traffic and a checkpoint's size read."""
 
 
 @dataclass(frozen=True)
@@ -175,9 +177,9 @@ def _optimizer(compiled: object) -> tuple[str, int]:
         settings = _table(optimizer.get("config"))
         optimizer = optimizer.get("class_name")
     name = str(optimizer).lower() if isinstance(optimizer, str) else "adam"
-    if name not in _SLOTS:
+    if name not in SLOTS:
         return "adam", 2
-    slots = _SLOTS[name]
+    slots = SLOTS[name]
     if name == "sgd" and settings.get("momentum"):
         slots = 1
     if name == "rmsprop":

@@ -23,12 +23,9 @@ from advisor.errors import UsageError
 from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import Calibration
-from probes import transformers, zoo
+from probes import transformers, weights, zoo
 
 PART_NAMES = ("overhead", "compute", "memory", "sequential", "input_pipeline")
-_OPTIMIZER_SLOTS = {
-    "sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adadelta": 2, "adam": 2, "adamw": 2,
-}  # fmt: skip
 # Forward activation elements per sample, summed over layer outputs (counted by hand from the
 # architectures in WORKLOADS.md; ImageNet nets rounded from their published memory footprints).
 _ACTIVATIONS_PER_SAMPLE = {
@@ -250,7 +247,7 @@ def _transformer_shape(workload_id: str) -> transformers.Shape | None:
 
 def optimizer_slots(optimizer: str) -> int:
     """Per-parameter state tensors of an optimizer (Adam's two moments; 2 when unknown)."""
-    return _OPTIMIZER_SLOTS.get(optimizer.lower(), 2)
+    return weights.SLOTS.get(optimizer.lower(), 2)
 
 
 def parameter_traffic_bytes(

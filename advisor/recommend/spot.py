@@ -42,6 +42,7 @@ from functools import cache, lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
+from advisor.estimate.steps import optimizer_slots
 from pricing.spot_risk import Lifetimes, SpotRisk, ZoneRisk
 
 SEED = 20_061_974
@@ -67,13 +68,11 @@ CHECKPOINT_BANDWIDTH = 100e6
 persistent disk or a bucket upload from one VM)."""
 CHECKPOINT_FIXED_SECONDS = 2.0
 """Assumed fixed cost of a checkpoint beyond the bytes (pausing, file creation, fsync)."""
-OPTIMIZER_SLOTS = {"adam": 2, "rmsprop": 1, "momentum": 1, "adadelta": 2, "sgd": 0}
-"""Extra float32 values per weight the optimizer keeps (saved with the weights)."""
 
 
 def checkpoint_seconds(parameters: int, optimizer: str = "adam") -> float:
     """Seconds to save weights and optimizer state of a float32 model with ``parameters``."""
-    slots = OPTIMIZER_SLOTS.get(optimizer.lower(), 2)
+    slots = optimizer_slots(optimizer)  # saved with the weights
     size = parameters * 4 * (1 + slots)
     return CHECKPOINT_FIXED_SECONDS + size / CHECKPOINT_BANDWIDTH
 
