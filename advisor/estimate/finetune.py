@@ -32,7 +32,7 @@ from advisor.estimate.steps import (
     step_parts,
 )
 from probes.llm import TARGETS, FineTune
-from probes.llm_memory import Footprint, footprint, layer_activation_bytes
+from probes.llm_memory import footprint, layer_activation_bytes
 
 PYTORCH = Stack(framework=Framework("torch", (2, 4)))
 """What LLM fine-tuning runs under: PyTorch (Hugging Face TRL and PEFT, torchtune, NeMo)."""
@@ -120,10 +120,10 @@ class Step:
         return self.flops / self.seconds / self.gpus
 
 
-def facts_of(tune: FineTune, plan: Layout, counted: Footprint | None = None) -> WorkloadFacts:
+def facts_of(tune: FineTune, plan: Layout) -> WorkloadFacts:
     """The device model's view of ``tune`` laid out as ``plan``."""
     sequence = tune.shape.sequence
-    counted = counted or footprint(tune)
+    counted = footprint(tune)
     kept = tune.shape.layers * layer_activation_bytes(tune) * sequence
     traffic = activation_bytes_of(kept / 2) * (RECOMPUTE_PASSES if tune.checkpointing else 1)
     traffic += activation_bytes_of(logit_bytes(tune) / 2) * sequence
