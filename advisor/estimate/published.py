@@ -7,10 +7,11 @@ label in the per-device tables and its figure as seconds per training sample.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from advisor.estimate.frameworks import Framework, from_software
+from advisor.estimate.steps import WorkloadFacts
 from probes.exchange import Problem, Row, read_csv
 
 
@@ -49,6 +50,19 @@ class ReferenceRow(Row):
         """True where the run chose cuDNN's recurrent layers (``...-cudnnlstm``, TF 1's
         ``CuDNNLSTM``); None: the framework's default."""
         return True if "cudnnlstm" in self.software else None
+
+    @property
+    def augmented(self) -> bool | None:
+        """False where the run fed synthetic arrays straight to ``model.fit`` (our own GPU
+        checks: ``synthetic NumPy arrays`` in the notes), which no augmentation touches; None:
+        the workload's own recipe (the zoo's CIFAR-10 convnet augments on the host)."""
+        return False if "synthetic numpy arrays" in self.notes.lower() else None
+
+    def facts(self, workload: WorkloadFacts) -> WorkloadFacts:
+        """``workload``'s facts as this run trained it."""
+        if self.augmented is False:
+            return replace(workload, host_augmentation=False)
+        return workload
 
     @property
     def label(self) -> str:

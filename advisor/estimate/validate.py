@@ -163,7 +163,7 @@ def runs_of(
     counted by reason."""
     skipped: dict[str, int] = defaultdict(int)
     runs: list[Run] = []
-    seen: set[tuple[str, str, str, int]] = set()
+    seen: set[tuple[str, str, str, int, str]] = set()
     for row in sorted(rows, key=lambda r: METRICS.index(r.metric)):
         try:
             workload = zoo.get(row.workload)
@@ -174,7 +174,7 @@ def runs_of(
         if machine is None:
             skipped["accelerator not in the device catalog"] += 1
             continue
-        run = (row.source, workload.id, row.label, row.batch_size)
+        run = (row.source, workload.id, row.label, row.batch_size, row.software)
         if run in seen:  # another metric of the same run (a probe export writes four)
             skipped["another metric of a run already counted"] += 1
             continue
@@ -186,7 +186,7 @@ def runs_of(
                 workload=workload.id,
                 label=row.label,
                 machine=machine,
-                facts=facts_of(workload),
+                facts=row.facts(facts_of(workload)),
                 batch_size=row.batch_size,
                 seconds_per_sample=row.seconds_per_sample(workload.samples),
                 row=row,
