@@ -108,7 +108,24 @@ def read(model: Any) -> Architecture:
         activation_elements=tally.activations,
         recurrent=tuple(tally.recurrent),
         uncounted=tuple(sorted(tally.uncounted)),
+        input_bytes=_input_bytes(model),
     )
+
+
+def _input_bytes(model: Any) -> float:
+    """Bytes of one sample of ``model``'s inputs; 0 when an input's shape is not fixed."""
+    import numpy as np
+
+    try:
+        total = 0.0
+        for tensor in model.inputs:
+            shape = _shape(tensor)
+            if any(size is None for size in shape):
+                return 0.0
+            total += math.prod(shape) * np.dtype(tensor.dtype).itemsize  # type: ignore[arg-type]
+        return total
+    except (AttributeError, TypeError, ValueError):
+        return 0.0
 
 
 def _walk(model: Any, tally: _Tally, repeats: float) -> None:

@@ -129,6 +129,9 @@ class Architecture:
     conv_channels: float = 0.0
     """The convolutions' output channels, FLOP-weighted harmonic mean (the narrow side of the
     products they are); 0 without convolutions."""
+    input_bytes: float = 0.0
+    """Bytes of one sample's inputs, what the host feeds the device each step per sample (0 in
+    probes from before it was counted, or where an input's shape is not fixed)."""
 
     @property
     def cudnn_rnn(self) -> bool:
@@ -143,6 +146,7 @@ class Architecture:
             winograd_share=float(raw.get("winograd_share", 0.0)),
             conv_share=float(raw.get("conv_share", 0.0)),
             conv_channels=float(raw.get("conv_channels", 0.0)),
+            input_bytes=float(raw.get("input_bytes", 0.0)),
             activation_elements=float(raw.get("activation_elements", 0.0)),
             recurrent=tuple(RecurrentLayer(**layer) for layer in raw.get("recurrent", ())),
             uncounted=tuple(str(name) for name in raw.get("uncounted", ())),

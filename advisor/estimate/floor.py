@@ -1,6 +1,7 @@
 """The least time a training step can take on an accelerator, however fast its arithmetic.
 
     floor = host dispatch + layers x host work per layer + kernels per step x launch latency
+            + the step's input bytes / the host's feed rate
 
 The host runs the training loop: every step is dispatched by the CPU (the Keras callbacks, the
 executor, the input batch), and on a GPU every device op is a kernel launch. A step model that
@@ -10,10 +11,16 @@ timed here (``probes.dispatch``), taken as the same on the target's host CPU (cl
 are server CPUs like the ones probes run on); without that measurement, the calibrated per-step
 GPU overhead. Each layer adds the host work the probe measured per layer of a chain of tiny
 layers under the same backend (``probes.dispatch.layer_seconds``): small for a compiled graph,
-65-294 us under Keras on PyTorch, which calls every layer from Python. It is a floor: on an H200
-Keras on PyTorch spent about 0.7 ms a layer (ResNet-152 about 400 ms a step, 2026-11-26), four
-times what the chain's CPU ops cost, which the floor does not see. The launch latency per kernel
-is a published figure (``data/step-floor.csv``).
+65-294 us under Keras on PyTorch, which calls every layer from Python. The launch latency per
+kernel is a published figure (``data/step-floor.csv``).
+
+A probe on a CPU sees a GPU host's work only in part: the same chain run on an H200's host with
+the GPU behind it cost twice as much per layer under Keras on PyTorch, and JAX's step paid
+0.7 ms of launches and synchronisation a CPU never pays; ``model.fit`` on NumPy arrays copies
+each batch to the GPU at about 1.5-1.8 GB/s, which bound AlexNet there at a seventh of its
+arithmetic. Where Keras on a backend was measured on a GPU host (``data/gpu-host.csv``, our own
+runs), its figures floor the probe's on a GPU target, and the feed is added; for Keras on
+TensorFlow, not measured on a GPU here, the probe's own figures stand.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import csv
 from dataclasses import dataclass
 from functools import lru_cache
 
+from advisor.estimate.frameworks import Framework
 from advisor.estimate.parameters import Calibration
 from advisor.locations import shipped
 from probes.result import ProbeResult
@@ -40,15 +48,32 @@ class Floor:
     host_measured: bool
     layers: int = 0
     """Layers whose host work is in ``host_seconds`` (0: none measured)."""
+    feed_seconds: float = 0.0
+    """Copying the step's inputs from host arrays to the device (0: not measured for the
+    target's framework)."""
+    gpu_host: str = ""
+    """The framework whose GPU-host figures floor the probe's (``data/gpu-host.csv``), or ''."""
 
     def describe(self) -> str:
         host = "measured here" if self.host_measured else "calibrated"
+        if self.gpu_host:
+            host += f", at least Keras on {self.gpu_host} on a GPU host"
         if self.layers:
             host += f", {self.layers} layers"
+        feed = f" + input feed {self.feed_seconds * 1e3:.3g} ms" if self.feed_seconds else ""
         return (
             f"floor {self.seconds * 1e3:.3g} ms/step: host dispatch {self.host_seconds * 1e3:.3g} ms "
-            f"({host}) + {self.kernels} kernels x {self.launch_seconds * 1e6:.3g} us"
+            f"({host}) + {self.kernels} kernels x {self.launch_seconds * 1e6:.3g} us{feed}"
         )
+
+
+@dataclass(frozen=True)
+class GpuHost:
+    """What Keras on one framework costs the host of a GPU each step, measured there."""
+
+    dispatch_seconds: float
+    layer_seconds: float
+    feed_bytes_per_second: float
 
 
 @lru_cache(maxsize=1)
@@ -58,12 +83,63 @@ def launch_latency() -> dict[str, float]:
         return {row["kind"]: float(row["kernel_launch_seconds"]) for row in csv.DictReader(handle)}
 
 
-def step_floor(probe: ProbeResult, kind: str, calibration: Calibration) -> Floor:
-    """The floor of one training step of ``probe``'s workload on an accelerator of ``kind``."""
-    measured = probe.dispatch_seconds > 0
-    host = probe.dispatch_seconds if measured else calibration.gpu_overhead_s
-    host += probe.host_layers * probe.layer_dispatch_seconds
+@lru_cache(maxsize=1)
+def gpu_hosts() -> dict[str, GpuHost]:
+    """Keras' host figures on a GPU machine by framework (``jax``, ``torch``), shipped table."""
+    with shipped("gpu-host.csv").open(encoding="utf-8", newline="") as handle:
+        return {
+            row["framework"]: GpuHost(
+                float(row["dispatch_seconds"]),
+                float(row["layer_seconds"]),
+                float(row["feed_bytes_per_second"]),
+            )
+            for row in csv.DictReader(handle)
+        }
+
+
+def gpu_host(framework: Framework, kind: str) -> GpuHost | None:
+    """The measured GPU-host figures of Keras on ``framework``, when the target is a GPU and
+    they were measured; else None."""
+    if kind != "gpu" or not framework.keras:
+        return None
+    return gpu_hosts().get(framework.name)
+
+
+def step_floor(
+    probe: ProbeResult,
+    kind: str,
+    calibration: Calibration,
+    framework: Framework,
+    *,
+    own_software: bool = True,
+    step_input_bytes: float = 0.0,
+) -> Floor:
+    """The floor of one training step of ``probe``'s workload on an accelerator of ``kind``
+    under ``framework``: the probe's own host figures when the target runs its software, never
+    below the GPU host's where those were measured (which also feed the step's
+    ``step_input_bytes``); neither: the calibrated per-step overhead."""
+    measured = own_software and probe.dispatch_seconds > 0
+    host_figures = gpu_host(framework, kind)
+    dispatch = probe.dispatch_seconds if measured else 0.0
+    if not measured and host_figures is None:
+        dispatch = calibration.gpu_overhead_s
+    per_layer = probe.layer_dispatch_seconds if own_software else 0.0
+    feed = 0.0
+    if host_figures is not None:
+        dispatch = max(dispatch, host_figures.dispatch_seconds)
+        per_layer = max(per_layer, host_figures.layer_seconds)
+        feed = step_input_bytes / host_figures.feed_bytes_per_second
+    host = dispatch + probe.host_layers * per_layer
     latency = launch_latency().get(kind, launch_latency()["gpu"])
     kernels = probe.device_kernels
-    layers = probe.host_layers if probe.layer_dispatch_seconds > 0 else 0
-    return Floor(host + kernels * latency, host, kernels, latency, measured, layers)
+    layers = probe.host_layers if per_layer > 0 else 0
+    return Floor(
+        host + kernels * latency + feed,
+        host,
+        kernels,
+        latency,
+        measured,
+        layers,
+        feed,
+        framework.name if host_figures is not None else "",
+    )

@@ -32,7 +32,7 @@ Keras 3 changes none of these.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 KERNELS = ("matmul", "conv")
 """The kernel classes whose float32 path a framework chooses."""
@@ -48,6 +48,10 @@ class Framework:
     version: tuple[int, int] = (2, 16)
     container: bool = False
     """Run inside NVIDIA's NGC container, whose environment turns TF32 on."""
+    keras: bool = False
+    """A Keras 3 model on this framework as its backend (every probe; a published row whose
+    software names Keras), whose host work per step is Keras' (``advisor.estimate.floor``);
+    False: the framework's own API."""
 
     def tf32(self, kernel: str) -> bool:
         """True when a float32 ``kernel`` (``matmul`` or ``conv``) runs as TF32 by default on
@@ -96,6 +100,7 @@ def from_software(software: str) -> Framework:
     ``pytorch-ngc-21.11``, ``pytorch-2.1-pip``, ``jax-0.4``); TensorFlow 2 when it names none."""
     text = software.lower()
     container = "ngc" in text
+    keras = "keras" in text
     patterns = (
         ("torch", r"(?:py)?torch"),
         ("jax", r"jax"),
@@ -108,19 +113,19 @@ def from_software(software: str) -> Framework:
         if match:
             major = int(match.group(1)) if match.group(1) else None
             minor = int(match.group(2) or 0)
-            return Framework(name, _version(name, major, minor, container), container)
-    return TENSORFLOW_2
+            return Framework(name, _version(name, major, minor, container), container, keras)
+    return replace(TENSORFLOW_2, keras=keras)
 
 
 def from_backend(backend: str, version: str) -> Framework:
     """The framework a probe ran under (``probes.backend`` name and its version string)."""
     name = "torch" if backend == "torch" else backend
     if name not in FRAMEWORKS:
-        return TENSORFLOW_2
+        return replace(TENSORFLOW_2, keras=True)
     numbers = re.findall(r"\d+", version)
     if len(numbers) < 2:
-        return Framework(name, _version(name, None, 0, False))
-    return Framework(name, (int(numbers[0]), int(numbers[1])))
+        return Framework(name, _version(name, None, 0, False), keras=True)
+    return Framework(name, (int(numbers[0]), int(numbers[1])), keras=True)
 
 
 def _version(name: str, major: int | None, minor: int, container: bool) -> tuple[int, int]:

@@ -104,6 +104,7 @@ def with_architecture(facts: WorkloadFacts, counted: Architecture) -> WorkloadFa
         winograd_share=counted.winograd_share,
         conv_share=counted.conv_share or facts.conv_share,
         conv_channels=counted.conv_channels,
+        input_bytes_per_sample=counted.input_bytes or facts.input_bytes_per_sample,
         activation_bytes_per_sample=(
             activation_bytes_of(activations) if activations else facts.activation_bytes_per_sample
         ),

@@ -23,10 +23,11 @@ the target itself is returned as it is.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, frameworks, memory
-from advisor.estimate.floor import step_floor
+from advisor.estimate.floor import Floor, gpu_host, step_floor
 from advisor.estimate.machine import (
     HALF_PRECISIONS,
     MODERN,
@@ -83,6 +84,7 @@ def predict(
     stack: Stack | None = None,
     batch_size: int | None = None,
     calibration: Calibration | None = None,
+    augmented: bool | None = None,
 ) -> Prediction:
     """The full-training time of ``probe``'s workload on ``target``, with its spread.
 
@@ -92,7 +94,9 @@ def predict(
     the tensor layout); by default the probe's own framework. A probe's measurement carries
     over only to its own software: on another (a published 2017 run under TensorFlow 1) the
     device model alone predicts. ``batch_size`` trains at another batch than the probe's.
-    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks)."""
+    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks).
+    ``augmented`` False: the training feeds its arrays unaugmented, whatever the workload's
+    recipe (a published run of synthetic data)."""
     check_precision(precision)
     if target.accelerator and catalog.accelerator(target.accelerator) is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
@@ -114,6 +118,8 @@ def predict(
         return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
     calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
     facts = facts_for(probe)
+    if augmented is not None:
+        facts = replace(facts, host_augmentation=augmented)
     source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
         return _excluded(
@@ -124,11 +130,20 @@ def predict(
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = parts_t.exchange
     own_software = same_software(stack, own_stack)
+    fed = gpu_host(stack.framework, machine.kind) is not None
+    floor = step_floor(
+        probe,
+        machine.kind,
+        calibration,
+        stack.framework,
+        own_software=own_software,
+        step_input_bytes=facts.input_bytes_per_sample * batch,
+    )
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
-        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration)
+        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
     else:
-        step, steps = _absolute_step(probe, machine, parts_t, calibration, own_software)
+        step, steps = _absolute_step(machine, parts_t, floor if own_software or fed else None)
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(
@@ -205,20 +220,14 @@ def _kind(machine: Machine) -> str:
     return "gpu" if machine.kind == "tpu" else machine.kind
 
 
-def _absolute_step(
-    probe: ProbeResult,
-    machine: Machine,
-    parts: Parts,
-    calibration: Calibration,
-    own_software: bool,
-) -> tuple[float, list[str]]:
+def _absolute_step(machine: Machine, parts: Parts, floor: Floor | None) -> tuple[float, list[str]]:
     """The step on a device of another kind than the probe's, or under other software: the
-    device model's work beside the host's dispatch (measured here, with the kernels' launches,
-    when the target runs the probe's software; calibrated otherwise)."""
+    device model's work beside the host's: the step ``floor`` (``advisor.estimate.floor``) where
+    the target runs the probe's software or its framework's GPU host was measured, the
+    calibrated overhead otherwise."""
     device = parts.device
     host, host_note = parts.overhead, f"host {parts.overhead * 1e3:.3g} ms/step (calibrated)"
-    if machine.kind != "cpu" and parts.overlapped and own_software:
-        floor = step_floor(probe, machine.kind, calibration)
+    if machine.kind != "cpu" and parts.overlapped and floor is not None:
         host, host_note = floor.seconds, floor.describe()
     step = max(host, device) if parts.overlapped else host + device
     work = ", ".join(
@@ -240,9 +249,11 @@ def _scaled_step(
     machine: Machine,
     parts_t: Parts,
     calibration: Calibration,
+    floor: Floor,
 ) -> tuple[float, list[str]]:
-    """The probe's step scaled part by part to a device of its own kind (the target's gradient
-    exchange, ``Parts.exchange``, apart: the caller adds it in seconds)."""
+    """The probe's step scaled part by part to a device of its own kind, never below the step
+    ``floor`` (the target's gradient exchange, ``Parts.exchange``, apart: the caller adds it in
+    seconds)."""
     parts_s = step_parts(facts, source, probe.config.batch_size, calibration)
     shares = measured_shares(probe, parts_s)
     ratios = {name: _ratio(name, parts_s, parts_t, source, machine) for name in shares}
@@ -252,14 +263,11 @@ def _scaled_step(
         "part ratios target/source: " + ", ".join(f"{k} x{v:.3g}" for k, v in ratios.items()),
     ]
     step = probe.step_seconds * step_ratio
-    if machine.kind != "cpu":
-        floor = step_floor(probe, machine.kind, calibration)
-        if step < floor.seconds:
-            lines.append(
-                f"the floor binds: modelled step {step * 1e3:.3g} ms is below the "
-                f"{floor.describe()}"
-            )
-            step = floor.seconds
+    if machine.kind != "cpu" and step < floor.seconds:
+        lines.append(
+            f"the floor binds: modelled step {step * 1e3:.3g} ms is below the {floor.describe()}"
+        )
+        step = floor.seconds
     return step, lines
 
 

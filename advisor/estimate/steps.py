@@ -133,6 +133,9 @@ class WorkloadFacts:
     """The convolutions' output channels (FLOP-weighted harmonic mean): a convolution is a
     product batch x pixels long and this wide; 0 when not known."""
     recurrent_layers: int = 0
+    input_bytes_per_sample: float = 0.0
+    """Bytes of one sample's inputs, what the host copies to an accelerator each step (0: not
+    known)."""
     """Recurrent layer calls per direction (0 when not known)."""
     recurrent_flops_per_step: float = 0.0
     """Training FLOPs per sample of one time step of one direction, over the recurrent layers:
@@ -212,12 +215,16 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         conv_share=_CONV_SHARE.get(workload.id, 0.0),
         conv_channels=_CONV_CHANNELS.get(workload.id, 0.0),
         recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
+        input_bytes_per_sample=math.prod(workload.input_shape) * _ITEM_BYTES[workload.input_dtype],
         recurrent_flops_per_step=sum(
             recurrent_flops_per_step(cell, hidden, inputs, 1)
             for cell, inputs, hidden in _RECURRENT_LAYERS.get(workload.id, ())
         ),
         tokens=workload.transformer.sequence if workload.transformer is not None else 0,
     )
+
+
+_ITEM_BYTES = {"float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "uint8": 1}
 
 
 def activation_bytes(workload_id: str, flops_per_sample: float) -> float:

@@ -313,6 +313,44 @@ def test_an_eager_backends_work_per_layer_makes_a_deep_convnet_host_bound_on_a_f
     assert any(line.endswith("device-bound") for line in graph.steps)
 
 
+def test_keras_on_a_measured_backend_pays_its_gpu_hosts_work_and_feeds_its_input() -> None:
+    """A probe under Keras on PyTorch measured its host on this CPU; on a GPU the host pays
+    what ``data/gpu-host.csv`` measured on a GPU machine (2.27 ms a step, 552 us a layer) and
+    copies each batch's input from the host arrays: AlexNet's 316.6 MB at batch 512 take about
+    210 ms at 1.5 GB/s, which bound it there (2,294 images/s on an H200, 2026-11-26). Keras on
+    TensorFlow, not measured on a GPU host, keeps the probe's own figures and no feed."""
+    from advisor.estimate.floor import gpu_hosts
+
+    torch_cpu = replace(LOCAL_CPU, backend="torch", tensorflow="2.11.0")
+    alexnet = dataclasses.replace(
+        probe("alexnet", 20.0, device=torch_cpu),
+        dispatch_seconds=0.0007,
+        layer_dispatch_seconds=150e-6,
+        host_layers=14,
+        device_kernels=82,
+    )
+    host = gpu_hosts()["torch"]
+    on_h200 = predict(alexnet, Target("H200", 1))
+    floor_line = next(line for line in on_h200.steps if "floor" in line)
+    assert "at least Keras on torch on a GPU host" in floor_line and "input feed" in floor_line
+    feed = 512 * 227 * 227 * 3 * 4 / host.feed_bytes_per_second
+    least = host.dispatch_seconds + 14 * host.layer_seconds + 82 * 4e-6 + feed
+    assert on_h200.step_seconds == pytest.approx(least, rel=1e-6)
+    assert 0.18 < on_h200.step_seconds < 0.26  # measured: 223 ms
+    graph = dataclasses.replace(alexnet, device=LOCAL_CPU)
+    on_h200_tf = predict(graph, Target("H200", 1))
+    assert "input feed" not in "\n".join(on_h200_tf.steps)
+    assert on_h200_tf.step_seconds < on_h200.step_seconds / 3
+    # a published row of Keras on PyTorch predicted from a TensorFlow probe gets the same host
+    from advisor.estimate.frameworks import from_software
+    from advisor.estimate.machine import Stack
+
+    keras_torch = Stack(framework=from_software("keras-3.15-torch-2.11-pip"))
+    native_torch = Stack(framework=from_software("pytorch-2.11-pip"))
+    assert predict(graph, Target("H200", 1), stack=keras_torch).step_seconds >= least
+    assert predict(graph, Target("H200", 1), stack=native_torch).step_seconds < least / 3
+
+
 def test_the_gradient_exchange_is_added_once_where_the_host_is_calibrated() -> None:
     """Eight GPUs under TensorFlow 1 (a host that waits for each step, its overhead the
     calibrated one): the step is host + device + all-reduce, the all-reduce not also inside
