@@ -59,9 +59,12 @@ ADVISOR = ROOT / ".venv" / "bin" / "advisor"
 TARGETS = {"median_factor": 1.25, "worst_factor": 2.0, "median_signed_pct": 15.0}
 
 
-def published_rows(sources: str = "") -> tuple[list[ReferenceRow], list[ReferenceRow]]:
+def published_rows(
+    sources: str = "", backend: str = ""
+) -> tuple[list[ReferenceRow], list[ReferenceRow]]:
     """The fitted rows and the held-out rows whose workload is in the zoo (of ``sources`` only,
-    comma-separated, when given)."""
+    comma-separated, when given; run under ``backend``'s framework only, when given: a user of
+    that backend probes under it)."""
     data = shipped_data_dir()
     fitted = calibrate.read_rows([data / name for name in calibrate.FIT_FILES])
     held = calibrate.read_rows(sorted(data.glob(calibrate.HOLDOUT_PATTERN)))
@@ -69,7 +72,13 @@ def published_rows(sources: str = "") -> tuple[list[ReferenceRow], list[Referenc
     wanted = set(sources.split(",")) if sources else None
 
     def kept(rows: list[ReferenceRow]) -> list[ReferenceRow]:
-        return [r for r in rows if r.workload in names and (wanted is None or r.source in wanted)]
+        return [
+            r
+            for r in rows
+            if r.workload in names
+            and (wanted is None or r.source in wanted)
+            and (not backend or r.framework.name == backend)
+        ]
 
     return kept(fitted), kept(held)
 
@@ -118,6 +127,7 @@ def predicted_figure(
         stack=machine_of_row_stack(row),
         batch_size=row.batch_size,
         calibration=calibration,
+        augmented=row.augmented,
     )
     if not math.isfinite(result.seconds) or result.step_seconds <= 0:
         return None
@@ -255,7 +265,7 @@ def stability(probes: dict[str, list[ProbeResult]]) -> dict[str, dict[str, float
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    fitted, held = published_rows(args.sources)
+    fitted, held = published_rows(args.sources, args.backend)
     workloads = sorted({r.workload for r in [*fitted, *held]})
     if args.workloads:
         workloads = [w for w in workloads if w in args.workloads.split(",")]
@@ -276,6 +286,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = score(probes, fitted, held)
     return {
         "machine": reference_machine(),
+        "backend": args.backend,
+        "sources": args.sources,
         "probes": {w: [history.to_json(p) for p in ps] for w, ps in probes.items()},
         "rows": rows,
         "figures": report(rows),
@@ -290,9 +302,11 @@ def reference_machine() -> dict[str, Any]:
 
 
 def rescore(path: Path, sources: str = "") -> dict[str, Any]:
+    """The stored probes' rows scored again by today's model: ``sources``' rows, else those the
+    run scored (its ``sources`` and ``backend``)."""
     blob = json.loads(path.read_text())
     probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
-    fitted, held = published_rows(sources)
+    fitted, held = published_rows(sources or blob.get("sources", ""), blob.get("backend", ""))
     rows = score(probes, fitted, held)
     return {**blob, "rows": rows, "figures": report(rows), "stability": stability(probes)}
 
@@ -358,8 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--passes, --probes and --budget must be positive")
     if args.rescore is not None and not args.rescore.is_file():
         parser.error(f"--rescore: no such file {args.rescore}")
-    if args.sources and not any(published_rows(args.sources)):
-        parser.error(f"--sources: no published row of the zoo has source {args.sources!r}")
+    if args.sources and not any(published_rows(args.sources, args.backend)):
+        parser.error(
+            f"--sources: no published row of the zoo has source {args.sources!r}"
+            + (f" and ran under {args.backend}" if args.backend else "")
+        )
     if args.mode == "load":
         blob = load(args)
     else:
