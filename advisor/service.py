@@ -232,9 +232,11 @@ def rank_job(
 ) -> Recommendation:
     """Rank every matching offering for an LLM fine-tuning job: the device model's absolute
     time on each (the probe, when there is one, gives the host's dispatch; ``note`` says why
-    there is none)."""
+    there is none), corrected by the job's probes taken on accelerators (imported from a
+    workstation, say: ``llm_predict.job_residuals``)."""
     db = _open(db)
     host = probe.dispatch_seconds if probe is not None and probe.dispatch_seconds > 0 else None
+    found = llm_predict.job_residuals(job, probe_history.latest(db, llm_job.probe_name(job)))
     trained = job.tune.trainable_parameters()
     assumptions = Assumptions(
         startup_seconds=llm_predict.startup_seconds(job),
@@ -248,9 +250,11 @@ def rank_job(
             where += f", {probe.extrapolated_from}"
     elif note:
         where += f"; {note}"
+    for correction in found.values():
+        where += f"; {correction.describe()}"
     return ranker.recommend(
         query.offer_groups(db, request.filters),
-        llm_predict.predictor_for_job(job, host),
+        llm_predict.predictor_for_job(job, host, found),
         query.billing_rules(db),
         workload=job.workload,
         constraints=request.constraints,

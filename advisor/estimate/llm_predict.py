@@ -4,15 +4,19 @@ The layout (``finetune.choose_layout``) decides how the node runs it, or why it 
 too small for the model even sharded across the node is left out with the largest micro-batch
 or sequence that would fit. A CPU is left out with the time the device model gives it there
 (hundreds of hours for a 7-8B model: the frameworks fine-tune on accelerators). The time is the optimizer steps of every epoch times one step of the
-device model (absolute); the probe, when there is one, gives only the host's dispatch. The
-spread is the LLM fit's leave-one-source-out spread (``llm_fit``), wider where the target lies
-beyond the hardware the fits measured.
+device model (absolute); a probe on this CPU gives only the host's dispatch. A probe of the job
+taken on a GPU (a workstation's, imported with ``advisor import``) is a measurement: how far the
+device model was from it on that GPU corrects every GPU's time by the same factor, as a zoo
+probe's measurement does (``advisor.estimate.residual``). The spread is the LLM fit's
+leave-one-source-out spread (``llm_fit``), wider where the target lies beyond the hardware the
+fits measured, and wider again by a correction's own uncertainty.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 from advisor.estimate import catalog
 from advisor.estimate.finetune import Layout, Step, choose_layout, machine_for, step_of
@@ -20,8 +24,10 @@ from advisor.estimate.machine import Machine, check_precision
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
 from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA
 from advisor.estimate.prediction import Prediction, Target
+from advisor.estimate.residual import Residual, combined, corrected, kind_of, log_sigma_of, usable
 from probes.llm import FineTune
-from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job
+from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
+from probes.result import ProbeResult
 
 Predictor = Callable[[Target], Prediction]
 STARTUP_SECONDS = 60.0
@@ -85,14 +91,49 @@ def predict_job(
     )
 
 
-def predictor_for_job(job: Job, host_seconds: float | None = None) -> Predictor:
-    """``predict_job`` for every target of a recommendation (one calibration read)."""
+def predictor_for_job(
+    job: Job, host_seconds: float | None = None, residuals: Mapping[str, Residual] | None = None
+) -> Predictor:
+    """``predict_job`` for every target of a recommendation (one calibration read), corrected
+    on each kind of accelerator by its residual (``job_residuals``)."""
     calibration = llm_calibration()
+    found = residuals or {}
 
     def predictor(target: Target) -> Prediction:
-        return predict_job(job, target, calibration=calibration, host_seconds=host_seconds)
+        prediction = predict_job(job, target, calibration=calibration, host_seconds=host_seconds)
+        residual = found.get(kind_of(target))
+        if residual is None or not usable(prediction):
+            return prediction
+        return corrected(prediction, residual)
 
     return predictor
+
+
+def job_residuals(
+    job: Job, measured: Iterable[ProbeResult], calibration: Calibration | None = None
+) -> dict[str, Residual]:
+    """How far the device model was from ``job`` where it was probed on an accelerator: the
+    probe's full-training time there (its proxy extrapolated to the whole model, at the sizes
+    and precision it ran) over ``predict_job`` of the same sizes on one such accelerator at that
+    precision. Probes of another job, on a CPU, outside the catalog or of a job that accelerator
+    cannot hold are passed over."""
+    calibration = calibration or llm_calibration()
+    found: dict[str, list[tuple[str, float, float]]] = {}
+    for probe in measured:
+        accelerator = probe.device.accelerator
+        config = probe.config
+        if not accelerator or config.workload != probe_name(job) or probe.predicted_seconds <= 0:
+            continue
+        target = Target(accelerator, 1)
+        probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
+        modelled = predict_job(
+            replace(probed, precision=probe.device.precision), target, calibration=calibration
+        )
+        if not usable(modelled):
+            continue
+        log_ratio = math.log(probe.predicted_seconds / modelled.seconds)
+        found.setdefault(kind_of(target), []).append((accelerator, log_ratio, log_sigma_of(probe)))
+    return {kind: combined(kind, rows) for kind, rows in found.items()}
 
 
 def startup_seconds(job: Job) -> float:

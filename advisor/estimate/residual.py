@@ -81,24 +81,27 @@ def residuals(
             continue
         target = device_target(other.device)
         predicted = predict(probe, target, precision=precision)
-        if predicted.measured or not _usable(predicted):
+        if predicted.measured or not usable(predicted):
             continue
         label = other.device.accelerator or f"{other.device.logical_cpus} vCPUs"
         log_ratio = math.log(other.predicted_seconds / predicted.seconds)
-        found.setdefault(kind_of(target), []).append((label, log_ratio, _log_sigma(other)))
-    result = {}
-    for kind, rows in found.items():
-        logs = [row[1] for row in rows]
-        mean = sum(logs) / len(logs)
-        own = sum(row[2] ** 2 for row in rows) / len(rows) / len(rows)
-        spread = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) if len(logs) > 1 else 0.0
-        result[kind] = Residual(
-            kind=kind,
-            ratio=math.exp(mean),
-            log_sigma=math.sqrt(own + spread),
-            devices=tuple(sorted({row[0] for row in rows})),
-        )
-    return result
+        found.setdefault(kind_of(target), []).append((label, log_ratio, log_sigma_of(other)))
+    return {kind: combined(kind, rows) for kind, rows in found.items()}
+
+
+def combined(kind: str, rows: list[tuple[str, float, float]]) -> Residual:
+    """One kind's residual from its measured devices' (label, log measured/predicted, the
+    measurement's own log spread)."""
+    logs = [row[1] for row in rows]
+    mean = sum(logs) / len(logs)
+    own = sum(row[2] ** 2 for row in rows) / len(rows) / len(rows)
+    spread = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) if len(logs) > 1 else 0.0
+    return Residual(
+        kind=kind,
+        ratio=math.exp(mean),
+        log_sigma=math.sqrt(own + spread),
+        devices=tuple(sorted({row[0] for row in rows})),
+    )
 
 
 def corrected(prediction: Prediction, residual: Residual) -> Prediction:
@@ -130,14 +133,14 @@ def predictor_for(
             return predict(source, target, precision=precision)
         prediction = predict(probe, target, precision=precision, run_log_sigma=run_log_sigma)
         residual = found.get(kind_of(target))
-        if residual is None or prediction.measured or not _usable(prediction):
+        if residual is None or prediction.measured or not usable(prediction):
             return prediction
         return corrected(prediction, residual)
 
     return predictor
 
 
-def _usable(prediction: Prediction) -> bool:
+def usable(prediction: Prediction) -> bool:
     return (
         prediction.fits
         and prediction.reason is None
@@ -146,6 +149,7 @@ def _usable(prediction: Prediction) -> bool:
     )
 
 
-def _log_sigma(probe: ProbeResult) -> float:
+def log_sigma_of(probe: ProbeResult) -> float:
+    """A probe's own log spread, from its 95% interval of the full training time."""
     low, high = probe.predicted_interval
     return math.log(high / low) / (2 * _Z95) if 0 < low < high else 0.0

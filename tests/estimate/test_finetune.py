@@ -155,3 +155,46 @@ def test_the_shipped_llm_fit_beats_its_priors_in_sample() -> None:
 
 def _priors() -> dict[str, float]:
     return {name: getattr(PRIOR, name) for name in llm.METHODS and llm_fit.LLM_PARAMETERS}
+
+
+def test_a_probe_of_the_job_on_a_gpu_corrects_every_gpus_time() -> None:
+    """A workstation's A6000 ran the job's proxy 1.5x slower per sequence than the device model
+    says at the precision it ran (fp32): every GPU's time moves by 1.5x, its spread widens, and
+    the A6000's own matches the measurement; a TPU and probes of another job or on a CPU are
+    left alone. (The probe is built here: no GPU runs in the test suite.)"""
+    import dataclasses
+
+    from advisor.estimate.llm_predict import job_residuals
+    from probes.llm_job import job_of_probe, probe_name
+    from probes.result import WorkloadConfig
+    from tests.estimate.test_probes import LOCAL_CPU, probe
+
+    job = job_for("qwen2.5-0.5b", method="lora", tokens=4_000_000)
+    config = WorkloadConfig(probe_name(job), 200, 0, 1, 4)  # the probe's own sizes
+    probed = job_of_probe(config.workload, 200, 1, 4)
+    fp32 = dataclasses.replace(probed, precision="fp32")
+    modelled = predict_job(fp32, Target("A6000", 1)).seconds
+    a6000 = dataclasses.replace(LOCAL_CPU, accelerator="A6000", accelerator_memory_gib=48.0)
+    on_gpu = dataclasses.replace(
+        probe("mnist_mlp", 0.1, device=a6000), config=config, predicted_seconds=1.5 * modelled
+    )
+    other_job = dataclasses.replace(
+        on_gpu,
+        config=dataclasses.replace(
+            config, workload=probe_name(job_for("qwen2.5-1.5b", tokens=10**6))
+        ),
+    )
+    on_cpu = dataclasses.replace(on_gpu, device=LOCAL_CPU)
+    found = job_residuals(job, [on_gpu, other_job, on_cpu])
+    assert set(found) == {"gpu"} and found["gpu"].ratio == pytest.approx(1.5, rel=1e-6)
+    assert found["gpu"].devices == ("A6000",)
+    plain, fixed = predictor_for_job(job), predictor_for_job(job, residuals=found)
+    for target in (Target("H100", 1), Target("A100-80GB", 8), Target("L4", 1)):
+        before, after = plain(target), fixed(target)
+        assert after.seconds == pytest.approx(1.5 * before.seconds, rel=1e-6)
+        assert after.log_sigma >= before.log_sigma
+        assert "corrected by the measurement on A6000" in after.steps[-1]
+    mine = Target("A6000", 1)  # bf16 there: the measurement's factor, not its fp32 time
+    assert fixed(mine).seconds == pytest.approx(1.5 * plain(mine).seconds, rel=1e-6)
+    tpu = Target("tpu-v5litepod-8", 1)
+    assert fixed(tpu).seconds == pytest.approx(plain(tpu).seconds)

@@ -149,3 +149,57 @@ def test_the_probe_spec_of_an_llm_job_is_its_proxy() -> None:
     assert spec.config.workload == "llm:qwen2.5-0.5b:lora:r16-all:2048"
     assert spec.config.samples == -(-1_000_000 // 2048) and spec.workload is not None
     assert spec.workload.adapters is not None and spec.workload.transformer is not None
+
+
+def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_times() -> None:
+    """A probe of the same job taken on an A6000 (stored as ``advisor import`` stores it: a
+    device of its own) that ran 2x slower than the device model moves every GPU option's
+    training time by 2x and says so; nothing here runs TensorFlow or a GPU."""
+    import dataclasses
+
+    from advisor.estimate.llm_predict import predict_job, startup_seconds
+    from advisor.estimate.prediction import Target
+    from probes.llm_job import job_of_probe
+
+    job_args = ["--model", "qwen2.5-0.5b", "--method", "lora", "--tokens", "4M", "--top", "500"]
+    job_args += ["--json"]
+    local = stored_llm_probe("qwen2.5-0.5b", method="lora", tokens=4_000_000)
+    code, out, err = invoke(*job_args)
+    assert code == 0, err
+    before = {_key(o): o["training_hours"] for o in json.loads(out)["options"]}
+    config = local.config  # the proxy's sizes, as the probe ran them
+    probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
+    modelled = predict_job(dataclasses.replace(probed, precision="fp32"), Target("A6000", 1))
+    workstation = dataclasses.replace(
+        local.device, accelerator="A6000", accelerator_memory_gib=48.0, cpu_model="AMD Ryzen 9"
+    )
+    history.save(
+        database.connect(),
+        dataclasses.replace(
+            local,
+            device=workstation,
+            predicted_seconds=2 * modelled.seconds,
+            predicted_interval=(1.8 * modelled.seconds, 2.2 * modelled.seconds),
+        ),
+    )
+    code, out, err = invoke(*job_args)
+    assert code == 0, err
+    after = {_key(o): o["training_hours"] for o in json.loads(out)["options"]}
+    shared = [key for key in after if key in before]
+    gpus = [k for k in shared if not str(k[2]).startswith("tpu") and k[3] == "on_demand"]
+    tpus = [key for key in shared if str(key[2]).startswith("tpu")]
+    assert len(gpus) > 10 and tpus  # a TPU is another kind: no GPU measurement moves it
+    start = startup_seconds(probed) / 3600  # in each option's hours, not corrected (spot
+    # options add checkpoints that grow with the time: on-demand ones only)
+    doubled = pytest.approx  # hours are rounded to 4 decimals: 0.36 s
+    assert all(
+        after[k] - start == doubled(2 * (before[k] - start), rel=0.01, abs=2e-4) for k in gpus
+    )
+    assert all(after[k] == pytest.approx(before[k], rel=0.02) for k in tpus)
+    code, out, err = invoke(*job_args[:-1], "--explain", "--top", "1")
+    assert code == 0, err
+    assert "corrected by the measurement on A6000" in out
+
+
+def _key(option: dict[str, object]) -> tuple[object, ...]:
+    return (option["provider"], option["region"], option["instance_type"], option["pricing"])
