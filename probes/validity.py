@@ -126,6 +126,7 @@ def _architecture_problem(counted: Architecture) -> str | None:
         ("conv_share", counted.conv_share, 1.000001),
         ("conv_channels", counted.conv_channels, 1e7),
         ("activation_elements", counted.activation_elements, MAX_BYTES),
+        ("input_bytes", counted.input_bytes, MAX_BYTES),
     ):
         if not _finite(value) or not 0 <= value <= high:
             return f"architecture {name} must be in [0, {high:g}], got {value!r}"

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, frameworks, memory
-from advisor.estimate.floor import Floor, gpu_host, step_floor
+from advisor.estimate.floor import Floor, step_floor
 from advisor.estimate.machine import (
     HALF_PRECISIONS,
     MODERN,
@@ -130,7 +130,6 @@ def predict(
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = parts_t.exchange
     own_software = same_software(stack, own_stack)
-    fed = gpu_host(stack.framework, machine.kind) is not None
     floor = step_floor(
         probe,
         machine.kind,
@@ -143,7 +142,8 @@ def predict(
     if scaled_path:
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
     else:
-        step, steps = _absolute_step(machine, parts_t, floor if own_software or fed else None)
+        measured_host = own_software or bool(floor.gpu_host)
+        step, steps = _absolute_step(machine, parts_t, floor if measured_host else None)
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(

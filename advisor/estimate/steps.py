@@ -133,10 +133,10 @@ class WorkloadFacts:
     """The convolutions' output channels (FLOP-weighted harmonic mean): a convolution is a
     product batch x pixels long and this wide; 0 when not known."""
     recurrent_layers: int = 0
+    """Recurrent layer calls per direction (0 when not known)."""
     input_bytes_per_sample: float = 0.0
     """Bytes of one sample's inputs, what the host copies to an accelerator each step (0: not
     known)."""
-    """Recurrent layer calls per direction (0 when not known)."""
     recurrent_flops_per_step: float = 0.0
     """Training FLOPs per sample of one time step of one direction, over the recurrent layers:
     the arithmetic the recurrence serialises (0 when not known: latency alone is modelled)."""

@@ -215,13 +215,17 @@ def test_every_probe_is_kept_as_a_run_and_their_spread_is_measured(tmp_path: Pat
 
 def test_the_counted_architecture_survives_the_store_and_the_export(tmp_path: Path) -> None:
     layer = RecurrentLayer("lstm", 64, 128, 100, directions=2, cudnn=True)
-    counted = dataclasses.replace(result(), architecture=Architecture(5.9e7, 0.0, 9.0e4, (layer,)))
+    architecture = Architecture(5.9e7, 0.0, 9.0e4, (layer,), input_bytes=400.0)
+    counted = dataclasses.replace(result(), architecture=architecture)
     db = connect(tmp_path / "a.db")
     history.save(db, counted)
     assert history.find(db, CONFIG, counted.device.key) == counted
     exchange.write_csv(tmp_path / "x.csv", [counted])
     (back,) = exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"))
     assert back.architecture == counted.architecture
+    # an export from before the input bytes were counted still reads, without them
+    older = exchange.architecture_of_note("5.9e+07|0|90000|")
+    assert older.input_bytes == 0.0 and older.train_flops_per_sample == 5.9e7
 
 
 def test_a_stored_probe_without_the_architecture_loads_with_none() -> None:
@@ -238,6 +242,8 @@ def test_an_insane_architecture_is_refused() -> None:
     assert "train_flops_per_sample" in (
         problem(dataclasses.replace(result(), architecture=bad)) or ""
     )
+    negative = Architecture(1.0, input_bytes=-4.0)  # would pull a GPU step's floor down
+    assert "input_bytes" in (problem(dataclasses.replace(result(), architecture=negative)) or "")
     odd = Architecture(1.0, recurrent=(RecurrentLayer("transformer", 1, 1, 1),))
     assert "cell" in (problem(dataclasses.replace(result(), architecture=odd)) or "")
 
