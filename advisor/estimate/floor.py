@@ -19,13 +19,16 @@ the GPU behind it cost twice as much per layer under Keras on PyTorch, and JAX's
 0.7 ms of launches and synchronisation a CPU never pays; ``model.fit`` on NumPy arrays copies
 each batch to the GPU at about 1.5-1.8 GB/s, which bound AlexNet there at a seventh of its
 arithmetic. Where Keras on a backend was measured on a GPU host (``data/gpu-host.csv``, our own
-runs), its figures floor the probe's on a GPU target, and the feed is added; for Keras on
-TensorFlow, not measured on a GPU here, the probe's own figures stand.
+runs), its figures floor the probe's on a GPU target, and the feed is added. Keras on TensorFlow
+was not measured on a GPU here: its probe's own host figures stand, and its feed is the copy
+alone, which no framework escapes (the same H200 host copied a NumPy batch to the GPU at 4.6-7.5
+GB/s, ``benchmarks/feed_check.py``).
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,7 +55,8 @@ class Floor:
     """Copying the step's inputs from host arrays to the device (0: not measured for the
     target's framework)."""
     gpu_host: str = ""
-    """The framework whose GPU-host figures floor the probe's (``data/gpu-host.csv``), or ''."""
+    """The framework whose GPU-host dispatch or layer figures floor the probe's
+    (``data/gpu-host.csv``), or ''."""
 
     def describe(self) -> str:
         host = "measured here" if self.host_measured else "calibrated"
@@ -69,11 +73,14 @@ class Floor:
 
 @dataclass(frozen=True)
 class GpuHost:
-    """What Keras on one framework costs the host of a GPU each step, measured there."""
+    """What Keras on one framework costs the host of a GPU each step, measured there (0: not
+    measured, the probe's own figure stands)."""
 
     dispatch_seconds: float
     layer_seconds: float
     feed_bytes_per_second: float
+    """How fast ``model.fit`` moves NumPy input to the GPU: the whole feed where measured, the
+    host-to-device copy alone otherwise."""
 
 
 @lru_cache(maxsize=1)
@@ -119,16 +126,13 @@ def step_floor(
     below the GPU host's where those were measured (which also feed the step's
     ``step_input_bytes``); neither: the calibrated per-step overhead."""
     measured = own_software and probe.dispatch_seconds > 0
-    host_figures = gpu_host(framework, kind)
+    figures = gpu_host(framework, kind) or GpuHost(0.0, 0.0, math.inf)
     dispatch = probe.dispatch_seconds if measured else 0.0
-    if not measured and host_figures is None:
+    if not measured and not figures.dispatch_seconds:
         dispatch = calibration.gpu_overhead_s
-    per_layer = probe.layer_dispatch_seconds if own_software else 0.0
-    feed = 0.0
-    if host_figures is not None:
-        dispatch = max(dispatch, host_figures.dispatch_seconds)
-        per_layer = max(per_layer, host_figures.layer_seconds)
-        feed = step_input_bytes / host_figures.feed_bytes_per_second
+    dispatch = max(dispatch, figures.dispatch_seconds)
+    per_layer = max(probe.layer_dispatch_seconds if own_software else 0.0, figures.layer_seconds)
+    feed = step_input_bytes / figures.feed_bytes_per_second
     host = dispatch + probe.host_layers * per_layer
     latency = launch_latency().get(kind, launch_latency()["gpu"])
     kernels = probe.device_kernels
@@ -141,5 +145,5 @@ def step_floor(
         measured,
         layers,
         feed,
-        framework.name if host_figures is not None else "",
+        framework.name if figures.dispatch_seconds or figures.layer_seconds else "",
     )

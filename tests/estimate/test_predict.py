@@ -318,7 +318,8 @@ def test_keras_on_a_measured_backend_pays_its_gpu_hosts_work_and_feeds_its_input
     what ``data/gpu-host.csv`` measured on a GPU machine (2.27 ms a step, 552 us a layer) and
     copies each batch's input from the host arrays: AlexNet's 316.6 MB at batch 512 take about
     210 ms at 1.5 GB/s, which bound it there (2,294 images/s on an H200, 2026-11-26). Keras on
-    TensorFlow, not measured on a GPU host, keeps the probe's own figures and no feed."""
+    TensorFlow, not measured on a GPU host, keeps the probe's own figures and pays the copy
+    alone (5.5 GB/s); a published native-PyTorch run pays neither."""
     from advisor.estimate.floor import gpu_hosts
 
     torch_cpu = replace(LOCAL_CPU, backend="torch", tensorflow="2.11.0")
@@ -339,8 +340,9 @@ def test_keras_on_a_measured_backend_pays_its_gpu_hosts_work_and_feeds_its_input
     assert 0.18 < on_h200.step_seconds < 0.26  # measured: 223 ms
     graph = dataclasses.replace(alexnet, device=LOCAL_CPU)
     on_h200_tf = predict(graph, Target("H200", 1))
-    assert "input feed" not in "\n".join(on_h200_tf.steps)
-    assert on_h200_tf.step_seconds < on_h200.step_seconds / 3
+    tf_floor = next(line for line in on_h200_tf.steps if "floor" in line)
+    assert "input feed 57.6 ms" in tf_floor and "at least Keras" not in tf_floor
+    assert on_h200_tf.step_seconds < on_h200.step_seconds / 2
     # a published row of Keras on PyTorch predicted from a TensorFlow probe gets the same host
     from advisor.estimate.frameworks import from_software
     from advisor.estimate.machine import Stack
@@ -348,7 +350,8 @@ def test_keras_on_a_measured_backend_pays_its_gpu_hosts_work_and_feeds_its_input
     keras_torch = Stack(framework=from_software("keras-3.15-torch-2.11-pip"))
     native_torch = Stack(framework=from_software("pytorch-2.11-pip"))
     assert predict(graph, Target("H200", 1), stack=keras_torch).step_seconds >= least
-    assert predict(graph, Target("H200", 1), stack=native_torch).step_seconds < least / 3
+    native = predict(graph, Target("H200", 1), stack=native_torch)
+    assert native.step_seconds < least / 3 and "input feed" not in "\n".join(native.steps)
 
 
 def test_the_gradient_exchange_is_added_once_where_the_host_is_calibrated() -> None:
