@@ -123,8 +123,9 @@ def step_floor(
 ) -> Floor:
     """The floor of one training step of ``probe``'s workload on an accelerator of ``kind``
     under ``framework``: the probe's own host figures when the target runs its software, never
-    below the GPU host's where those were measured (which also feed the step's
-    ``step_input_bytes``); neither: the calibrated per-step overhead."""
+    below the GPU host's where those were measured, and the copy of ``step_input_bytes`` (one
+    replica's share: each GPU's over its own link, side by side); neither: the calibrated
+    per-step overhead."""
     measured = own_software and probe.dispatch_seconds > 0
     figures = gpu_host(framework, kind) or GpuHost(0.0, 0.0, math.inf)
     dispatch = probe.dispatch_seconds if measured else 0.0

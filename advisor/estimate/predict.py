@@ -136,7 +136,7 @@ def predict(
         calibration,
         stack.framework,
         own_software=own_software,
-        step_input_bytes=facts.input_bytes_per_sample * batch,
+        step_input_bytes=facts.input_bytes_per_sample * batch / machine.replicas,
     )
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
