@@ -5,6 +5,7 @@ ACCELERATOR.md says which wheels to carry and how to install them without intern
 
     python3 benchmarks/accelerator_check.py --out results/      # on the GPU machine, < 9 min
     python3 benchmarks/accelerator_check.py --cpu-only --out /tmp/rehearsal   # a rehearsal here
+    python3 benchmarks/accelerator_check.py --rescore RESULTS_FOLDER ...      # here, no GPU
 
 For every workload (the zoo and the local-accuracy benchmark's user models, at sizes that give
 several epoch boundaries) and every Keras backend installed (``--backends``), in three lanes that
@@ -22,7 +23,9 @@ as exchange rows for ``data/``) and ``not-run.txt`` (what it could not run, and 
 taking workloads at the deadline (``--minutes``, 8.5 by default): the cheapest workloads run first,
 and what did not fit is listed. ``--cpu-only`` runs the same code with the CPU in the GPU's place
 (the prediction's target is then ``--target``, H100 by default), at small sizes: the rehearsal
-the test suite runs (tests/bench/test_accelerator_check.py).
+the test suite runs (tests/bench/test_accelerator_check.py). ``--rescore`` predicts a finished
+check's real runs again from the CPU probes it took (its ``probes.csv`` and ``measured.csv``), by
+today's model.
 """
 
 from __future__ import annotations
@@ -271,7 +274,10 @@ def summarise(results: dict[tuple[str, str], list[dict[str, Any]]], cases: list[
                         row[f"{lane.name}_dispatch_ms"] = probe.dispatch_seconds * 1e3
                         row[f"{lane.name}_layer_us"] = probe.layer_dispatch_seconds * 1e6
                         if not lane.gpu:
-                            guess = predict(probe, Target(accelerator=target, accelerator_count=1))
+                            guess = predict(  # the real run feeds its arrays unaugmented
+                                probe, Target(accelerator=target, accelerator_count=1),
+                                augmented=False,
+                            )  # fmt: skip
                             row[f"{lane.name}_predicted_per_epoch"] = (
                                 guess.seconds / epochs if math.isfinite(guess.seconds) else None
                             )
@@ -373,6 +379,46 @@ def write_exchange(
         writer.writerows(rows)
 
 
+def rescore(folder: Path) -> list[dict[str, Any]]:
+    """Each CPU probe of a finished check (``folder``'s ``probes.csv``) predicted again by
+    today's model for the GPU whose real runs ``measured.csv`` holds: the user's path re-scored
+    without a GPU, as the device model changes."""
+    from advisor.estimate.predict import predict
+    from advisor.estimate.prediction import Target
+    from probes import exchange
+
+    real = {}
+    for row in exchange.read_csv(folder / "measured.csv", strict=False)[0]:
+        if row.metric == "seconds_per_epoch":
+            real[(row.workload, row.backend)] = (row.device, row.value)
+    rows = []
+    for probe in exchange.from_rows(exchange.read_csv(folder / "probes.csv")):
+        found = real.get((probe.config.workload, probe.device.backend))
+        if probe.device.accelerator or found is None:
+            continue
+        device, measured = found
+        guess = predict(probe, Target(device, 1), augmented=False)  # as the real run fed it
+        per_epoch = guess.seconds / probe.config.epochs
+        rows.append({"workload": probe.config.workload, "backend": probe.device.backend,
+                     "cores": probe.device.threads, "target": device,
+                     "predicted_per_epoch": per_epoch, "measured_per_epoch": measured,
+                     "error": per_epoch / measured - 1})  # fmt: skip
+    return rows
+
+
+def print_rescore(rows: list[dict[str, Any]]) -> None:
+    print("| workload | backend | cores | predicted s/epoch | measured | error |")
+    print("|---|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['workload']} | {r['backend']} | {r['cores']} | "
+              f"{r['predicted_per_epoch']:.3g} | {r['measured_per_epoch']:.3g} | {r['error']:+.0%} |")  # fmt: skip
+    factors = [max(1 + r["error"], 1 / (1 + r["error"])) for r in rows]
+    if factors:
+        signed = statistics.median(r["error"] for r in rows)
+        print(f"\n{len(rows)} predictions: median {statistics.median(factors):.2f}x, "
+              f"worst {max(factors):.2f}x, median signed {signed:+.0%}")  # fmt: skip
+
+
 def installed_backends() -> list[str]:
     from probes.backend import BACKENDS
 
@@ -385,6 +431,17 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["--models"]:
         make_user_models(Path(argv[1]))
+        return 0
+    if argv[:1] == ["--rescore"]:
+        folders = [Path(a) for a in argv[1:]]
+        bad = [str(f) for f in folders if not (f / "probes.csv").is_file()]
+        if not folders or bad:
+            print(
+                f"--rescore: folders with a probes.csv and a measured.csv, not {bad}",
+                file=sys.stderr,
+            )
+            return 2
+        print_rescore([row for folder in folders for row in rescore(folder)])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "accelerator-check")

@@ -68,3 +68,20 @@ def test_a_real_run_of_a_synthetic_input_convnet_is_read_per_step_of_its_pool() 
     assert spec.config.steps_per_epoch == 32 and run["steps_per_epoch"] == 8
     assert run["step"] == pytest.approx(run["epochs"][1] / 8)
     assert run["per_epoch"] == pytest.approx(run["step"] * 32)
+
+
+def test_a_finished_check_is_rescored_by_todays_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rescore`` predicts the H200 runs of 2026-11-26 again from the probes the check took on
+    that machine's own CPU cores (no GPU, no TensorFlow); a folder without a check is exit 2."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import accelerator_check
+
+    folder = ROOT / "benchmarks" / "results" / "accelerator-check-20261126-jax"
+    rows = accelerator_check.rescore(folder / "run2")
+    assert {r["workload"] for r in rows} == {"alexnet", "resnet50", "vgg16", "resnet152"}
+    assert {r["cores"] for r in rows} == {2, 8} and {r["target"] for r in rows} == {"H200"}
+    for row in rows:  # the floor holds AlexNet's copy: a seventh of its arithmetic alone
+        assert 0.5 < row["predicted_per_epoch"] / row["measured_per_epoch"] < 2.0, row
+    assert accelerator_check.main(["--rescore", str(folder / "run2")]) == 0
+    assert "8 predictions: median" in capsys.readouterr().out
+    assert accelerator_check.main(["--rescore", str(folder)]) == 2
