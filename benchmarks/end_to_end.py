@@ -21,9 +21,10 @@ probe moves a prediction). ``--rescore`` re-predicts from the stored probes with
 loop), each predicting a T4 and an A100: do the GPU predictions stay within 1.3x of each other,
 and does each probe say the machine was busy?
 
-``--backend`` probes under another Keras backend (``advisor probe --backend``), ``--sources``
-scores only the rows of those sources: the H200 runs of ``benchmarks/accelerator_check.py`` ran
-Keras on PyTorch, and a user of that backend probes under it.
+``--backend`` probes under another Keras backend (``advisor probe --backend``) and scores only
+the rows that ran under that framework, ``--sources`` only the rows of those sources: the H200
+runs of ``benchmarks/accelerator_check.py`` ran Keras on PyTorch and on JAX, and a user of a
+backend probes under it. ``--rescore`` scores the rows its run scored unless told otherwise.
 """
 
 from __future__ import annotations
