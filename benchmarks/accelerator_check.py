@@ -441,7 +441,13 @@ def main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return 2
-        print_rescore([row for folder in folders for row in rescore(folder)])
+        from advisor.errors import AdvisorError
+
+        try:
+            print_rescore([row for folder in folders for row in rescore(folder)])
+        except AdvisorError as error:  # a malformed export: one line, as the CLI says it
+            print(f"--rescore: {error}", file=sys.stderr)
+            return 2
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "accelerator-check")

@@ -85,3 +85,15 @@ def test_a_finished_check_is_rescored_by_todays_model(capsys: pytest.CaptureFixt
     assert accelerator_check.main(["--rescore", str(folder / "run2")]) == 0
     assert "8 predictions: median" in capsys.readouterr().out
     assert accelerator_check.main(["--rescore", str(folder)]) == 2
+
+
+def test_a_malformed_check_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import accelerator_check
+
+    (tmp_path / "probes.csv").write_text("source,workload\nx,y\n")
+    (tmp_path / "measured.csv").write_text("not,a,check\n")
+    assert accelerator_check.main(["--rescore", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--rescore: ") and len(err.strip().splitlines()) == 1
