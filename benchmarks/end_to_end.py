@@ -239,7 +239,7 @@ def print_report(figures: dict[str, Any]) -> None:
         line(name, figures[name])
     for key in ("set", "precision", "workload", "device", "source"):
         print(f"-- by {key}")
-        for name, s in figures[key].items():
+        for name, s in figures.get(key, {}).items():
             line(f"  {name}", s)
 
 
@@ -381,7 +381,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mode == "load":
         blob = load(args)
     else:
-        blob = rescore(args.rescore, args.sources) if args.rescore else run(args)
+        try:
+            blob = rescore(args.rescore, args.sources) if args.rescore else run(args)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:  # JSON errors too
+            if args.rescore is None:
+                raise
+            parser.exit(
+                2, f"--rescore: {args.rescore} is not a run of this benchmark ({error!r})\n"
+            )
         print_report(blob["figures"])
         print(
             "-- passes' spread (max/min) per workload: here, and predicted on the user's software"
