@@ -198,3 +198,40 @@ def test_a_probe_of_the_job_on_a_gpu_corrects_every_gpus_time() -> None:
     assert fixed(mine).seconds == pytest.approx(1.5 * plain(mine).seconds, rel=1e-6)
     tpu = Target("tpu-v5litepod-8", 1)
     assert fixed(tpu).seconds == pytest.approx(plain(tpu).seconds)
+
+
+def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_run(
+    tmp_path: object,
+) -> None:
+    """``benchmarks/llm_probe_gpu.py --compare``: a probe of its first job on an H200 that ran
+    twice the device model's time moves the prediction to half the model's rate; the real run
+    is the line of ``llm_gpu_check`` for the same job."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from benchmarks import llm_probe_gpu
+    from probes import exchange
+    from probes.llm_job import job_of_probe, probe_name
+    from probes.result import WorkloadConfig
+    from tests.estimate.test_probes import LOCAL_CPU, probe
+
+    folder = Path(str(tmp_path))
+    planned = llm_probe_gpu.job(0)
+    name = probe_name(planned)
+    probed = job_of_probe(name, 64, 1, 8)
+    modelled = predict_job(dataclasses.replace(probed, precision="fp32"), Target("H200", 1))
+    h200 = dataclasses.replace(LOCAL_CPU, accelerator="H200", accelerator_memory_gib=141.0)
+    seconds = 2 * modelled.seconds
+    measured = dataclasses.replace(
+        probe("mnist_mlp", 0.1, device=h200), config=WorkloadConfig(name, 64, 0, 1, 8),
+        predicted_seconds=seconds, predicted_interval=(0.9 * seconds, 1.1 * seconds),
+    )  # fmt: skip
+    exchange.write_csv(folder / "probes.csv", [measured])
+    run = {"model_id": "qwen2.5-0.5b", "method": "full", "sequence_length": 2048,
+           "batch_per_gpu": 8, "activation_checkpointing": False}  # fmt: skip
+    line = {"run": run, "tokens_per_second_per_gpu": 86724.6}
+    (folder / "real.jsonl").write_text(json.dumps(line) + "\n")
+    (row,) = llm_probe_gpu.compare(folder / "probes.csv", folder / "real.jsonl")
+    assert row["gpu"] == "H200" and row["real"] == 86724.6
+    assert row["corrected"] == pytest.approx(row["model"] / 2, rel=0.01)
