@@ -88,6 +88,7 @@ def predict_job(
         kernel_path=_path(machine, plan, tune),
         steps=_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
         environment=_environment(job, tune, plan),
+        least_seconds=steps * step.least,
     )
 
 

@@ -181,6 +181,7 @@ def predict(
         reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
+        least_seconds=least * train_steps,
         steps=(
             f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s "
             f"at batch {probe.config.batch_size}",

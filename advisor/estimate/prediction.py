@@ -46,6 +46,10 @@ class Prediction:
     environment: tuple[tuple[str, str], ...] = ()
     """How the run is laid out there, as variables a task file hands the training script (an
     LLM fine-tuning job's GPUs, sharding, micro-batch); empty for the zoo's workloads."""
+    least_seconds: float = 0.0
+    """The least the training's steps can take on the target at its datasheet peaks (the
+    roofline, ``advisor.estimate.roofline``); 0 where not computed. A measurement's correction
+    never takes a prediction below it."""
 
     def quantile(self, q: float) -> float:
         return self.seconds * math.exp(_STANDARD_NORMAL.inv_cdf(q) * self.log_sigma)

@@ -105,13 +105,19 @@ def combined(kind: str, rows: list[tuple[str, float, float]]) -> Residual:
 
 
 def corrected(prediction: Prediction, residual: Residual) -> Prediction:
-    """``prediction`` moved by ``residual``, its spread widened by the residual's own."""
+    """``prediction`` moved by ``residual``, its spread widened by the residual's own, never
+    below what the target's hardware allows (a measurement that claims more is not believed
+    past that)."""
     seconds = prediction.seconds * residual.ratio
+    note = f"{residual.describe()}: {seconds:.4g} s"
+    if seconds < prediction.least_seconds:
+        seconds = prediction.least_seconds
+        note += f", held at the hardware bound {seconds:.4g} s"
     return replace(
         prediction,
         seconds=seconds,
         log_sigma=math.hypot(prediction.log_sigma, residual.log_sigma),
-        steps=(*prediction.steps, f"{residual.describe()}: {seconds:.4g} s"),
+        steps=(*prediction.steps, note),
     )
 
 

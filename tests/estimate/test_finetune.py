@@ -235,3 +235,35 @@ def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_r
     (row,) = llm_probe_gpu.compare(folder / "probes.csv", folder / "real.jsonl")
     assert row["gpu"] == "H200" and row["real"] == 86724.6
     assert row["corrected"] == pytest.approx(row["model"] / 2, rel=0.01)
+
+
+def test_a_gpu_probe_that_beats_its_hardware_corrects_no_gpu_past_the_roofline() -> None:
+    """An imported probe claiming the job in a thousandth of the device model's time (a broken
+    or hostile export) moves every GPU only down to what its datasheet peaks allow."""
+    import dataclasses
+
+    from advisor.estimate.llm_predict import job_residuals
+    from probes.llm_job import job_of_probe, probe_name
+    from probes.result import WorkloadConfig
+    from tests.estimate.test_probes import LOCAL_CPU, probe
+
+    job = job_for("qwen2.5-7b", method="lora", tokens=4_000_000)
+    config = WorkloadConfig(probe_name(job), 200, 0, 1, 4)
+    modelled = predict_job(
+        dataclasses.replace(job_of_probe(config.workload, 200, 1, 4), precision="fp32"),
+        Target("A6000", 1),
+    ).seconds
+    a6000 = dataclasses.replace(LOCAL_CPU, accelerator="A6000", accelerator_memory_gib=48.0)
+    claimed = modelled / 1000
+    impossible = dataclasses.replace(
+        probe("mnist_mlp", 0.1, device=a6000), config=config, predicted_seconds=claimed,
+        predicted_interval=(0.9 * claimed, 1.1 * claimed),
+    )  # fmt: skip
+    found = job_residuals(job, [impossible])
+    assert found["gpu"].ratio < 0.01
+    for target in (Target("H100", 1), Target("A100-80GB", 8)):
+        plain = predict_job(job, target)
+        fixed = predictor_for_job(job, residuals=found)(target)
+        assert 0 < plain.least_seconds < plain.seconds
+        assert fixed.seconds == pytest.approx(plain.least_seconds)
+        assert "held at the hardware bound" in fixed.steps[-1]
