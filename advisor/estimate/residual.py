@@ -7,7 +7,8 @@ other device it supplies a residual, under this rule:
     r_D = measured seconds on D / seconds predicted for D from the local probe
 
     For a target T of the same kind as D (``gpu``, ``tpu`` or ``cpu``) that was not measured:
-        T_corrected   = T_predicted x r          r = geometric mean of r_D over measured D of T's kind
+        T_corrected   = max(T_predicted x r, T's roofline)
+                        r = geometric mean of r_D over measured D of T's kind
         sigma_corrected = sqrt(sigma_T^2 + sigma_r^2)
         sigma_r       = sqrt(mean of the measurements' own log spreads^2 / n + var(log r_D))
 
