@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -448,20 +448,24 @@ def kernels_per_step(model: Any) -> int:
     activation) and one per other layer, the backward pass about twice the forward, and the
     optimizer one fused update per trainable variable. A count for a floor, not a profile: XLA
     fusion can only lower it, so the floor stays a floor."""
-    forward = sum(2 if layer.weights else 1 for layer in model.layers)
+    forward = sum(2 if layer.weights else 1 for layer in _called_layers(model))
     return 3 * forward + len(model.trainable_variables)
 
 
 def host_layers(model: Any) -> int:
-    """Layers the host calls in a training step: every layer of the model and of the models
-    nested in it, their inputs aside (``probes.dispatch.layer_seconds`` prices each)."""
-    count = 0
+    """Layers the host calls in a training step (``probes.dispatch.layer_seconds`` prices
+    each)."""
+    return sum(1 for _ in _called_layers(model))
+
+
+def _called_layers(model: Any) -> Iterator[Any]:
+    """Every layer a step calls: the model's and those of the models nested in it, their
+    inputs aside."""
     for layer in model.layers:
         if hasattr(layer, "layers"):
-            count += host_layers(layer)
+            yield from _called_layers(layer)
         elif type(layer).__name__ != "InputLayer":
-            count += 1
-    return count
+            yield layer
 
 
 def _raise_if_out_of_memory(framework: backend.Backend, label: str, exc: Exception) -> None:

@@ -41,6 +41,8 @@ def test_tiny_probe_end_to_end() -> None:
     # the host's floor: a step's dispatch, and each of the model's layers (mnist_mlp: 5) at a
     # graph backend's few microseconds (a chain of tiny layers timed after the steady fit)
     assert 0 < result.dispatch_seconds < 0.05 and result.host_layers == 5
+    # kernels from the same layers: 3 Dense at two and 2 Dropout at one, x3, + 6 variables
+    assert result.device_kernels == 3 * (3 * 2 + 2) + 6
     assert 0 < result.layer_dispatch_seconds < 1e-3
     assert sum(result.op_split.values()) == pytest.approx(1.0, abs=0.01)
     assert result.op_split["matmul_conv"] > 0 and result.op_split["recurrent"] == 0
