@@ -130,20 +130,12 @@ def predict(
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = parts_t.exchange
     own_software = same_software(stack, own_stack)
-    floor = step_floor(
-        probe,
-        machine.kind,
-        calibration,
-        stack.framework,
-        own_software=own_software,
-        step_input_bytes=facts.input_bytes_per_sample * batch / machine.replicas,
-    )
+    floor = _floor(probe, machine, calibration, stack, own_software, facts, batch)
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
     else:
-        measured_host = own_software or bool(floor.gpu_host)
-        step, steps = _absolute_step(machine, parts_t, floor if measured_host else None)
+        step, steps = _absolute_step(parts_t, floor)
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(
@@ -221,14 +213,39 @@ def _kind(machine: Machine) -> str:
     return "gpu" if machine.kind == "tpu" else machine.kind
 
 
-def _absolute_step(machine: Machine, parts: Parts, floor: Floor | None) -> tuple[float, list[str]]:
+def _floor(
+    probe: ProbeResult,
+    machine: Machine,
+    calibration: Calibration,
+    stack: Stack,
+    own_software: bool,
+    facts: WorkloadFacts,
+    batch: int,
+) -> Floor | None:
+    """The step floor on an accelerator where the host's work is measured: the target runs the
+    probe's software, or its framework's GPU host was measured (``advisor.estimate.floor``);
+    None on a CPU or where only the calibrated overhead is known."""
+    if machine.kind == "cpu":
+        return None
+    floor = step_floor(
+        probe,
+        machine.kind,
+        calibration,
+        stack.framework,
+        own_software=own_software,
+        step_input_bytes=facts.input_bytes_per_sample * batch / machine.replicas,
+    )
+    return floor if own_software or floor.gpu_host else None
+
+
+def _absolute_step(parts: Parts, floor: Floor | None) -> tuple[float, list[str]]:
     """The step on a device of another kind than the probe's, or under other software: the
     device model's work beside the host's: the step ``floor`` (``advisor.estimate.floor``) where
     the target runs the probe's software or its framework's GPU host was measured, the
     calibrated overhead otherwise."""
     device = parts.device
     host, host_note = parts.overhead, f"host {parts.overhead * 1e3:.3g} ms/step (calibrated)"
-    if machine.kind != "cpu" and parts.overlapped and floor is not None:
+    if parts.overlapped and floor is not None:
         host, host_note = floor.seconds, floor.describe()
     step = max(host, device) if parts.overlapped else host + device
     work = ", ".join(
@@ -250,7 +267,7 @@ def _scaled_step(
     machine: Machine,
     parts_t: Parts,
     calibration: Calibration,
-    floor: Floor,
+    floor: Floor | None,
 ) -> tuple[float, list[str]]:
     """The probe's step scaled part by part to a device of its own kind, never below the step
     ``floor`` (the target's gradient exchange, ``Parts.exchange``, apart: the caller adds it in
@@ -264,7 +281,7 @@ def _scaled_step(
         "part ratios target/source: " + ", ".join(f"{k} x{v:.3g}" for k, v in ratios.items()),
     ]
     step = probe.step_seconds * step_ratio
-    if machine.kind != "cpu" and step < floor.seconds:
+    if floor is not None and step < floor.seconds:
         lines.append(
             f"the floor binds: modelled step {step * 1e3:.3g} ms is below the {floor.describe()}"
         )
