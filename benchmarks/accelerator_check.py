@@ -388,7 +388,7 @@ def rescore(folder: Path) -> list[dict[str, Any]]:
     from probes import exchange
 
     real = {}
-    for row in exchange.read_csv(folder / "measured.csv", strict=False)[0]:
+    for row in exchange.read_csv(folder / "measured.csv"):
         if row.metric == "seconds_per_epoch":
             real[(row.workload, row.backend)] = (row.device, row.value)
     rows = []
@@ -444,10 +444,14 @@ def main(argv: list[str]) -> int:
         from advisor.errors import AdvisorError
 
         try:
-            print_rescore([row for folder in folders for row in rescore(folder)])
+            rows = [row for folder in folders for row in rescore(folder)]
         except AdvisorError as error:  # a malformed export: one line, as the CLI says it
             print(f"--rescore: {error}", file=sys.stderr)
             return 2
+        if not rows:
+            print("--rescore: no CPU probe of a measured run in those folders", file=sys.stderr)
+            return 1
+        print_rescore(rows)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "accelerator-check")

@@ -20,6 +20,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,7 @@ CASES = {"resnet50": 64, "vgg16": 64, "alexnet": 512, "inception3": 32, "resnet1
 """Workload and batch, the batches of ``accelerator_check.CASES``."""
 
 
-def _timed(call, repeats: int) -> float:  # type: ignore[no-untyped-def]
+def _timed(call: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
         begin = time.perf_counter()
@@ -75,6 +76,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seconds", type=float, default=150)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
+    if args.repeats < 1 or not args.seconds > 0:  # NaN fails too
+        parser.error("--repeats must be >= 1 and --seconds positive")
     deadline = time.monotonic() + args.seconds
     names = args.cases.split(",")
     unknown = [n for n in names if n not in CASES]

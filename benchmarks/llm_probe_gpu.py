@@ -124,7 +124,13 @@ def main(argv: list[str]) -> int:
         missing = [str(p) for p in args.compare if not p.is_file()]
         if missing:
             parser.error(f"--compare: no such file {', '.join(missing)}")
-        for row in compare(*args.compare):
+        from advisor.errors import AdvisorError
+
+        try:
+            rows = compare(*args.compare)
+        except (AdvisorError, ValueError, KeyError, TypeError, AttributeError) as error:
+            parser.exit(2, f"--compare: not a probe export and llm_gpu_check lines ({error})\n")
+        for row in rows:
             print(f"{row['job']} on {row['gpu']}: real {row['real']:,.0f} tokens/s; the device "
                   f"model {row['model']:,.0f} ({row['model'] / row['real']:.2f}x the real rate), "
                   f"corrected by the probe {row['corrected']:,.0f} "
@@ -132,6 +138,8 @@ def main(argv: list[str]) -> int:
         return 0
     if args.out is None:
         parser.error("--out FILE (on the GPU machine) or --compare PROBES_CSV REAL_JSONL (here)")
+    if not (args.budget > 0 and args.seconds > 0):  # NaN fails both
+        parser.error("--budget and --seconds must be positive")
     return probe_all(args.out, args.budget, args.seconds)
 
 
