@@ -30,12 +30,15 @@ THROUGHPUT_FIT = {
     "qwen1-readme-profiling",
 }
 """Sources whose tokens per second per GPU the LLM fit reads (docs/SOURCES.md)."""
+OWN = "advisor-gpu-check-20261126"
+"""Our own runs (``benchmarks/llm_gpu_check.py`` on one H200): held out for speed and memory."""
 THROUGHPUT_HOLDOUT = {
     "nemo-automodel-perf",
     "megatron-bridge-26.06",
     "megatron-bridge-25.11-pretrain",
+    OWN,
 }
-"""Never fitted: NVIDIA's vendor rows (single H100 and 8-GPU nodes, bf16 and fp8, B200)."""
+"""Never fitted: NVIDIA's vendor rows (single H100 and 8-GPU nodes, bf16 and fp8, B200), ours."""
 MEMORY_FIT = {"torchtune-readme-2024-11-optflags", "answerai-fsdp-qlora-2024-03"}
 """Sources whose peak memory was looked at while the memory count was written."""
 MEMORY_HOLDOUT = {
@@ -43,6 +46,7 @@ MEMORY_HOLDOUT = {
     "qwen1-readme-profiling",
     "peft-docs-accelerate",
     "llamafactory-bench-2023-12",
+    OWN,
 }
 """Peak memory compared only once the count was written."""
 BOUNDARY = {"unsloth-readme-ctx-2025-01"}
@@ -58,6 +62,7 @@ DEVICES = {
     "A6000": "A6000",
     "L4": "L4",
     "B200": "B200",
+    "H200": "H200",
     "RTX6000-Ada": "RTX6000-Ada",
     "A10G": "A10G",
 }
@@ -128,8 +133,10 @@ def optimizer(row: dict[str, str]) -> tuple[str, str]:
 
 def master(row: dict[str, str]) -> str:
     """The trained weights' precision: torchtune and llm-foundry's PURE mode keep them in bf16;
-    mixed precision everywhere else keeps an fp32 master copy."""
-    pure = row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
+    mixed precision everywhere else keeps an fp32 master copy. Our own runs train bf16 weights
+    in full fine-tuning; peft keeps their adapters in fp32."""
+    own_full = row["source"] == OWN and method(row) == "full"
+    pure = own_full or row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
     return "bf16" if pure else "fp32"
 
 
@@ -144,10 +151,11 @@ def chunked_loss(row: dict[str, str]) -> str:
 def memory_statistic(row: dict[str, str]) -> str:
     """``allocated``: the tensors' peak (torchtune's peak active memory); ``reserved``: what the
     allocator held or nvidia-smi showed (Answer.AI's reserved memory, and every figure whose
-    statistic the source does not state: docs/SOURCES.md, "LLM fine-tuning")."""
+    statistic the source does not state: docs/SOURCES.md, "LLM fine-tuning"). Ours read
+    ``torch.cuda.max_memory_allocated``."""
     if not row["peak_memory_gib_per_gpu"]:
         return ""
-    return "allocated" if row["source"].startswith("torchtune") else "reserved"
+    return "allocated" if row["source"].startswith(("torchtune", OWN)) else "reserved"
 
 
 def sharding(row: dict[str, str]) -> str:
@@ -216,6 +224,12 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
         if normal["n_device"] == "A6000":
             notes.append("twice the 4090 row's memory under the same recipe: config unknown")
             memory = ""
+    if source == OWN and normal["n_method"] == "lora":
+        notes.append(
+            "peft keeps the adapters in fp32 and no autocast ran: strict-fp32 adapter products"
+            " and an fp32 copy of every adapted input (kept for the backward pass without"
+            " checkpointing), which advisor does not model"
+        )
     if not row["peak_memory_gib_per_gpu"]:
         memory = ""
     if not row["tokens_per_second_per_gpu"]:
