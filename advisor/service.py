@@ -84,7 +84,8 @@ def job_for_request(request: Request) -> Job | None:
                 ) from None
         if given:
             raise UsageError(
-                f"{', '.join(given)} apply to an LLM ('advisor models' lists them), "
+                f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to an LLM"
+                " ('advisor models' lists them), "
                 f"not {display.quoted(request.model)}"
             )
         return None

@@ -71,7 +71,7 @@ COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
-    "n_offload",
+    "n_offload", "n_fp32_adapters",
 )  # fmt: skip
 
 
@@ -138,6 +138,13 @@ def master(row: dict[str, str]) -> str:
     own_full = row["source"] == OWN and method(row) == "full"
     pure = own_full or row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
     return "bf16" if pure else "fp32"
+
+
+def fp32_adapters(row: dict[str, str]) -> str:
+    """Adapters whose path runs in fp32: PEFT's fp32 adapters stepped without autocast. Only
+    our own runs say so (``benchmarks/llm_gpu_check.py`` steps a plain loop); every published
+    recipe runs its adapters in 16 bits (torchtune, NeMo) or names a Trainer that autocasts."""
+    return "yes" if row["source"] == OWN and method(row) in ("lora", "qlora") else "no"
 
 
 def chunked_loss(row: dict[str, str]) -> str:
@@ -224,12 +231,6 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
         if normal["n_device"] == "A6000":
             notes.append("twice the 4090 row's memory under the same recipe: config unknown")
             memory = ""
-    if source == OWN and normal["n_method"] == "lora":
-        notes.append(
-            "peft keeps the adapters in fp32 and no autocast ran: strict-fp32 adapter products"
-            " and an fp32 copy of every adapted input (kept for the backward pass without"
-            " checkpointing), which advisor does not model"
-        )
     if not row["peak_memory_gib_per_gpu"]:
         memory = ""
     if not row["tokens_per_second_per_gpu"]:
@@ -258,6 +259,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_master": master(row),
         "n_sharding": sharding(row),
         "n_offload": offload(row),
+        "n_fp32_adapters": fp32_adapters(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"

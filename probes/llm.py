@@ -173,6 +173,10 @@ class FineTune:
     """Cross-entropy over chunks of the logits (torchtune, Liger): no fp32 copy of them all."""
     activation_offload: bool = False
     """Checkpointed layer inputs wait in host memory (torchtune's activation offloading)."""
+    fp32_adapters: bool = False
+    """The adapters' path runs in fp32: PEFT keeps adapters in fp32 (``autocast_adapter_dtype``)
+    and casts each adapted input to their dtype; a loop without autocast then multiplies in fp32
+    and adds an fp32 result back (Hugging Face's Trainer with ``bf16=True`` autocasts: 16 bits)."""
 
     @property
     def adapted(self) -> bool:
@@ -195,6 +199,14 @@ class FineTune:
         wanted = TARGETS[self.targets]
         per_layer = sum(i + o for name, i, o in self.shape.projections() if name in wanted)
         return self.shape.layers * self.rank * per_layer
+
+    def adapted_widths(self) -> tuple[int, int]:
+        """Elements a token brings into and gets out of one layer's adapted projections."""
+        if not self.adapted:
+            return 0, 0
+        wanted = TARGETS[self.targets]
+        chosen = [(i, o) for name, i, o in self.shape.projections() if name in wanted]
+        return sum(i for i, _ in chosen), sum(o for _, o in chosen)
 
     def trainable_parameters(self) -> int:
         return self.adapter_parameters() if self.adapted else self.shape.parameters()
@@ -230,6 +242,8 @@ class FineTune:
         text = METHOD_TITLES[self.method]
         if self.adapted:
             text += f", rank {self.rank} on {'+'.join(TARGETS[self.targets])}"
+        if self.adapted and self.fp32_adapters:
+            text += " (fp32, no autocast)"
         text += f", {self.shape.sequence} tokens a sequence"
         return text + (", activation checkpointing" if self.checkpointing else "")
 

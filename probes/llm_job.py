@@ -70,6 +70,7 @@ class Options:
     targets: str | None = None
     packed: bool | None = None
     checkpointing: bool | None = None
+    fp32_adapters: bool | None = None
 
     def given(self) -> list[str]:
         """The options that were set, as their command-line flags."""
@@ -77,6 +78,7 @@ class Options:
             "method": "--method", "tokens": "--tokens", "examples": "--examples",
             "sequence": "--seq-len", "rank": "--lora-rank", "targets": "--lora-targets",
             "packed": "--packing", "checkpointing": "--checkpointing",
+            "fp32_adapters": "--fp32-adapters",
         }  # fmt: skip
         return [flag for name, flag in flags.items() if getattr(self, name) is not None]
 
@@ -134,6 +136,7 @@ def job_of(
         sequence=options.sequence, epochs=epochs, packed=options.packed, rank=options.rank,
         targets=options.targets, micro_batch=micro_batch,
         checkpointing=options.checkpointing is not False, precision=precision,
+        fp32_adapters=bool(options.fp32_adapters),
     )  # fmt: skip
 
 
@@ -151,12 +154,15 @@ def job_for(
     micro_batch: int | None = None,
     checkpointing: bool = True,
     precision: str = "bf16",
+    fp32_adapters: bool = False,
 ) -> Job:
     """The job a user states, checked: every bad value is one ``UsageError`` line."""
     model = get(name)
     check_method(method)
     if method == "full" and (rank is not None or targets is not None):
         raise UsageError("--lora-rank and --lora-targets apply to --method lora or qlora")
+    if method == "full" and fp32_adapters:
+        raise UsageError("--fp32-adapters applies to --method lora or qlora")
     if targets is not None and targets not in TARGETS:
         raise UsageError(f"unknown LoRA targets {targets!r}; choose one of {', '.join(TARGETS)}")
     length = DEFAULT_SEQUENCE if sequence is None else sequence
@@ -182,7 +188,7 @@ def job_for(
     shape = replace(model.shape, sequence=length)
     tune = FineTune(
         shape, method, DEFAULT_RANK if rank is None else rank, targets or "all",
-        checkpointing=checkpointing,
+        checkpointing=checkpointing, fp32_adapters=fp32_adapters,
     )  # fmt: skip
     return Job(model, tune, count, epochs or 1, tokens, pack, micro_batch, precision)
 
@@ -199,11 +205,13 @@ PROBE_PREFIX = "llm:"
 
 def probe_name(job: Job) -> str:
     """The name of what a probe of ``job`` steps: model, method, adapters, sequence length,
-    checkpointing (``llm:llama3.1-8b:qlora:r16-all:2048``); the sizes are the config's."""
+    checkpointing, the adapters' dtype (``llm:llama3.1-8b:qlora:r16-all:2048``); the sizes are
+    the config's."""
     tune = job.tune
     adapters = f"r{tune.rank}-{tune.targets}" if tune.adapted else "all"
-    checkpointing = "" if tune.checkpointing else ":no-checkpointing"
-    return f"{PROBE_PREFIX}{job.model.id}:{tune.method}:{adapters}:{job.sequence}{checkpointing}"
+    flags = "" if tune.checkpointing else ":no-checkpointing"
+    flags += ":fp32-adapters" if tune.fp32_adapters else ""
+    return f"{PROBE_PREFIX}{job.model.id}:{tune.method}:{adapters}:{job.sequence}{flags}"
 
 
 def is_probe_name(name: str) -> bool:
@@ -222,6 +230,7 @@ def job_of_probe(name: str, sequences: int, epochs: int, micro_batch: int) -> Jo
         model, method=method, examples=sequences, sequence=int(length), epochs=epochs,
         packed=False, rank=int(rank[1:]) if adapted else None, targets=targets if adapted else None,
         micro_batch=micro_batch, checkpointing="no-checkpointing" not in parts[4:],
+        fp32_adapters=adapted and "fp32-adapters" in parts[4:],
     )  # fmt: skip
 
 

@@ -14,7 +14,8 @@ shards it over a node and adds the tokens of a micro-batch:
   (8h), the queries, keys, values and the attention's output (4 d_q + 4 d_kv), the gate, up,
   activation and product of a gated feed-forward (8 d_ff; 4 d_ff for a plain one). Under
   checkpointing only each layer's input (2h) stays, and one layer's full set while it is
-  recomputed;
+  recomputed. Adapters in fp32 without autocast keep an fp32 copy of every adapted input for
+  their own backward pass (4 bytes an input element; in 16 bits they share the projection's);
 * the logits: 2 bytes each in bf16, with an fp32 copy for the loss and its fp32 gradient 10
   (torchtune's optimisation table: chunking the loss saved 8.3 bytes a logit on Llama 3.2 3B,
   data/llm-finetune-published.csv); 2 when the loss runs over chunks.
@@ -69,6 +70,12 @@ def layer_activation_bytes(tune: FineTune) -> float:
     return 8 * shape.hidden + 4 * shape.query_width + 4 * shape.kv_width + feed
 
 
+def adapter_copy_bytes(tune: FineTune) -> float:
+    """Bytes one token keeps in one layer for fp32 adapters: the fp32 copy of each adapted
+    input that the adapter's first product reads again in the backward pass."""
+    return 4.0 * tune.adapted_widths()[0] if tune.fp32_adapters else 0.0
+
+
 def footprint(tune: FineTune) -> Footprint:
     shape = tune.shape
     master = _MASTER_BYTES[tune.master]
@@ -80,7 +87,7 @@ def footprint(tune: FineTune) -> Footprint:
         frozen += quantised * QUANTISED_BYTES[tune.storage]
     else:
         frozen = 0.0
-    per_layer = layer_activation_bytes(tune)
+    per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
     logits = shape.vocabulary * (CHUNKED_LOGIT_BYTES if tune.chunked_loss else LOGIT_BYTES)
     if tune.checkpointing:
         kept = 0.0 if tune.activation_offload else shape.layers * 2.0 * shape.hidden

@@ -70,6 +70,13 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     default=None,
     help="LLM: activation checkpointing (default on).",
 )
+@click.option(
+    "--fp32-adapters",
+    is_flag=True,
+    default=None,
+    help="LLM: PEFT's fp32 adapters stepped without autocast (a plain PyTorch loop): slower, "
+    "and an fp32 copy of each adapted input kept (default: 16-bit, as under autocast).",
+)
 @click.option("--samples", type=BoundedInt(1), help="Training samples per epoch.")
 @click.option("--validation-samples", type=BoundedInt(0), help="Validation samples.")
 @click.option("--deadline", help=f"Finish within this long: {ACCEPTED}.")
@@ -133,6 +140,7 @@ def recommend(
     lora_targets: str | None,
     packing: bool | None,
     checkpointing: bool | None,
+    fp32_adapters: bool | None,
     samples: int | None,
     validation_samples: int | None,
     deadline: str | None,
@@ -196,6 +204,7 @@ def recommend(
     finetune = Options(
         method=method, tokens=tokens, examples=examples, sequence=seq_len, rank=lora_rank,
         targets=lora_targets, packed=packing, checkpointing=checkpointing,
+        fp32_adapters=fp32_adapters,
     )  # fmt: skip
     request = service.Request(
         model=model,

@@ -51,6 +51,20 @@ and down products, the activation and its product, two casts. The backward pass 
 twice as many."""
 ADAPTER_KERNELS = 4
 """Forward kernels of one LoRA adapter: dropout, its two products, the scaled add."""
+ADAPTER_ACCESSES = {
+    False: {"forward": ((1, 0), (6, 0)), "backward": ((5, 0), (4, 0))},
+    True: {"forward": ((1, 2), (2, 6)), "backward": ((4, 3), (2, 6))},
+}
+"""Reads and writes a LoRA adapter's path makes beside its frozen projection, per element of
+the projection's input and of its output, as (16-bit, fp32) counts: ``{fp32 adapters: {pass:
+(input, output)}}``. In 16 bits (torchtune, Megatron, PEFT under autocast) the forward reads
+the input for the first product, writes the second's output, scales it (read, write) and adds
+it to the projection's (two reads, a write); the backward scales the gradient (read, write),
+reads it for both gradients of the second product, reads the input for the first product's
+weight gradient, writes the input's gradient and adds it to the projection's (two reads, a
+write). In fp32 without autocast the input is cast up (a 16-bit read, an fp32 write) and read in
+fp32, every output-side tensor is fp32, the sum is cast back to 16 bits, and the backward casts
+each gradient across the same boundaries (PEFT's ``lora.Linear.forward``)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +141,7 @@ def facts_of(tune: FineTune, plan: Layout) -> WorkloadFacts:
     kept = tune.shape.layers * layer_activation_bytes(tune) * sequence
     traffic = activation_bytes_of(kept / 2) * (RECOMPUTE_PASSES if tune.checkpointing else 1)
     traffic += activation_bytes_of(logit_bytes(tune) / 2) * sequence
+    traffic += adapter_traffic(tune) * sequence
     return WorkloadFacts(
         flops_per_sample=tune.flops_per_token() * sequence,
         parameters=tune.trainable_parameters(),
@@ -139,6 +154,26 @@ def facts_of(tune: FineTune, plan: Layout) -> WorkloadFacts:
         dequant_bytes=tune.dequant_bytes(),
         sharded_bytes=counted.gathered if plan.sharded else 0.0,
     )
+
+
+def adapter_traffic(tune: FineTune) -> float:
+    """What fp32 adapters add to a token's traffic through every layer (``ADAPTER_ACCESSES``:
+    the fp32 path's accesses less the 16-bit path's, the forward twice under checkpointing),
+    counted as the activation traffic is: 4 bytes an access of a 16-bit tensor, which a 16-bit
+    machine halves, so an fp32 access counts twice. The 16-bit path itself is in the fitted
+    efficiencies: every published run they were fitted on ran one, several fused (counting it
+    as well left NVIDIA's held-out LoRA runs 20-27% too slow: docs/PREDICTION.md)."""
+    inputs, outputs = tune.adapted_widths()
+    if not tune.fp32_adapters or not inputs:
+        return 0.0
+    total = 0.0
+    for name, times in (("forward", 2 if tune.checkpointing else 1), ("backward", 1)):
+        (in16, in32), (out16, out32) = ADAPTER_ACCESSES[True][name]
+        (base_in, _), (base_out, _) = ADAPTER_ACCESSES[False][name]
+        extra_in = in16 + 2 * in32 - base_in
+        extra_out = out16 + 2 * out32 - base_out
+        total += times * (inputs * extra_in + outputs * extra_out)
+    return 4.0 * total * tune.shape.layers
 
 
 def logit_bytes(tune: FineTune) -> float:

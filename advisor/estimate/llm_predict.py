@@ -215,6 +215,7 @@ def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str
         pairs += [
             ("ADVISOR_LORA_RANK", str(job.tune.rank)),
             ("ADVISOR_LORA_TARGETS", job.tune.targets),
+            ("ADVISOR_ADAPTER_DTYPE", "fp32" if job.tune.fp32_adapters else "bf16"),
         ]
     return tuple(pairs)
 

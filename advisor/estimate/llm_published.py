@@ -88,6 +88,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         row["n_optimizer_in_backward"] == "yes",
         row["n_chunked_loss"] == "yes",
         row["n_activation_offload"] == "yes",
+        fp32_adapters=row["n_fp32_adapters"] == "yes",
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

@@ -111,6 +111,20 @@ def test_checkpointing_keeps_layer_inputs_only() -> None:
     assert checkpointed.working_per_token - chunked.working_per_token == 8 * 128_256
 
 
+def test_fp32_adapters_keep_an_fp32_copy_of_each_adapted_input() -> None:
+    """Without checkpointing, a token keeps 4 bytes an input element of every adapted
+    projection beside the 16-bit activations: q, k, v, gate and up read the hidden state (4,096
+    wide in Llama 3.1 8B), o the attention's output (4,096), down the feed-forward's (14,336)."""
+    shape = llm.get("llama3.1-8b").shape
+    plain = llm_memory.footprint(FineTune(shape, "lora", checkpointing=False))
+    fp32 = llm_memory.footprint(FineTune(shape, "lora", checkpointing=False, fp32_adapters=True))
+    assert FineTune(shape, "lora").adapted_widths() == (6 * 4096 + 14_336, 43_008)
+    assert fp32.kept_per_token - plain.kept_per_token == 32 * 4 * (6 * 4096 + 14_336)
+    only_qv = FineTune(shape, "lora", targets="qv", checkpointing=False, fp32_adapters=True)
+    assert llm_memory.footprint(only_qv).kept_per_token - plain.kept_per_token == 32 * 4 * 8192
+    assert FineTune(shape, "full").adapted_widths() == (0, 0)
+
+
 def test_methods_are_checked() -> None:
     llm.check_method("qlora")
     with pytest.raises(UsageError, match="full, lora, qlora"):
@@ -127,6 +141,9 @@ def test_a_probe_name_stands_for_its_job() -> None:
     assert again.tune == job.tune and again.sequences == job.sequences
     off = job_for("qwen2.5-7b", method="full", examples=100, checkpointing=False, sequence=512)
     assert llm_job.job_of_probe(llm_job.probe_name(off), 100, 2, 4).tune == off.tune
+    fp32 = job_for("qwen2.5-0.5b", examples=100, checkpointing=False, fp32_adapters=True)
+    assert llm_job.probe_name(fp32).endswith(":no-checkpointing:fp32-adapters")
+    assert llm_job.job_of_probe(llm_job.probe_name(fp32), 100, 1, 1).tune == fp32.tune
     spec = spec_for(name, samples=job.sequences, epochs=1, batch_size=1)
     assert spec.workload is not None and spec.workload.adapters == (32, ("q", "k", "v", "o"))
     assert spec.workload.transformer == job.tune.shape and spec.workload.synthetic_input
