@@ -71,7 +71,7 @@ COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
-    "n_offload", "n_fp32_adapters",
+    "n_offload", "n_fp32_adapters", "n_fused_loss",
 )  # fmt: skip
 
 
@@ -138,6 +138,12 @@ def master(row: dict[str, str]) -> str:
     own_full = row["source"] == OWN and method(row) == "full"
     pure = own_full or row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
     return "bf16" if pure else "fp32"
+
+
+FUSED_LOSS = {"llm-foundry-mpt-bench"}
+"""Sources whose loss is one fused kernel: llm-foundry's MPT takes flash-attn's cross-entropy
+unless its config names another (``loss_fn: fused_crossentropy``, the default in
+``llmfoundry/models/mpt/modeling_mpt.py``)."""
 
 
 def fp32_adapters(row: dict[str, str]) -> str:
@@ -260,6 +266,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_sharding": sharding(row),
         "n_offload": offload(row),
         "n_fp32_adapters": fp32_adapters(row),
+        "n_fused_loss": "yes" if row["source"] in FUSED_LOSS else "no",
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"

@@ -177,6 +177,9 @@ class FineTune:
     """The adapters' path runs in fp32: PEFT keeps adapters in fp32 (``autocast_adapter_dtype``)
     and casts each adapted input to their dtype; a loop without autocast then multiplies in fp32
     and adds an fp32 result back (Hugging Face's Trainer with ``bf16=True`` autocasts: 16 bits)."""
+    fused_loss: bool = False
+    """Cross-entropy in one fused kernel over the 16-bit logits (flash-attn's, llm-foundry's
+    default): no fp32 copy, a 16-bit gradient."""
 
     @property
     def adapted(self) -> bool:

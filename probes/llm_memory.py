@@ -18,7 +18,8 @@ shards it over a node and adds the tokens of a micro-batch:
   their own backward pass (4 bytes an input element; in 16 bits they share the projection's);
 * the logits: 2 bytes each in bf16, with an fp32 copy for the loss and its fp32 gradient 10
   (torchtune's optimisation table: chunking the loss saved 8.3 bytes a logit on Llama 3.2 3B,
-  data/llm-finetune-published.csv); 2 when the loss runs over chunks.
+  data/llm-finetune-published.csv); 2 when the loss runs over chunks; 4 when one fused kernel
+  reads the bf16 logits and writes their bf16 gradient (flash-attn's cross-entropy).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ LOGIT_BYTES = 10.0
 """Bytes a logit costs at the loss: bf16 logits, their fp32 copy and its fp32 gradient."""
 CHUNKED_LOGIT_BYTES = 2.0
 """The same when the loss runs over chunks of the sequence: only the bf16 logits stay."""
+FUSED_LOGIT_BYTES = 4.0
+"""The same under a fused cross-entropy kernel: the bf16 logits and their bf16 gradient."""
 _MASTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 _SLOT_BYTES = {"adamw": None, "adamw8bit": 1.0}
 """Bytes of one optimizer slot a weight (None: the master precision)."""
@@ -70,6 +73,13 @@ def layer_activation_bytes(tune: FineTune) -> float:
     return 8 * shape.hidden + 4 * shape.query_width + 4 * shape.kv_width + feed
 
 
+def logit_memory_bytes(tune: FineTune) -> float:
+    """Bytes a logit holds at the loss, by how the loss runs."""
+    if tune.chunked_loss:
+        return CHUNKED_LOGIT_BYTES
+    return FUSED_LOGIT_BYTES if tune.fused_loss else LOGIT_BYTES
+
+
 def adapter_copy_bytes(tune: FineTune) -> float:
     """Bytes one token keeps in one layer for fp32 adapters: the fp32 copy of each adapted
     input that the adapter's first product reads again in the backward pass."""
@@ -88,7 +98,7 @@ def footprint(tune: FineTune) -> Footprint:
     else:
         frozen = 0.0
     per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
-    logits = shape.vocabulary * (CHUNKED_LOGIT_BYTES if tune.chunked_loss else LOGIT_BYTES)
+    logits = shape.vocabulary * logit_memory_bytes(tune)
     if tune.checkpointing:
         kept = 0.0 if tune.activation_offload else shape.layers * 2.0 * shape.hidden
         working = per_layer + logits

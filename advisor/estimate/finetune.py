@@ -180,8 +180,9 @@ def logit_bytes(tune: FineTune) -> float:
     """16-bit bytes of logits a token's loss moves, as the zoo's decoders count them
     (``probes.transformers.Shape.activation_bytes_16bit``): the fp32 logits and their fp32
     gradient, 4 bytes a vocabulary entry; half of that when the loss runs over chunks (torchtune,
-    Liger), which never writes the fp32 copy of them all. Not recomputed under checkpointing."""
-    return (2.0 if tune.chunked_loss else 4.0) * tune.shape.vocabulary
+    Liger) or in one fused kernel (flash-attn's), neither of which writes an fp32 copy of them
+    all. Not recomputed under checkpointing."""
+    return (2.0 if tune.chunked_loss or tune.fused_loss else 4.0) * tune.shape.vocabulary
 
 
 def kernels_per_pass(tune: FineTune) -> int:

@@ -69,20 +69,24 @@ def test_a_gpu_too_small_names_the_largest_batch_or_sequence_that_fits() -> None
 
 def test_every_published_run_fits_its_gpus() -> None:
     """The runs happened: each published configuration advisor can lay out fits its GPU in the
-    model (tensor and pipeline parallelism split activations in ways it does not plan), but
-    for llm-foundry's MPT-3B at 8,192 tokens, three micro-batches and no checkpointing, which
-    its count puts 1.7% past what a card leaves (docs/BENCHMARKS.md, "LLM fine-tuning")."""
+    model (tensor and pipeline parallelism split activations in ways it does not plan). The
+    tightest, llm-foundry's MPT-3B at 8,192 tokens, three micro-batches and no checkpointing,
+    fits because its loss is flash-attn's fused kernel (no fp32 copy of the logits): counted as
+    an unfused loss it is 1.7% past what a card leaves."""
     checked, misjudged = 0, []
     for run in read_published():
         if not run.device or not (run.use_throughput or run.use_memory) or run.model_parallel:
             continue
-        fit = finetune.fit_of(run.tune, run.plan, _machine(run.device, run.plan.gpus))
+        machine = _machine(run.device, run.plan.gpus)
+        fit = finetune.fit_of(run.tune, run.plan, machine)
         assert fit is not None and fit.needed_bytes <= 1.02 * fit.available_bytes, run.label
         checked += 1
         if not fit.fits:
             misjudged.append(run.label)
-    assert checked >= 150 and len(misjudged) <= 3
-    assert all(label.startswith("mpt-3b full 8192") for label in misjudged)
+        if run.label.startswith("mpt-3b full 8192") and run.plan.micro_batch == 3:
+            unfused = finetune.fit_of(replace(run.tune, fused_loss=False), run.plan, machine)
+            assert unfused is not None and not unfused.fits
+    assert checked >= 150 and misjudged == []
 
 
 def test_no_step_beats_the_hardware() -> None:
