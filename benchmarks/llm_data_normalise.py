@@ -71,7 +71,7 @@ COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
-    "n_offload", "n_fp32_adapters", "n_fused_loss",
+    "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32",
 )  # fmt: skip
 
 
@@ -144,6 +144,15 @@ FUSED_LOSS = {"llm-foundry-mpt-bench"}
 """Sources whose loss is one fused kernel: llm-foundry's MPT takes flash-attn's cross-entropy
 unless its config names another (``loss_fn: fused_crossentropy``, the default in
 ``llmfoundry/models/mpt/modeling_mpt.py``)."""
+
+
+def frozen_fp32(row: dict[str, str]) -> str:
+    """Frozen weights kept in fp32: PEFT's ``examples/sft`` loads the model in fp32 unless a
+    4-bit storage dtype is set (``utils.py`` @5d602fdb: ``dtype = quant_storage_dtype ... else
+    torch.float32``) and FSDP keeps the shards so; DeepSpeed with bf16 enabled partitions them in
+    bf16 (ZeRO-3's ``zero.Init``)."""
+    peft_fsdp = row["source"] == "peft-docs-accelerate" and row["sharding"].startswith("fsdp")
+    return "yes" if peft_fsdp and quant(row) == "none" else "no"
 
 
 def fp32_adapters(row: dict[str, str]) -> str:
@@ -267,6 +276,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_offload": offload(row),
         "n_fp32_adapters": fp32_adapters(row),
         "n_fused_loss": "yes" if row["source"] in FUSED_LOSS else "no",
+        "n_frozen_fp32": frozen_fp32(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"

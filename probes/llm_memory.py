@@ -4,7 +4,8 @@ Counted from the shape and the method (``probes.llm.FineTune``); ``advisor.estim
 shards it over a node and adds the tokens of a micro-batch:
 
 * weights as stored: frozen ones in 16 bits or 4 (QLoRA quantises the layers' projections; the
-  token table, the output projection and the norms stay 16-bit), trained ones in their master
+  token table, the output projection and the norms stay 16-bit; 32 for a model loaded in fp32
+  under mixed precision, ``FineTune.frozen_fp32``), trained ones in their master
   precision, plus the 16-bit copy mixed precision computes with (autocast keeps one per weight
   through the forward pass);
 * gradients of the trained weights (none with the optimizer in the backward pass), and the
@@ -93,10 +94,11 @@ def footprint(tune: FineTune) -> Footprint:
     trained = tune.trainable_parameters()
     if tune.adapted:
         quantised = tune.projection_parameters() if tune.storage != "none" else 0
-        frozen = (tune.frozen_parameters() - quantised) * 2.0
-        frozen += quantised * QUANTISED_BYTES[tune.storage]
+        gathered = (tune.frozen_parameters() - quantised) * 2.0
+        gathered += quantised * QUANTISED_BYTES[tune.storage]
+        frozen = gathered + (tune.frozen_parameters() - quantised) * 2.0 * tune.frozen_fp32
     else:
-        frozen = 0.0
+        frozen = gathered = 0.0
     per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
     logits = shape.vocabulary * logit_memory_bytes(tune)
     if tune.checkpointing:
@@ -110,7 +112,7 @@ def footprint(tune: FineTune) -> Footprint:
         gradients=0.0 if tune.optimizer_in_backward else trained * master,
         optimizer=2 * slot * trained,
         layer_weights=2.0 * shape.layer_parameters(),
-        gathered=frozen + trained * 2.0,
+        gathered=gathered + trained * 2.0,
         kept_per_token=kept,
         working_per_token=working,
     )

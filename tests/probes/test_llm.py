@@ -125,6 +125,24 @@ def test_fp32_adapters_keep_an_fp32_copy_of_each_adapted_input() -> None:
     assert FineTune(shape, "full").adapted_widths() == (0, 0)
 
 
+def test_frozen_weights_loaded_in_fp32_take_twice_the_memory_and_gather_in_16_bits() -> None:
+    """PEFT's example loads Llama 2 70B in fp32 for LoRA under FSDP's bf16 mixed precision: its
+    frozen weights hold 4 bytes each, but FSDP gathers them in 16 bits. Under QLoRA only the
+    weights left unquantised (token table, output projection, norms) would be fp32."""
+    shape = llm.get("llama2-70b").shape
+    bf16 = llm_memory.footprint(FineTune(shape, "lora", rank=8))
+    fp32 = llm_memory.footprint(FineTune(shape, "lora", rank=8, frozen_fp32=True))
+    frozen = FineTune(shape, "lora").frozen_parameters()
+    assert fp32.weights - bf16.weights == 2 * frozen
+    assert fp32.gathered == bf16.gathered
+    qlora = FineTune(shape, "qlora", frozen_fp32=True)
+    unquantised = qlora.frozen_parameters() - qlora.projection_parameters()
+    extra = (
+        llm_memory.footprint(qlora).weights - llm_memory.footprint(FineTune(shape, "qlora")).weights
+    )
+    assert extra == 2 * unquantised
+
+
 def test_methods_are_checked() -> None:
     llm.check_method("qlora")
     with pytest.raises(UsageError, match="full, lora, qlora"):
