@@ -1,0 +1,34 @@
+"""The published fine-tuning runs: every machine-readable column is what the normaliser reads
+from the row's own words, so a hand edit of a reading (or a source the rules do not know) fails
+here instead of silently changing what is fitted or held out."""
+
+from __future__ import annotations
+
+import csv
+
+from benchmarks.llm_data_normalise import COLUMNS, FILE, normalise
+
+
+def test_the_shipped_readings_are_the_normalisers() -> None:
+    with FILE.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) > 200
+    differ = [
+        (line, name, row[name], wanted)
+        for line, row in enumerate(rows, start=2)
+        for name, wanted in normalise(row).items()
+        if row[name] != wanted
+    ]
+    assert differ == []
+    assert set(COLUMNS) <= set(rows[0])
+
+
+def test_our_own_runs_are_held_out_and_say_how_they_ran() -> None:
+    with FILE.open(newline="", encoding="utf-8") as handle:
+        ours = [r for r in csv.DictReader(handle) if r["source"] == "advisor-gpu-check-20261126"]
+    assert len(ours) == 11
+    assert all(r["use_throughput"] == "holdout" and r["use_memory"] == "holdout" for r in ours)
+    assert all(r["n_device"] == "H200" and r["n_memory_statistic"] == "allocated" for r in ours)
+    lora = [r for r in ours if r["n_method"] == "lora"]
+    assert lora and all(r["n_fp32_adapters"] == "yes" and r["n_master"] == "fp32" for r in lora)
+    assert all(r["n_master"] == "bf16" for r in ours if r["n_method"] == "full")
