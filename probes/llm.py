@@ -181,9 +181,9 @@ class FineTune:
     """Cross-entropy in one fused kernel over the 16-bit logits (flash-attn's, llm-foundry's
     default): no fp32 copy, a 16-bit gradient."""
     frozen_fp32: bool = False
-    """The frozen 16-bit weights are stored in fp32 and cast to 16 bits for their products: a
-    model loaded in fp32 and trained under mixed precision (PEFT's ``examples/sft`` without
-    4-bit storage; FSDP gathers them in 16 bits)."""
+    """The frozen weights left unquantised are stored in fp32 and cast to 16 bits for their
+    products: a model loaded in fp32 and trained under mixed precision (PEFT's ``examples/sft``
+    without 4-bit storage; FSDP gathers them in 16 bits)."""
 
     @property
     def adapted(self) -> bool:

@@ -94,9 +94,9 @@ def footprint(tune: FineTune) -> Footprint:
     trained = tune.trainable_parameters()
     if tune.adapted:
         quantised = tune.projection_parameters() if tune.storage != "none" else 0
-        gathered = (tune.frozen_parameters() - quantised) * 2.0
-        gathered += quantised * QUANTISED_BYTES[tune.storage]
-        frozen = gathered + (tune.frozen_parameters() - quantised) * 2.0 * tune.frozen_fp32
+        unquantised = tune.frozen_parameters() - quantised
+        gathered = unquantised * 2.0 + quantised * QUANTISED_BYTES[tune.storage]
+        frozen = gathered + unquantised * 2.0 if tune.frozen_fp32 else gathered
     else:
         frozen = gathered = 0.0
     per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
