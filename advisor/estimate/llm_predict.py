@@ -24,7 +24,14 @@ from advisor.estimate.machine import Machine, check_precision
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
 from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA
 from advisor.estimate.prediction import Prediction, Target
-from advisor.estimate.residual import Residual, combined, corrected, kind_of, log_sigma_of, usable
+from advisor.estimate.residual import (
+    Residual,
+    combined,
+    corrected_for,
+    kind_of,
+    log_sigma_of,
+    usable,
+)
 from probes.llm import FineTune
 from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
 from probes.result import ProbeResult
@@ -102,10 +109,7 @@ def predictor_for_job(
 
     def predictor(target: Target) -> Prediction:
         prediction = predict_job(job, target, calibration=calibration, host_seconds=host_seconds)
-        residual = found.get(kind_of(target))
-        if residual is None or not usable(prediction):
-            return prediction
-        return corrected(prediction, residual)
+        return corrected_for(prediction, target, found)
 
     return predictor
 

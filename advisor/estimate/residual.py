@@ -23,7 +23,7 @@ predictions, nor the reverse.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from advisor.estimate import catalog
@@ -139,12 +139,20 @@ def predictor_for(
         if source is not None:
             return predict(source, target, precision=precision)
         prediction = predict(probe, target, precision=precision, run_log_sigma=run_log_sigma)
-        residual = found.get(kind_of(target))
-        if residual is None or prediction.measured or not usable(prediction):
-            return prediction
-        return corrected(prediction, residual)
+        return corrected_for(prediction, target, found)
 
     return predictor
+
+
+def corrected_for(
+    prediction: Prediction, target: Target, found: Mapping[str, Residual]
+) -> Prediction:
+    """``prediction`` on ``target`` corrected by the residual of ``target``'s kind in ``found``,
+    where there is one and the prediction is a model's usable time (not a measurement there)."""
+    residual = found.get(kind_of(target))
+    if residual is None or prediction.measured or not usable(prediction):
+        return prediction
+    return corrected(prediction, residual)
 
 
 def usable(prediction: Prediction) -> bool:
