@@ -128,10 +128,8 @@ def step_floor(
     per-step overhead."""
     measured = own_software and probe.dispatch_seconds > 0
     figures = gpu_host(framework, kind) or GpuHost(0.0, 0.0, math.inf)
-    dispatch = probe.dispatch_seconds if measured else 0.0
-    if not measured and not figures.dispatch_seconds:
-        dispatch = calibration.gpu_overhead_s
-    dispatch = max(dispatch, figures.dispatch_seconds)
+    unmeasured = 0.0 if figures.dispatch_seconds else calibration.gpu_overhead_s
+    dispatch = max(probe.dispatch_seconds if measured else unmeasured, figures.dispatch_seconds)
     per_layer = max(probe.layer_dispatch_seconds if own_software else 0.0, figures.layer_seconds)
     feed = step_input_bytes / figures.feed_bytes_per_second
     host = dispatch + probe.host_layers * per_layer
