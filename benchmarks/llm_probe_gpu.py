@@ -46,6 +46,7 @@ def job(index: int) -> Any:
     return job_for(
         model, method=method, examples=SEQUENCES, sequence=sequence, packed=False, rank=rank,
         targets=targets, micro_batch=micro_batch, checkpointing=checkpointing,
+        fp32_adapters=method != "full",  # llm_gpu_check steps PEFT's fp32 adapters, no autocast
     )  # fmt: skip
 
 

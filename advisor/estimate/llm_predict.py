@@ -71,8 +71,11 @@ def predict_job(
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
     if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS:
         return _excluded(f"{machine.label}: 4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs")
+    asked = job.tune
+    if not machine.half_precision:  # everything is fp32 already: no cast, no extra copy
+        asked = replace(asked, fp32_adapters=False)
     tune, plan, fit = choose_layout(
-        job.tune, machine, machine.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
+        asked, machine, machine.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
     )
     if fit is not None and not fit.fits:
         how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""

@@ -115,6 +115,13 @@ def test_fp32_adapters_slow_a_step_by_their_traffic_and_16_bit_ones_are_as_fitte
     assert 0.1 < finetune.adapter_traffic(qv) / finetune.adapter_traffic(fp32) < 0.25
     full = job_for("llama3-8b", method="full", examples=10, sequence=4096).tune
     assert finetune.adapter_traffic(full) == 0.0
+    # in fp32 every adapter path is fp32 already: the flag changes nothing
+    job = job_for("llama3-8b", examples=64, sequence=4096, checkpointing=False)
+    flagged = replace(job, tune=replace(job.tune, fp32_adapters=True))
+    for precision, same in (("fp32", True), ("bf16", False)):
+        plain = predict_job(replace(job, precision=precision), Target("H200", 1)).seconds
+        asked = predict_job(replace(flagged, precision=precision), Target("H200", 1)).seconds
+        assert (plain == asked) is same
 
 
 def test_qlora_is_slower_than_lora_and_faster_per_dollar_of_memory() -> None:
