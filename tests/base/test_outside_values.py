@@ -104,7 +104,18 @@ def test_an_emitted_file_name_with_an_escape_is_reported_as_written(tmp_path: Pa
     assert line == f"wrote SkyPilot task {tmp_path}/t\\x1b[31mred\\x07.yaml"
 
 
-@pytest.mark.parametrize("workload", ["mnist\x00mlp", "mlp", "file:xyz", "my model"])
+@pytest.mark.parametrize(
+    "workload",
+    [
+        "mnist\x00mlp",
+        "mlp",
+        "file:xyz",
+        "my model",
+        "llm:qwen2.5-0.5b:full:all:2048:fp32-adapters",  # full fine-tuning has no adapters
+        "llm:qwen2.5-0.5b:lora:r16-all:2048:fp32-adapters:fp32-adapters",
+        "llm:qwen2.5-0.5b:lora:r16-all:2048:fp32-adapters:no-checkpointing",  # not its order
+    ],
+)
 def test_an_import_refuses_a_workload_no_command_could_find(tmp_path: Path, workload: str) -> None:
     path = tmp_path / "in.csv"
     path.write_text(result_csv(workload=workload))
