@@ -128,15 +128,30 @@ def optimizer(row: dict[str, str]) -> tuple[str, str]:
     kind = "adamw8bit" if "8bit" in text else "adamw"
     if "paged" in text:
         kind = "paged-" + kind
-    return kind, "yes" if "optimizer_in_bwd" in text else "no"
+    in_backward = "optimizer_in_bwd" in text.replace("no optimizer_in_bwd", "")
+    return kind, "yes" if in_backward else "no"
+
+
+PURE_BF16 = {"answerai-fsdp-qlora-2024-03"}
+"""Sources that train every weight in bf16 without saying "pure": Answer.AI's ``train.py``
+defaults to ``--precision bf16`` (@05ed9f2a; so since b02e69b, 2024-01-25, before the
+benchmarks), which casts the model to bf16 with no FSDP mixed-precision policy; PEFT of the
+time (before 0.12's ``autocast_adapter_dtype``) cast each adapter to its base layer's dtype
+(bf16, also for ``Linear4bit`` with a bf16 ``quant_storage``), and AdamW's states follow their
+parameters' dtype."""
 
 
 def master(row: dict[str, str]) -> str:
-    """The trained weights' precision: torchtune and llm-foundry's PURE mode keep them in bf16;
-    mixed precision everywhere else keeps an fp32 master copy. Our own runs train bf16 weights
-    in full fine-tuning; peft keeps their adapters in fp32."""
+    """The trained weights' precision: torchtune, llm-foundry's PURE mode and ``PURE_BF16`` keep
+    them in bf16; mixed precision everywhere else keeps an fp32 master copy. Our own runs train
+    bf16 weights in full fine-tuning; peft keeps their adapters in fp32."""
     own_full = row["source"] == OWN and method(row) == "full"
-    pure = own_full or row["source"].startswith("torchtune") or "pure" in row["precision"].lower()
+    pure = (
+        own_full
+        or row["source"].startswith("torchtune")
+        or row["source"] in PURE_BF16
+        or "pure" in row["precision"].lower()
+    )
     return "bf16" if pure else "fp32"
 
 
