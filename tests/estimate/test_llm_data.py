@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 
-from benchmarks.llm_data_normalise import COLUMNS, FILE, normalise
+from benchmarks.llm_data_normalise import COLUMNS, FILE, normalise, optimizer
 
 
 def test_the_shipped_readings_are_the_normalisers() -> None:
@@ -32,3 +32,17 @@ def test_our_own_runs_are_held_out_and_say_how_they_ran() -> None:
     lora = [r for r in ours if r["n_method"] == "lora"]
     assert lora and all(r["n_fp32_adapters"] == "yes" and r["n_master"] == "fp32" for r in lora)
     assert all(r["n_master"] == "bf16" for r in ours if r["n_method"] == "full")
+
+
+def test_a_negated_optimizer_in_backward_is_read_as_no() -> None:
+    """torchtune's 3B table: "LoRA and QLoRA ... do not use optimizer_in_bwd"."""
+    assert optimizer({"optimizer": "torch AdamW + optimizer_in_bwd"}) == ("adamw", "yes")
+    assert optimizer({"optimizer": "AdamW (no optimizer_in_bwd per README)"}) == ("adamw", "no")
+    assert optimizer({"optimizer": "bitsandbytes PagedAdamW8bit"}) == ("paged-adamw8bit", "no")
+
+
+def test_answerai_rows_train_in_pure_bf16() -> None:
+    with FILE.open(newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["source"] == "answerai-fsdp-qlora-2024-03"]
+    assert len(rows) > 20
+    assert {r["n_master"] for r in rows} == {"bf16"}
