@@ -50,6 +50,18 @@ class Accelerator:
     """Per chip bandwidth to its peers for gradient all-reduce, GB/s."""
     source: str
     verified: str
+    sms: int = 0
+    """Streaming multiprocessors of a GPU (0 on a TPU)."""
+    fp32_lanes_per_sm: int = 0
+    """FP32 units of one multiprocessor (``fp32_tflops`` = sms x lanes x 2 x clock)."""
+    clock_mhz: float = 0.0
+    """The clock ``fp32_tflops`` is quoted at (the boost clock but for the K80's base)."""
+
+    @property
+    def sm_cycles_per_second(self) -> float:
+        """Multiprocessor cycles a second over the chip: what bounds a kernel whose every
+        multiprocessor waits on memory latency rather than on bandwidth (0: not known)."""
+        return self.sms * self.clock_mhz * 1e6
 
     @property
     def has_tensor_cores(self) -> bool:
@@ -112,6 +124,9 @@ def accelerators() -> dict[str, Accelerator]:
             interconnect_gbs=_float(row["interconnect_gbs"]),
             source=row["source"],
             verified=row["verified"],
+            sms=int(row.get("sms") or 0),
+            fp32_lanes_per_sm=int(row.get("fp32_lanes_per_sm") or 0),
+            clock_mhz=_float(row.get("clock_mhz") or ""),
         )
     return catalog
 

@@ -42,6 +42,21 @@ def test_every_row_has_a_source_and_positive_specs() -> None:
         assert family.source and family.vcpu_gflops > 0 and family.memory_gbs_per_vcpu > 0
 
 
+def test_every_gpus_multiprocessors_make_its_fp32_peak() -> None:
+    """SMs x FP32 lanes x 2 x clock is the datasheet's FP32 figure: the multiprocessor columns
+    (what bounds latency-bound kernels) are read from the same specification as the peak."""
+    gpus = [spec for spec in catalog.accelerators().values() if spec.kind == "gpu"]
+    assert len(gpus) > 25
+    for spec in gpus:
+        assert spec.sm_cycles_per_second > 0, spec.name
+        implied = spec.sms * spec.fp32_lanes_per_sm * 2 * spec.clock_mhz * 1e6 / 1e12
+        if spec.verified == "yes":
+            assert implied == pytest.approx(spec.fp32_tflops, rel=0.02), spec.name
+    assert all(
+        s.sm_cycles_per_second == 0 for s in catalog.accelerators().values() if s.kind == "tpu"
+    )
+
+
 def test_the_named_cpu_families_are_all_there() -> None:
     expected = {
         "haswell", "broadwell", "skylake", "cascadelake", "icelake", "sapphirerapids",
