@@ -125,6 +125,11 @@ class Machine:
     products): used only where a workload counts its attention apart."""
     peak_attention_flops: float = 0.0
     """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
+    element_rate: float = 0.0
+    """Activation elements/s that the memory-bound kernels move at most, whatever ``bandwidth``
+    allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
+    multiprocessors' cycles times the elements each keeps in flight per cycle (0: bandwidth
+    alone)."""
 
 
 def usl_speedup(vcpus: float, calibration: Calibration) -> float:
@@ -225,6 +230,7 @@ def accelerator_machine(
         calibration.fp8_gemm_efficiency if matmul.name == "fp8" else calibration.gemm_efficiency
     )
     cudnn = cudnn_eligible and stack.uses_cudnn_rnn
+    transposes = conv.tensor_cores and stack.layout == "nchw"
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     path = _describe_paths(spec, precision, conv, matmul)
     return Machine(
@@ -233,6 +239,9 @@ def accelerator_machine(
         conv_flops=conv.peak * conv_efficiency,
         matmul_flops=matmul.peak * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
+        element_rate=(
+            spec.sm_cycles_per_second * calibration.elements_per_sm_cycle if transposes else 0.0
+        ),
         overhead_s=calibration.gpu_overhead_s,
         cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
         peak_conv_flops=conv.peak,
@@ -246,7 +255,7 @@ def accelerator_machine(
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
-        transposes=conv.tensor_cores and stack.layout == "nchw",
+        transposes=transposes,
         fused_optimizer=stack.fused_optimizer,
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",

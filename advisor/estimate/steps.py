@@ -329,14 +329,11 @@ def step_parts(
         activation_bytes *= calibration.transformer_traffic_scale
     if machine.transposes:
         activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
+    activation_elements = activation_bytes / 4.0  # counted in fp32
     if machine.half_precision:
         activation_bytes /= 2
     dequant = facts.dequant_bytes * facts.accumulation * calibration.dequant_traffic_scale
-    memory_bytes = (
-        parameter_traffic_bytes(facts, calibration, machine.fused_optimizer)
-        + activation_bytes
-        + dequant
-    )
+    streamed = parameter_traffic_bytes(facts, calibration, machine.fused_optimizer) + dequant
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
     recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
         per_replica, _half_narrow(facts, machine, calibration)
@@ -346,7 +343,9 @@ def step_parts(
         + steps * machine.cell_step_s
         + facts.recurrent_flops * per_replica / recurrent_rate
     )
-    memory = memory_bytes / machine.bandwidth
+    memory = streamed / machine.bandwidth + activation_seconds(
+        activation_bytes, activation_elements, machine
+    )
     # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
     # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
     exposed = 1 - calibration.kernel_overlap
@@ -366,6 +365,16 @@ def step_parts(
         exchange=exchange,
         overlapped=machine.host_overlap,
     )
+
+
+def activation_seconds(activation_bytes: float, elements: float, machine: Machine) -> float:
+    """Seconds of a step's memory-bound kernels: their bytes at the machine's bandwidth, or,
+    where the multiprocessors wait on latency first, their elements at its element rate (a
+    16-bit element costs a thread what a 32-bit one does: half the bytes, not half the time)."""
+    by_bandwidth = activation_bytes / machine.bandwidth
+    if machine.element_rate <= 0:
+        return by_bandwidth
+    return max(by_bandwidth, elements / machine.element_rate)
 
 
 def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tuple[float, float]:

@@ -373,3 +373,36 @@ def test_the_gradient_exchange_is_added_once_where_the_host_is_calibrated() -> N
     ).exchange
     assert exchange > 0  # the exchange exists, and the host part above holds none of it
     assert f"all-reduce {exchange * 1e3:.3g} ms/step" in "\n".join(eight.steps)
+
+
+def test_nchw_memory_bound_kernels_are_held_to_the_multiprocessors_not_the_bandwidth() -> None:
+    """Lambda's PyTorch ResNet-50 (NCHW) runs 2,791 images/s on an H100 in fp16 and 3,076 on a
+    B200, whose bandwidth is 2.4x: those kernels wait on latency, per element, so on the NCHW
+    tensor-core path a 16-bit element costs what a 32-bit one does and more bandwidth barely
+    helps; channels-last kernels stream at the bandwidth."""
+    from dataclasses import replace
+
+    from advisor.estimate.frameworks import from_software
+    from advisor.estimate.machine import Stack, accelerator_machine
+    from advisor.estimate.parameters import shipped_calibration
+    from advisor.estimate.steps import activation_seconds, facts_of, step_parts
+
+    calibration = shipped_calibration()
+    facts = facts_of(zoo.get("resnet50"))
+    torch = from_software("pytorch-2.3-ngc-24.03")
+
+    def memory(device: str, precision: str, layout: str) -> float:
+        stack = Stack(framework=torch, layout=layout)
+        machine = accelerator_machine(device, 1, calibration, stack=stack, precision=precision)
+        assert machine is not None
+        return step_parts(facts, machine, 256, calibration).memory
+
+    assert memory("B200", "fp16", "nchw") > 0.9 * memory("B200", "tf32", "nchw")
+    assert memory("B200", "fp16", "nhwc") < 0.6 * memory("B200", "tf32", "nhwc")
+    assert memory("B200", "fp16", "nchw") > 0.75 * memory("H100", "fp16", "nchw")
+    assert memory("B200", "fp16", "nhwc") < 0.5 * memory("H100", "fp16", "nhwc")
+    machine = accelerator_machine("B200", 1, calibration, stack=Stack(framework=torch))
+    assert machine is not None and machine.element_rate == 0.0  # channels last: no such bound
+    bound = replace(machine, element_rate=1e9)
+    assert activation_seconds(1e9, 1e9, bound) == 1.0  # a billion elements at a billion a second
+    assert activation_seconds(1e9, 1e9, machine) == 1e9 / machine.bandwidth
