@@ -40,6 +40,10 @@ class Prepared:
     parameter_scale: float = 1.0
     """Parameters of the real workload per parameter of the model built here: a step's fixed
     cost is mostly the optimizer's pass over every weight, which grows with the parameters."""
+    blocks: int = 0
+    """Transformer blocks of the real workload (0: not a transformer). A proxy builds fewer;
+    the layers the host calls and the kernels a step launches are counted for all of them
+    (``probes.run.step_counts``)."""
 
     @property
     def stepped_flops_per_sample(self) -> float:
@@ -74,7 +78,7 @@ def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
     model = networks.build(w, shape)
     return Prepared(
         model, inputs, target, w.train_flops_per_sample, w.synthetic_input, scale, proxy,
-        parameter_scale=full.parameters() / shape.parameters(),
+        parameter_scale=full.parameters() / shape.parameters(), blocks=full.layers,
     )  # fmt: skip
 
 

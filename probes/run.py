@@ -228,6 +228,7 @@ def _probe(
             prepared.model, *measured.arrays, config.batch_size, measured.step_seconds
         )
     counted = architecture.read(prepared.model)
+    layers, kernels = step_counts(prepared)
     return ProbeResult(
         config=config,
         device=machine,
@@ -252,10 +253,10 @@ def _probe(
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,
         extrapolated_from=extrapolated_from(prepared, measured.batch_scaling, config.batch_size),
-        device_kernels=kernels_per_step(prepared.model),
+        device_kernels=kernels,
         dispatch_seconds=dispatch,
         layer_dispatch_seconds=per_layer,
-        host_layers=host_layers(prepared.model),
+        host_layers=layers,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -450,6 +451,28 @@ def kernels_per_step(model: Any) -> int:
     fusion can only lower it, so the floor stays a floor."""
     forward = sum(2 if layer.weights else 1 for layer in _called_layers(model))
     return 3 * forward + len(model.trainable_variables)
+
+
+def step_counts(prepared: Prepared) -> tuple[int, int]:
+    """The layers the host calls and the kernels a step launches, of the real workload: the
+    stepped model's, and for a transformer proxy its last block's once more for each block it
+    leaves out (every block runs the same layers: those from one attention layer to the next)."""
+    model = prepared.model
+    layers, kernels = host_layers(model), kernels_per_step(model)
+    called = list(_called_layers(model))
+    starts = [i for i, layer in enumerate(called) if type(layer).__name__ in _ATTENTION_LAYERS]
+    missing = prepared.blocks - len(starts)
+    if missing <= 0 or len(starts) < 2:
+        return layers, kernels
+    block = called[starts[-2] : starts[-1]]
+    block_kernels = 3 * sum(2 if layer.weights else 1 for layer in block) + sum(
+        len(layer.trainable_variables) for layer in block
+    )
+    return layers + missing * len(block), kernels + missing * block_kernels
+
+
+_ATTENTION_LAYERS = frozenset({"MultiHeadAttention", "GroupQueryAttention"})
+"""The layer each transformer block holds one of (``probes.transformer_layers``)."""
 
 
 def host_layers(model: Any) -> int:

@@ -7,6 +7,8 @@ tiny sizes, so the two together pin the full-size models.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,26 @@ def test_a_probe_of_bert_steps_a_proxy_and_says_so() -> None:
     assert result.architecture is None  # the proxy's 2 layers are not bert's 12
     smallest = min(result.batch_scaling)
     assert result.step_seconds > result.batch_scaling[smallest]  # batch 32 of the real depth
+
+
+@pytest.mark.tf
+def test_a_proxys_layers_and_kernels_are_counted_for_every_block_of_the_real_model() -> None:
+    """The floor prices each layer the host calls and each kernel launched: a 2-block proxy of
+    a deeper model is counted at the real depth, exactly what the real model counts."""
+    import keras
+
+    from probes import networks
+    from probes.data import InputSpec
+    from probes.loading import Prepared
+    from probes.run import host_layers, kernels_per_step, step_counts
+
+    spec = InputSpec((8,), "int32", high=10)
+    for workload_id, tiny in TINY:
+        deep = replace(tiny, layers=5)
+        proxy = networks.build(zoo.get(workload_id), replace(tiny, layers=2))
+        real = networks.build(zoo.get(workload_id), deep)
+        counted = step_counts(Prepared(proxy, [spec], spec, 1e9, False, blocks=5))
+        assert counted == (host_layers(real), kernels_per_step(real)), workload_id
+        assert counted[0] > host_layers(proxy), workload_id
+        assert step_counts(Prepared(real, [spec], spec, 1e9, False, blocks=5)) == counted
+        keras.backend.clear_session()
