@@ -77,6 +77,14 @@ class Framework:
         return self.name == "tensorflow" and self.version < (2, 0)
 
     @property
+    def half_runs_nhwc(self) -> bool:
+        """The graph of a 16-bit convnet runs channels-last on a Volta or later GPU whatever
+        layout the script wrote: TensorFlow's grappler, from 1.15 (its GenericLayoutOptimizer),
+        swaps the layout to NHWC when at least half of the GPU's convolutions are fp16
+        (``GetSrcAndDstDataFormats``); before, it turned every GPU graph to NCHW."""
+        return self.name == "tensorflow" and self.version >= (1, 15)
+
+    @property
     def cpu_kernels(self) -> str:
         """The library behind a CPU's convolutions and matrix products: ``onednn`` for
         TensorFlow 2.9 and later (``TF_ENABLE_ONEDNN_OPTS`` on by default on x86), PyTorch and

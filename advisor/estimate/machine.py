@@ -230,7 +230,8 @@ def accelerator_machine(
         calibration.fp8_gemm_efficiency if matmul.name == "fp8" else calibration.gemm_efficiency
     )
     cudnn = cudnn_eligible and stack.uses_cudnn_rnn
-    transposes = conv.tensor_cores and stack.layout == "nchw"
+    nchw = stack.layout == "nchw" and not (conv.half and stack.framework.half_runs_nhwc)
+    transposes = conv.tensor_cores and nchw
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
     path = _describe_paths(spec, precision, conv, matmul)
     return Machine(

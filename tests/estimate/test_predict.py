@@ -406,3 +406,26 @@ def test_nchw_memory_bound_kernels_are_held_to_the_multiprocessors_not_the_bandw
     bound = replace(machine, element_rate=1e9)
     assert activation_seconds(1e9, 1e9, bound) == 1.0  # a billion elements at a billion a second
     assert activation_seconds(1e9, 1e9, machine) == 1e9 / machine.bandwidth
+
+
+def test_tensorflow_runs_a_16_bit_convnet_channels_last_whatever_layout_it_was_written_in() -> None:
+    """Grappler's layout optimizer (TensorFlow from 1.15) swaps a graph whose convolutions are
+    mostly fp16 to NHWC on Volta and later: tf_cnn_benchmarks' NCHW in mixed precision pays no
+    transposes there; in TF32, in TensorFlow 1.4 and in PyTorch, NCHW stays NCHW."""
+    from advisor.estimate.frameworks import from_software
+    from advisor.estimate.machine import Stack, accelerator_machine
+    from advisor.estimate.parameters import shipped_calibration
+
+    calibration = shipped_calibration()
+
+    def transposes(software: str, precision: str) -> bool:
+        stack = Stack(framework=from_software(software), layout="nchw")
+        machine = accelerator_machine("A100", 1, calibration, stack=stack, precision=precision)
+        assert machine is not None
+        return machine.transposes
+
+    assert not transposes("tensorflow-1.15-cuda11.0", "mixed")
+    assert not transposes("tensorflow-2.4-cuda11.0", "fp16")
+    assert transposes("tensorflow-2.4-cuda11.0", "tf32")
+    assert transposes("tensorflow-1.4-source-built", "mixed")
+    assert transposes("pytorch-2.3-ngc-24.03", "fp16")
