@@ -201,11 +201,8 @@ class FineTune:
         return self.shape.layers * per_layer
 
     def adapter_parameters(self) -> int:
-        if not self.adapted:
-            return 0
-        wanted = TARGETS[self.targets]
-        per_layer = sum(i + o for name, i, o in self.shape.projections() if name in wanted)
-        return self.shape.layers * self.rank * per_layer
+        """Each adapted projection's two factors: rank x (its input + its output) a layer."""
+        return self.shape.layers * self.rank * sum(self.adapted_widths())
 
     def adapted_widths(self) -> tuple[int, int]:
         """Elements a token brings into and gets out of one layer's adapted projections."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -449,25 +449,27 @@ def kernels_per_step(model: Any) -> int:
     activation) and one per other layer, the backward pass about twice the forward, and the
     optimizer one fused update per trainable variable. A count for a floor, not a profile: XLA
     fusion can only lower it, so the floor stays a floor."""
-    forward = sum(2 if layer.weights else 1 for layer in _called_layers(model))
-    return 3 * forward + len(model.trainable_variables)
+    return 3 * _forward_kernels(_called_layers(model)) + len(model.trainable_variables)
+
+
+def _forward_kernels(layers: Iterable[Any]) -> int:
+    """Forward kernels of ``layers``: two a layer with weights, one for the others."""
+    return sum(2 if layer.weights else 1 for layer in layers)
 
 
 def step_counts(prepared: Prepared) -> tuple[int, int]:
     """The layers the host calls and the kernels a step launches, of the real workload: the
     stepped model's, and for a transformer proxy its last block's once more for each block it
     leaves out (every block runs the same layers: those from one attention layer to the next)."""
-    model = prepared.model
-    layers, kernels = host_layers(model), kernels_per_step(model)
-    called = list(_called_layers(model))
+    called = list(_called_layers(prepared.model))
+    layers, kernels = len(called), kernels_per_step(prepared.model)
     starts = [i for i, layer in enumerate(called) if type(layer).__name__ in _ATTENTION_LAYERS]
     missing = prepared.blocks - len(starts)
     if missing <= 0 or len(starts) < 2:
         return layers, kernels
     block = called[starts[-2] : starts[-1]]
-    block_kernels = 3 * sum(2 if layer.weights else 1 for layer in block) + sum(
-        len(layer.trainable_variables) for layer in block
-    )
+    trained = sum(len(layer.trainable_variables) for layer in block)
+    block_kernels = 3 * _forward_kernels(block) + trained
     return layers + missing * len(block), kernels + missing * block_kernels
 
 
