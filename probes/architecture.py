@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from probes.loading import UNKNOWN_LENGTH
+from probes.data import UNKNOWN_LENGTH
 from probes.result import GATES, TRAINING_PASSES, Architecture, RecurrentLayer
 
 _CELLS = {"LSTM": "lstm", "GRU": "gru", "SimpleRNN": "vanilla"}

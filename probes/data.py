@@ -18,6 +18,8 @@ import numpy as np
 from advisor.errors import AdvisorError
 from probes import weights
 
+UNKNOWN_LENGTH = 64
+"""Length used for a variable-length (None) input axis of a user's model."""
 ARRAY_CAP_BYTES = 512 * 2**20
 SYNTHETIC_POOL_BATCHES = 8
 _BLOCK = 1024

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import backend, networks, quiet, transformers
-from probes.data import InputSpec
+from probes import architecture, backend, networks, quiet, transformers
+from probes.data import UNKNOWN_LENGTH, InputSpec
 from probes.spec import ProbeSpec
 
-UNKNOWN_LENGTH = 64
-"""Length used for a variable-length (None) input axis of a user's model."""
+PROXY_BLOCKS = 16
+"""Residual blocks of a deep ResNet's proxy, about: ResNet-50's 16, whose first step (its graph
+traced) takes 7 s of a 20 s budget on the 2-vCPU development VM where ResNet-152's 50 take 20 s
+(2026-11-26)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class Prepared:
     """Transformer blocks of the real workload (0: not a transformer). A proxy builds fewer;
     the layers the host calls and the kernels a step launches are counted for all of them
     (``probes.run.step_counts``)."""
+    stages: tuple[int, ...] = ()
+    """Residual blocks per stage of the real ResNet (() when not one); a proxy builds fewer
+    (``probe_stages``) and is counted at the real depth as a transformer's is."""
 
     @property
     def stepped_flops_per_sample(self) -> float:
@@ -53,10 +58,41 @@ class Prepared:
 
 def prepare(spec: ProbeSpec, flop_budget: float | None = None) -> Prepared:
     """The model to step and its synthetic data; a transformer whose two samples cost more than
-    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width."""
+    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width, a ResNet
+    deeper than ``PROXY_BLOCKS`` by one of the same stages with fewer blocks."""
     if spec.workload is not None and spec.workload.transformer is not None:
         return _prepare_transformer(spec.workload, flop_budget)
+    if spec.workload is not None and probe_stages(spec.workload.stages) != spec.workload.stages:
+        return _prepare_resnet(spec.workload)
     return _prepare(spec)
+
+
+def probe_stages(stages: tuple[int, ...]) -> tuple[int, ...]:
+    """The blocks per stage a probe steps of a ResNet: all of them up to ``PROXY_BLOCKS``, else
+    each stage's share of ``PROXY_BLOCKS``, at least one a stage. Tracing a training step costs
+    seconds a layer and every bottleneck block does about the same work whatever its stage, so
+    a proxy that keeps each stage's share of the blocks keeps the mix of layer shapes: on the
+    development VM (1, 3, 12, 1) stepped ResNet-152's batches of 2 and 4 within 5-8% once
+    scaled by the FLOP ratio (``docs/BENCHMARKS.md``, "Probe budget")."""
+    total = sum(stages)
+    if total <= PROXY_BLOCKS:
+        return stages
+    return tuple(max(1, round(blocks * PROXY_BLOCKS / total)) for blocks in stages)
+
+
+def _prepare_resnet(w: Any) -> Prepared:
+    """A deep ResNet's proxy (``probe_stages``), scaled to the real model by the counted FLOPs
+    and parameters."""
+    stages = probe_stages(w.stages)
+    model = networks.build(w, stages=stages)
+    counted = architecture.read(model)
+    inputs, target = _zoo_specs(w)
+    return Prepared(
+        model, inputs, target, w.train_flops_per_sample,
+        w.synthetic_input, w.train_flops_per_sample / counted.train_flops_per_sample,
+        f"{sum(stages)} of {sum(w.stages)} blocks, {stages} of {w.stages}",
+        parameter_scale=w.parameters / model.count_params(), stages=w.stages,
+    )  # fmt: skip
 
 
 def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
@@ -85,26 +121,31 @@ def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
 def _prepare(spec: ProbeSpec) -> Prepared:
     if spec.workload is not None:
         w = spec.workload
-        vocabulary = {"imdb_fasttext": networks.FASTTEXT_VOCABULARY,
-                      "imdb_bilstm": networks.BILSTM_VOCABULARY}.get(w.id)  # fmt: skip
-        inputs = [
-            InputSpec(
-                w.input_shape, w.input_dtype, high=vocabulary, one_hot=w.id.startswith("lstm_text")
-            )
-        ]
-        classes = networks.classes(w)
-        if classes == 1:
-            target = InputSpec((1,), "float32", high=2)
-        elif w.id == "lstm_text_generation":
-            target = InputSpec((classes,), "float32", one_hot=True)
-        else:
-            target = InputSpec((), "int32", high=classes)
+        inputs, target = _zoo_specs(w)
         return Prepared(
             networks.build(w), inputs, target, w.train_flops_per_sample, w.synthetic_input
         )
     assert spec.path is not None
     model = load_safely(str(spec.path))
     return Prepared(model, _input_specs(model), _target_spec(model), 0.0, pool=False)
+
+
+def _zoo_specs(w: Any) -> tuple[list[InputSpec], InputSpec]:
+    """The synthetic inputs and targets of a zoo workload (token ids within its vocabulary,
+    one-hot characters, class ids)."""
+    vocabulary = {"imdb_fasttext": networks.FASTTEXT_VOCABULARY,
+                  "imdb_bilstm": networks.BILSTM_VOCABULARY}.get(w.id)  # fmt: skip
+    inputs = [
+        InputSpec(
+            w.input_shape, w.input_dtype, high=vocabulary, one_hot=w.id.startswith("lstm_text")
+        )
+    ]
+    classes = networks.classes(w)
+    if classes == 1:
+        return inputs, InputSpec((1,), "float32", high=2)
+    if w.id == "lstm_text_generation":
+        return inputs, InputSpec((classes,), "float32", one_hot=True)
+    return inputs, InputSpec((), "int32", high=classes)
 
 
 def load_safely(path: str) -> Any:

@@ -22,9 +22,12 @@ ADAMW = {"bert": (3e-5, 0.01), "gpt2": (6e-4, 0.1), "vit": (1e-3, 0.05)}
 0.01), nanoGPT train.py (6e-4, 0.1), DeiT (5e-4 x batch/512 = 1e-3, 0.05)."""
 
 
-def build(workload: Workload, shape: Shape | None = None) -> Any:
+def build(
+    workload: Workload, shape: Shape | None = None, stages: tuple[int, ...] | None = None
+) -> Any:
     """A freshly initialised, compiled ``keras.Model`` for ``workload``; a transformer at
-    ``shape`` when given (a probe's smaller proxy of the published shape)."""
+    ``shape``, a ResNet with ``stages`` blocks per stage when given (a probe's smaller proxy of
+    the published model)."""
     shape = shape or workload.transformer
     if shape is not None:
         from probes.transformer_layers import add_adapters, build_transformer
@@ -36,7 +39,10 @@ def build(workload: Workload, shape: Shape | None = None) -> Any:
             optimizer=optimizer(workload.optimizer, workload.id), loss=_logits_loss(), metrics=[]
         )
         return model
-    model = _BUILDERS[workload.id](workload)
+    if workload.stages:
+        model = _resnet_v1(workload, stages or workload.stages)
+    else:
+        model = _BUILDERS[workload.id](workload)
     loss, metrics = _loss(workload)
     model.compile(optimizer=optimizer(workload.optimizer, workload.id), loss=loss, metrics=metrics)
     return model
@@ -196,6 +202,25 @@ def _alexnet(w: Workload) -> Any:
     ], name=w.id)  # fmt: skip
 
 
+def _resnet_v1(w: Workload, stages: tuple[int, ...]) -> Any:
+    """ResNet v1 with bottleneck blocks, ``stages`` of them per stage (64-512 filters), built
+    by the function ``keras.applications``' ResNet50/101/152 are built with (the same layers,
+    names and initialisers; ``resnet152`` as ``(3, 8, 36, 3)`` is ``ResNet152``)."""
+    from keras.src.applications import resnet
+
+    def stack(x: Any) -> Any:
+        for index, (filters, blocks) in enumerate(zip((64, 128, 256, 512), stages, strict=True)):
+            x = resnet.stack_residual_blocks_v1(
+                x, filters, blocks, stride1=2 if index else 1, name=f"conv{index + 2}"
+            )
+        return x
+
+    return resnet.ResNet(
+        stack, False, True, name=w.id, weights=None, input_shape=w.input_shape,
+        classes=IMAGENET_CLASSES,
+    )  # fmt: skip
+
+
 def _application(name: str) -> Callable[[Workload], Any]:
     def builder(w: Workload) -> Any:
         from keras import applications
@@ -216,7 +241,5 @@ _BUILDERS: dict[str, Callable[[Workload], Any]] = {
     "resnet32_cifar10": _resnet32_cifar10,
     "alexnet": _alexnet,
     "inception3": _application("InceptionV3"),
-    "resnet50": _application("ResNet50"),
-    "resnet152": _application("ResNet152"),
     "vgg16": _application("VGG16"),
 }

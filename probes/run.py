@@ -400,15 +400,21 @@ def _heavy_batches(
     largest that fits a twelfth of the budget at ``rate`` FLOP/s, alone for a convnet (its step
     costs the same per sample from batch 2 to 32 within 10%, ``benchmarks/heavy_batches.py``,
     and each batch size is traced anew, seconds of the budget), with half of it for a
-    transformer's proxy (whose per-step cost, the optimizer's pass, scales apart)."""
+    transformer's proxy (whose per-step cost, the optimizer's pass, scales apart). A proxy is
+    always measured this way, to be scaled to the real model: a ResNet's at its real batch when
+    that fits."""
     affordable = budget / 12
-    flops = prepared.stepped_flops_per_sample  # a proxy's, when a transformer is scaled down
-    if flops * config.batch_size / rate <= affordable and not prepared.proxy:
+    flops = prepared.stepped_flops_per_sample  # a proxy's, when the real model is scaled down
+    fits = flops * config.batch_size / rate <= affordable
+    if fits and not prepared.proxy:
         return []
+    transformer = bool(prepared.proxy) and not prepared.stages
+    if fits and not transformer:
+        return [config.batch_size]
     largest = 1
     while largest * 2 < config.batch_size and flops * largest * 2 / rate <= affordable:
         largest *= 2
-    if not prepared.proxy:
+    if not transformer:
         return [largest]
     return [max(1, largest // 2), largest] if largest > 1 else [1, 2]
 
@@ -459,18 +465,41 @@ def _forward_kernels(layers: Iterable[Any]) -> int:
 
 def step_counts(prepared: Prepared) -> tuple[int, int]:
     """The layers the host calls and the kernels a step launches, of the real workload: the
-    stepped model's, and for a transformer proxy its last block's once more for each block it
-    leaves out (every block runs the same layers: those from one attention layer to the next)."""
+    stepped model's, and for a proxy one of its blocks once more for each block of the real
+    model it leaves out (``_left_out``)."""
     called = list(_called_layers(prepared.model))
     layers, kernels = len(called), kernels_per_step(prepared.model)
+    for block, missing in _left_out(prepared, called):
+        trained = sum(len(layer.trainable_variables) for layer in block)
+        layers += missing * len(block)
+        kernels += missing * (3 * _forward_kernels(block) + trained)
+    return layers, kernels
+
+
+def _left_out(prepared: Prepared, called: list[Any]) -> list[tuple[list[Any], int]]:
+    """The blocks a proxy leaves out, as a block it steps and how many more the real model runs:
+    a transformer's last block (every block runs the same layers, from one attention layer to
+    the next); each ResNet stage's last bottleneck block, its shortcut projection aside (the
+    blocks after a stage's first add their input unprojected)."""
+    if prepared.stages:
+        return [_stage_block(called, index, real) for index, real in enumerate(prepared.stages)]
     starts = [i for i, layer in enumerate(called) if type(layer).__name__ in _ATTENTION_LAYERS]
     missing = prepared.blocks - len(starts)
     if missing <= 0 or len(starts) < 2:
-        return layers, kernels
-    block = called[starts[-2] : starts[-1]]
-    trained = sum(len(layer.trainable_variables) for layer in block)
-    block_kernels = 3 * _forward_kernels(block) + trained
-    return layers + missing * len(block), kernels + missing * block_kernels
+        return []
+    return [(called[starts[-2] : starts[-1]], missing)]
+
+
+def _stage_block(called: list[Any], index: int, real: int) -> tuple[list[Any], int]:
+    """Stage ``index``'s last block as ``keras.applications`` names its layers
+    (``conv4_block12_2_conv``; ``_0_`` the shortcut's), and the blocks the proxy leaves out."""
+    stage = f"conv{index + 2}_block"
+    numbers = [int(layer.name[len(stage) :].split("_")[0]) for layer in called
+               if layer.name.startswith(stage)]  # fmt: skip
+    last = f"{stage}{max(numbers)}_"
+    block = [layer for layer in called
+             if layer.name.startswith(last) and not layer.name[len(last) :].startswith("0_")]  # fmt: skip
+    return block, real - max(numbers)
 
 
 _ATTENTION_LAYERS = frozenset({"MultiHeadAttention", "GroupQueryAttention"})

@@ -56,6 +56,9 @@ class Workload:
     adapters: tuple[int, tuple[str, ...]] | None = None
     """An LLM fine-tuned with LoRA (``probes.llm_job``): the rank and the projections that get
     adapters, every other weight frozen; None: every weight trains."""
+    stages: tuple[int, ...] = ()
+    """Bottleneck blocks per stage of a ResNet v1 (He et al. 2016, Table 1), built as
+    ``keras.applications`` builds it; () for any other architecture."""
 
 
 def _transformer(
@@ -95,10 +98,10 @@ CLASSIC: tuple[Workload, ...] = (
              23_800_000, 34e9, "conv", synthetic_input=True),
     Workload("resnet50", "ResNet-50 v1 (ImageNet)", ("resnet",), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 64, "momentum", 25_560_000, 23.1e9,
-             "conv", synthetic_input=True),
+             "conv", synthetic_input=True, stages=(3, 4, 6, 3)),
     Workload("resnet152", "ResNet-152 v1 (ImageNet)", (), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 32, "momentum", 60_190_000, 67.7e9,
-             "conv", synthetic_input=True),
+             "conv", synthetic_input=True, stages=(3, 8, 36, 3)),
     Workload("vgg16", "VGG-16 (ImageNet)", ("vgg",), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 74, 64, "momentum", 138_400_000, 92.8e9,
              "conv", synthetic_input=True),

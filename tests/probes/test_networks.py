@@ -32,3 +32,51 @@ def test_builds_with_documented_parameters(workload: zoo.Workload) -> None:
     finally:
         del model
         keras.backend.clear_session()
+
+
+@pytest.mark.tf
+def test_the_resnets_are_keras_applications_own() -> None:
+    """Built by stages, ResNet-50 and ResNet-152 are ``keras.applications``' models, layer for
+    layer: a proxy of fewer blocks differs from them by its depth alone."""
+    import keras
+
+    for workload, application in (("resnet50", "ResNet50"), ("resnet152", "ResNet152")):
+        ours = networks.build(zoo.get(workload))
+        theirs = getattr(keras.applications, application)(
+            weights=None, input_shape=(224, 224, 3), classes=networks.IMAGENET_CLASSES
+        )
+        named = [[layer.name for layer in model.layers[1:]] for model in (ours, theirs)]
+        assert named[0] == named[1]  # the input layers aside: Keras numbers their names
+        assert ours.count_params() == theirs.count_params()
+        keras.backend.clear_session()
+
+
+def test_a_deep_resnet_is_probed_through_a_proxy_that_keeps_each_stages_share() -> None:
+    from probes.loading import PROXY_BLOCKS, probe_stages
+
+    assert probe_stages((3, 4, 6, 3)) == (3, 4, 6, 3)  # ResNet-50: itself
+    proxy = probe_stages((3, 8, 36, 3))
+    assert proxy == (1, 3, 12, 1)
+    assert sum(proxy) <= PROXY_BLOCKS + 2
+    assert probe_stages((3, 4, 23, 3)) == (1, 2, 11, 1)  # ResNet-101
+
+
+@pytest.mark.tf
+def test_a_probe_of_resnet152_steps_a_proxy_and_keeps_the_real_model() -> None:
+    """ResNet-152's first step alone (its graph traced) took 20 s of a 20 s budget here: the
+    probe steps 17 of its 50 blocks and says so, and what it reports is the real model's."""
+    import keras
+
+    from probes.run import host_layers, kernels_per_step, probe
+
+    workload = zoo.get("resnet152")
+    real = networks.build(workload)
+    layers, kernels = host_layers(real), kernels_per_step(real)
+    keras.backend.clear_session()
+    result = probe("resnet152", budget_seconds=6.0, profile_ops=False)
+    assert "of a proxy: 17 of 50 blocks" in result.extrapolated_from
+    assert result.parameters == workload.parameters
+    assert result.flops_per_sample == workload.train_flops_per_sample
+    assert result.architecture is None  # the zoo's facts, not the proxy's 17 blocks
+    assert (result.host_layers, result.device_kernels) == (layers, kernels)
+    assert result.step_seconds > 0 and result.batch_scaling

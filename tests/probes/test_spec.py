@@ -92,6 +92,14 @@ def test_only_heavy_workloads_are_extrapolated() -> None:
                      w.train_flops_per_sample, False, scale=262.0, proxy="2 of 36 layers")  # fmt: skip
     small, large = _heavy_batches(proxy, config_for("gpt2_large"), 125e9, 20.0)
     assert small * 2 == large
+    # a ResNet's proxy steps one batch, to be scaled by its FLOPs: the real one where it fits
+    w = zoo.get("resnet152")
+    proxy = Prepared(None, [InputSpec(w.input_shape, w.input_dtype)], InputSpec((), "int32"),
+                     w.train_flops_per_sample, True, scale=2.74, proxy="17 of 50 blocks",
+                     stages=w.stages)  # fmt: skip
+    (largest,) = _heavy_batches(proxy, config_for("resnet152"), 125e9, 20.0)
+    assert 1 <= largest < 32
+    assert _heavy_batches(proxy, config_for("resnet152"), 5e12, 20.0) == [32]
 
 
 def test_a_gpu_probe_steps_the_real_batch_of_the_imagenet_convnets() -> None:

@@ -184,3 +184,26 @@ def test_a_proxys_layers_and_kernels_are_counted_for_every_block_of_the_real_mod
         assert counted[0] > host_layers(proxy), workload_id
         assert step_counts(Prepared(real, [spec], spec, 1e9, False, blocks=5)) == counted
         keras.backend.clear_session()
+
+
+@pytest.mark.tf
+def test_a_resnet_proxys_layers_and_kernels_are_counted_at_the_real_depth() -> None:
+    """Each stage of a ResNet proxy stands for the real model's blocks of that stage: counted
+    exactly as the real model counts, though two of its stages hold only their first block (the
+    one with the shortcut projection, which the left-out blocks lack)."""
+    import keras
+
+    from probes import networks
+    from probes.data import InputSpec
+    from probes.loading import Prepared
+    from probes.run import host_layers, kernels_per_step, step_counts
+
+    resnet = zoo.get("resnet152")
+    spec = InputSpec(resnet.input_shape, "float32")
+    real_stages = (2, 3, 5, 2)
+    proxy = networks.build(resnet, stages=(1, 2, 3, 1))
+    real = networks.build(resnet, stages=real_stages)
+    counted = step_counts(Prepared(proxy, [spec], spec, 1e9, False, stages=real_stages))
+    assert counted == (host_layers(real), kernels_per_step(real))
+    assert counted[0] > host_layers(proxy)
+    keras.backend.clear_session()
