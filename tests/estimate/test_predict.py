@@ -429,3 +429,27 @@ def test_tensorflow_runs_a_16_bit_convnet_channels_last_whatever_layout_it_was_w
     assert transposes("tensorflow-2.4-cuda11.0", "tf32")
     assert transposes("tensorflow-1.4-source-built", "mixed")
     assert transposes("pytorch-2.3-ngc-24.03", "fp16")
+
+
+def test_tf_data_waits_reach_only_a_run_that_drops_tf_data_iterators() -> None:
+    """The probe's predicted time holds the waits Keras on TensorFlow 2 pays dropping tf.data
+    iterators (``probes.teardown``): a run under the probe's framework pays them too, a
+    TensorFlow 1 run (NumPy batches through ``feed_dict``) does not."""
+    from advisor.estimate.frameworks import Framework
+    from advisor.estimate.machine import Stack
+
+    plain = probe("mnist_cnn", 0.05)
+    epochs = plain.config.epochs
+    waits = 2.0 * epochs  # two seconds a boundary, the last epoch's in the one-time part
+    stalled = replace(
+        plain,
+        predicted_seconds=plain.predicted_seconds + waits * (epochs - 1) / epochs,
+        startup_seconds=plain.startup_seconds + waits / epochs,
+        teardown_seconds=waits,
+    )
+    target = Target(None, 0, 16.0, "skylake")
+    tf1 = Stack(framework=Framework("tensorflow", (1, 2)), vectorised=False)
+    assert predict(stalled, target, stack=tf1).seconds == pytest.approx(
+        predict(plain, target, stack=tf1).seconds, rel=1e-9
+    )
+    assert predict(stalled, target).seconds > predict(plain, target).seconds
