@@ -72,7 +72,7 @@ def probe_stages(stages: tuple[int, ...]) -> tuple[int, ...]:
     each stage's share of ``PROXY_BLOCKS``, at least one a stage. Tracing a training step costs
     seconds a layer and every bottleneck block does about the same work whatever its stage, so
     a proxy that keeps each stage's share of the blocks keeps the mix of layer shapes: on the
-    development VM (1, 3, 12, 1) stepped ResNet-152's batches of 2 and 4 within 5-8% once
+    development VM (1, 3, 12, 1) stepped ResNet-152's batches of 2 and 4 within 4-5% once
     scaled by the FLOP ratio (``docs/BENCHMARKS.md``, "Probe budget")."""
     total = sum(stages)
     if total <= PROXY_BLOCKS:
