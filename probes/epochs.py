@@ -1,6 +1,6 @@
 """The short-epochs phase in figures: validation step, per-epoch overhead, first-epoch extra.
 
-Pure functions over the ``Stamps`` of a fit of ``EPOCHS`` short epochs (``TRAIN_BATCHES`` full
+Pure functions over the ``Stamps`` of a fit of up to ``EPOCHS`` short epochs (``TRAIN_BATCHES`` full
 batches plus the real partial one, a validation pass of ``VALIDATION_BATCHES`` batches plus the
 real partial one); no TensorFlow.
 """
@@ -22,6 +22,19 @@ reading's influence bounded (``stats.bounded_mean``): enough readings, not a med
 call a cost paid at half the boundaries zero."""
 TRAIN_BATCHES = 2
 VALIDATION_BATCHES = 4
+MIN_EPOCHS = 3
+"""Fewest short epochs timed: the first pays tracing, the other two give two readings."""
+
+
+def count(seconds: float, step: float) -> int:
+    """Short epochs that fit ``seconds`` at ``step`` seconds a training step (a validation step
+    about a third of one): ``EPOCHS`` for a model whose step is short, fewer, down to
+    ``MIN_EPOCHS``, for one whose tracing left its budget little room (ResNet-32 here: a 0.23 s
+    step, and a first step that traced for 6 s)."""
+    per_epoch = step * (TRAIN_BATCHES + 1 + (VALIDATION_BATCHES + 1) / 3)
+    if per_epoch <= 0:
+        return EPOCHS
+    return max(MIN_EPOCHS, min(EPOCHS, math.floor(seconds / per_epoch)))
 
 
 def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:

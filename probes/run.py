@@ -6,7 +6,8 @@ Three phases, all real ``model.fit`` calls on synthetic data of the real shapes:
    the steady step time is known to +-2% (95%) or when what is left of the budget is just
    enough for phase 2 and the op profile; warm-up is cut where the step times become steady
    (``stats.warmup_end``), not after a fixed count;
-2. epochs: eight short epochs on a subset that keeps the real partial last batch, with a short
+2. epochs: eight short epochs (fewer, down to three, where tracing left the budget no room for
+   eight) on a subset that keeps the real partial last batch, with a short
    validation pass, which give the validation step time and the per-epoch overhead (the mean,
    each reading's influence bounded, of every boundary read: these and those the steady fit
    crossed on the full-size arrays);
@@ -279,13 +280,17 @@ def _measured(
     steady_steps, start = fitting.steady_steps(timer)
     steady = stats.steady_stats(steady_steps)
     step = steady.mean
-    startup = sum(durations[:start]) - start * step
+    startup = traced = sum(durations[:start]) - start * step
     rows = data.row_count(x)
     if 0 < rows < config.samples:
         # arrays cut at the memory cap: the real run's set-up (a copy into tensors) grows with
         # its rows, so the set-up read at the cap is scaled to the real array size
         startup += timer.stamps.setup_seconds * (config.samples / rows - 1)
-    phase = _epoch_phase(prepared, config, step, started, report, cancel)
+    # the first short epoch traces again (the partial batch, validation): at most what the
+    # first step's tracing took; the host's measurements and the profile follow
+    left = started + budget - time.perf_counter() - HOST_SECONDS - RESERVE_SECONDS - traced
+    count = epochs.count(left, step)
+    phase = _epoch_phase(prepared, config, step, count, started, report, cancel)
     # every boundary read counts, the short epochs' and those the steady fit crossed on the
     # full-size arrays, each without its idle wait: the prediction adds the iterator waits at
     # the real run's ages (``with_teardown``)
@@ -303,10 +308,12 @@ def _epoch_phase(
     prepared: Prepared,
     config: WorkloadConfig,
     step: float,
+    count: int,
     started: float,
     report: Progress,
     cancel: threading.Event | None,
 ) -> epochs.EpochPhase:
+    """``count`` short epochs (``probes.epochs``) on a subset with the real partial batches."""
     batch = config.batch_size
     full_train = min(epochs.TRAIN_BATCHES, config.samples // batch)
     train_rows = full_train * batch + config.samples % batch
@@ -319,7 +326,7 @@ def _epoch_phase(
     report(ProbeProgress("epochs", 0, (), None, time.perf_counter() - started, None))
     timer = make_timer(StopRule(deadline=math.inf, cancel=cancel))
     prepared.model.fit(
-        x, y, batch_size=batch, epochs=epochs.EPOCHS, shuffle=True, verbose=0,
+        x, y, batch_size=batch, epochs=count, shuffle=True, verbose=0,
         validation_data=validation, callbacks=[timer],
     )  # fmt: skip
     check_cancel(cancel)

@@ -118,3 +118,14 @@ def test_the_steady_fits_boundaries_leave_out_their_idle_wait() -> None:
     stamps = with_cpu(three_epochs(0.01, 0.004, 0.05, 0.0, wild={2: 1.0}), {2: 1.0})
     crossed = epochs.boundaries(stamps, stamps.durations(), 0.01)
     assert crossed[1] == pytest.approx(crossed[0])  # the 1 s wait before epoch 2 is not work
+
+
+def test_fewer_short_epochs_where_tracing_left_the_budget_little_room() -> None:
+    """A small model's short epochs take a fraction of a second: all eight. ResNet-32 here
+    (a 0.23 s step, 6 s of tracing) has seconds left for three, the fewest that still give two
+    readings of the per-epoch overhead."""
+    assert epochs.count(6.0, 0.01) == epochs.EPOCHS
+    assert epochs.count(0.5, 0.23) == epochs.MIN_EPOCHS
+    assert epochs.count(-3.0, 0.23) == epochs.MIN_EPOCHS  # already over: the fewest
+    per_epoch = 0.23 * (epochs.TRAIN_BATCHES + 1 + (epochs.VALIDATION_BATCHES + 1) / 3)
+    assert epochs.count(5 * per_epoch + 0.01, 0.23) == 5
