@@ -47,7 +47,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import Target, calibrate, predict
-from advisor.estimate.machine import Stack
 from advisor.estimate.parameters import Calibration, shipped_calibration
 from advisor.estimate.published import ReferenceRow
 from advisor.locations import shipped_data_dir
@@ -100,14 +99,6 @@ def probe_here(workload: str, budget: float, home: Path, backend: str = "") -> P
     return max(stored, key=lambda p: p.created_at)
 
 
-def machine_of_row_stack(row: ReferenceRow) -> Stack:
-    """The software a published row ran: its framework, CPU build and tensor layout."""
-    return Stack(
-        framework=row.framework, vectorised=row.vectorised, cudnn_rnn=row.cudnn_rnn,
-        layout=row.layout, fused_optimizer=row.fused_optimizer,
-    )  # fmt: skip
-
-
 def target_of(row: ReferenceRow) -> Target:
     if row.is_cpu:
         from advisor.estimate import catalog
@@ -125,7 +116,7 @@ def predicted_figure(
         probe,
         target_of(row),
         precision=row.precision,
-        stack=machine_of_row_stack(row),
+        stack=row.stack,
         batch_size=row.batch_size,
         calibration=calibration,
         augmented=row.augmented,

@@ -152,10 +152,13 @@ class Shape:
 
     def activation_bytes_16bit(self) -> float:
         """Activations one sample keeps for the backward pass, 16-bit training (Korthikanti)."""
-        s, h, a = self.sequence, self.hidden, self.heads
-        per_layer = s * h * (34 + 5 * a * s / h)
-        logits = 4.0 * s * self.vocabulary if self.kind == DECODER else 0.0  # fp32 logits + grad
-        return self.layers * per_layer + logits
+        logits = 4.0 * self.sequence * self.vocabulary if self.kind == DECODER else 0.0
+        return self.layers * 34 * self.sequence * self.hidden + self.score_bytes_16bit() + logits
+
+    def score_bytes_16bit(self) -> float:
+        """The part of ``activation_bytes_16bit`` in attention scores, sequence x sequence per
+        head: the softmax's output, the dropout mask and its output (Korthikanti's 5 a s^2)."""
+        return self.layers * 5.0 * self.heads * self.sequence**2
 
     def proxy(self, layers: int, sequence: int) -> Shape:
         """The same width and heads at fewer layers, a shorter sequence and at most

@@ -52,6 +52,12 @@ class Stack:
     """The optimizer updates each variable in one fused kernel (TensorFlow's ``ResourceApply*``,
     PyTorch's foreach/fused steps, Keras 3 under XLA); False for Keras on TensorFlow 1, whose
     optimizers were Python expressions of one elementwise op each."""
+    eager_attention: bool = False
+    """Attention written out in eager PyTorch (matrix products and a softmax over the
+    materialised scores, as nanoGPT's hand-written attention) rather than a fused kernel:
+    under autocast the softmax runs in float32 (PyTorch's autocast op reference lists softmax
+    among the ops that autocast to float32), so the scores cross memory at 32 bits, casts
+    included, whatever the precision."""
 
     @property
     def uses_cudnn_rnn(self) -> bool:
@@ -125,6 +131,8 @@ class Machine:
     products): used only where a workload counts its attention apart."""
     peak_attention_flops: float = 0.0
     """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
+    scores_32bit: bool = False
+    """A transformer's attention scores stay 32-bit in mixed precision (``Stack.eager_attention``)."""
     element_rate: float = 0.0
     """Activation elements/s that the memory-bound kernels move at most, whatever ``bandwidth``
     allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
@@ -257,6 +265,7 @@ def accelerator_machine(
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
         transposes=transposes,
+        scores_32bit=stack.eager_attention,
         fused_optimizer=stack.fused_optimizer,
         kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",

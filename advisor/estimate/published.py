@@ -11,6 +11,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from advisor.estimate.frameworks import Framework, from_software
+from advisor.estimate.machine import Stack
 from advisor.estimate.steps import WorkloadFacts
 from probes.exchange import Problem, Row, read_csv
 
@@ -50,6 +51,25 @@ class ReferenceRow(Row):
         """True where the run chose cuDNN's recurrent layers (``...-cudnnlstm``, TF 1's
         ``CuDNNLSTM``); None: the framework's default."""
         return True if "cudnnlstm" in self.software else None
+
+    @property
+    def eager_attention(self) -> bool:
+        """True where the run wrote attention out in eager PyTorch (``-eager-attention``:
+        nanoGPT's hand-written attention, whose softmax autocast runs in float32)."""
+        return "-eager-attention" in self.software
+
+    @property
+    def stack(self) -> Stack:
+        """The software the row ran: its framework, CPU build, recurrent kernels, tensor layout,
+        optimizer and attention."""
+        return Stack(
+            framework=self.framework,
+            vectorised=self.vectorised,
+            cudnn_rnn=self.cudnn_rnn,
+            layout=self.layout,
+            fused_optimizer=self.fused_optimizer,
+            eager_attention=self.eager_attention,
+        )
 
     @property
     def augmented(self) -> bool | None:

@@ -122,6 +122,10 @@ class WorkloadFacts:
     optimizer: str = "adam"
     activation_bytes_per_sample: float = 0.0
     """Activation traffic of one sample's forward and backward pass, fp32."""
+    score_bytes_per_sample: float = 0.0
+    """The part of ``activation_bytes_per_sample`` in a transformer's attention scores (0 for
+    anything else): what crosses memory at 32 bits even in mixed precision where the softmax
+    runs in float32 over materialised scores (``Machine.scores_32bit``)."""
     host_augmentation: bool = False
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
     winograd_share: float = 0.0
@@ -210,6 +214,11 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         directions=2 if recurrent and "bi" in workload.id else 1,
         optimizer=workload.optimizer,
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
+        score_bytes_per_sample=(
+            2.0 * workload.transformer.score_bytes_16bit() * _ACTIVATION_PASSES
+            if workload.transformer is not None
+            else 0.0
+        ),
         host_augmentation=workload.id in _HOST_AUGMENTED,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
         conv_share=_CONV_SHARE.get(workload.id, 0.0),
@@ -330,8 +339,10 @@ def step_parts(
     if machine.transposes:
         activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     activation_elements = activation_bytes / 4.0  # counted in fp32
-    if machine.half_precision:
-        activation_bytes /= 2
+    if machine.half_precision:  # 16-bit activations: half the bytes, but for float32 scores
+        scores = facts.score_bytes_per_sample if machine.scores_32bit else 0.0
+        kept = scores / facts.activation_bytes_per_sample if scores else 0.0
+        activation_bytes *= (1 + kept) / 2
     dequant = facts.dequant_bytes * facts.accumulation * calibration.dequant_traffic_scale
     streamed = parameter_traffic_bytes(facts, calibration, machine.fused_optimizer) + dequant
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top

@@ -72,13 +72,7 @@ def pair_sigma(calibration: Calibration, kinds: str, family: str) -> float:
 
 def machine_of_row(row: ReferenceRow, calibration: Calibration) -> Machine | None:
     """The machine a reference row measured (None when its accelerator is not in the catalog)."""
-    stack = Stack(
-        framework=row.framework,
-        vectorised=row.vectorised,
-        cudnn_rnn=row.cudnn_rnn,
-        layout=row.layout,
-        fused_optimizer=row.fused_optimizer,
-    )
+    stack = row.stack
     precision = row.precision
     if row.is_cpu:
         family = catalog.resolve_family(row.cpu_family)

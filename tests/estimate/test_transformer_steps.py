@@ -109,3 +109,32 @@ def test_geforce_mixed_precision_runs_at_the_fp32_accumulate_rate(workload: str)
         workload, "RTX3090", "fp16", batch16
     )
     assert modelled == pytest.approx(fp16 / fp32, rel=0.15)
+
+
+def test_eager_attention_keeps_its_scores_32_bit_under_autocast() -> None:
+    """nanoGPT's hand-written attention under bf16 autocast runs its softmax in float32 over
+    the materialised scores: those bytes do not halve, the rest of the activations do. In
+    float32 nothing changes; a fused kernel (FlashAttention) halves everything."""
+    from advisor.estimate.frameworks import Framework
+    from advisor.estimate.machine import Stack
+
+    facts = facts_of(zoo.get("gpt2_small"))
+    assert 0 < facts.score_bytes_per_sample < facts.activation_bytes_per_sample
+    torch = Framework("torch", (2, 3))
+    calibration = shipped_calibration()
+
+    def memory(precision: str, eager: bool, workload: str = "gpt2_small") -> float:
+        stack = Stack(framework=torch, eager_attention=eager)
+        machine = accelerator_machine("A100-80GB", 1, calibration, stack=stack, precision=precision)
+        assert machine is not None
+        return step_parts(facts_of(zoo.get(workload)), machine, 16, calibration).memory
+
+    assert memory("fp32", True) == pytest.approx(memory("fp32", False))
+    assert memory("bf16", True) > memory("bf16", False)
+    assert memory("bf16", True, "resnet50") == pytest.approx(memory("bf16", False, "resnet50"))
+
+
+def test_a_published_row_says_when_it_wrote_its_attention_out() -> None:
+    rows = read_reference(shipped("calibration-holdout-strict-fp32.csv"))
+    assert rows and all(row.eager_attention and row.stack.eager_attention for row in rows)
+    assert not any(row.eager_attention for row in read_reference(shipped(FIT_FILE)))
