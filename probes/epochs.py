@@ -1,8 +1,8 @@
 """The short-epochs phase in figures: validation step, per-epoch overhead, first-epoch extra.
 
-Pure functions over the ``Stamps`` of a fit of up to ``EPOCHS`` short epochs (``TRAIN_BATCHES`` full
-batches plus the real partial one, a validation pass of ``VALIDATION_BATCHES`` batches plus the
-real partial one); no TensorFlow.
+Pure functions over the ``Stamps`` of a fit of up to ``EPOCHS`` short epochs (``TRAIN_BATCHES``
+full batches plus the real partial one, a validation pass of ``VALIDATION_BATCHES`` batches plus
+the real partial one); no TensorFlow.
 """
 
 from __future__ import annotations
