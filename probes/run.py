@@ -71,6 +71,10 @@ RESERVE_STEPS = 42.0
 """Training steps' worth of time the steady phase leaves for what follows it: eight short
 epochs (8 x 3 training steps, 8 x 5 validation steps at about a third of a step) and 4 profiled
 steps."""
+BUDGET_SLACK = 0.1
+"""Share of the budget a probe may run over rather than give up short epochs: what a small
+model's re-tracing costs (under a second) when its steady fit used the time reserved for them
+(``RESERVE_STEPS``); a model whose re-tracing would cost more gets fewer (``epochs.count``)."""
 MIN_STEADY_SHARE = 0.4
 """Share of the budget the steady fit runs at least, however quickly it reaches +-2%."""
 RESERVE_SECONDS = 1.5
@@ -288,7 +292,8 @@ def _measured(
         startup += timer.stamps.setup_seconds * (config.samples / rows - 1)
     # the first short epoch traces again (the partial batch, validation): at most what the
     # first step's tracing took; the host's measurements and the profile follow
-    left = started + budget - time.perf_counter() - HOST_SECONDS - RESERVE_SECONDS - traced
+    deadline = started + budget * (1 + BUDGET_SLACK)
+    left = deadline - time.perf_counter() - HOST_SECONDS - RESERVE_SECONDS - traced
     count = epochs.count(left, step)
     phase = _epoch_phase(prepared, config, step, count, started, report, cancel)
     # every boundary read counts, the short epochs' and those the steady fit crossed on the
