@@ -22,6 +22,11 @@ reading's influence bounded (``stats.bounded_mean``): enough readings, not a med
 call a cost paid at half the boundaries zero."""
 TRAIN_BATCHES = 2
 VALIDATION_BATCHES = 4
+FORWARD_SHARE = 1 / 3
+"""A validation (forward-only) step as a share of a training step (3 x forward = training)."""
+STEPS_PER_EPOCH = TRAIN_BATCHES + 1 + (VALIDATION_BATCHES + 1) * FORWARD_SHARE
+"""One short epoch in training steps' worth: its batches and the partial one, its validation
+pass's at about a third of a step."""
 MIN_EPOCHS = 3
 """Fewest short epochs timed: the first pays tracing, the other two give two readings."""
 
@@ -31,7 +36,7 @@ def count(seconds: float, step: float) -> int:
     about a third of one): ``EPOCHS`` for a model whose step is short, fewer, down to
     ``MIN_EPOCHS``, for one whose tracing left its budget little room (ResNet-32 here: a 0.23 s
     step, and a first step that traced for 6 s)."""
-    per_epoch = step * (TRAIN_BATCHES + 1 + (VALIDATION_BATCHES + 1) / 3)
+    per_epoch = step * STEPS_PER_EPOCH
     if per_epoch <= 0:
         return EPOCHS
     return max(MIN_EPOCHS, min(EPOCHS, math.floor(seconds / per_epoch)))

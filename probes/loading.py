@@ -62,8 +62,10 @@ def prepare(spec: ProbeSpec, flop_budget: float | None = None) -> Prepared:
     deeper than ``PROXY_BLOCKS`` by one of the same stages with fewer blocks."""
     if spec.workload is not None and spec.workload.transformer is not None:
         return _prepare_transformer(spec.workload, flop_budget)
-    if spec.workload is not None and probe_stages(spec.workload.stages) != spec.workload.stages:
-        return _prepare_resnet(spec.workload)
+    if spec.workload is not None:
+        stages = probe_stages(spec.workload.stages)
+        if stages != spec.workload.stages:
+            return _prepare_resnet(spec.workload, stages)
     return _prepare(spec)
 
 
@@ -80,10 +82,9 @@ def probe_stages(stages: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(max(1, round(blocks * PROXY_BLOCKS / total)) for blocks in stages)
 
 
-def _prepare_resnet(w: Any) -> Prepared:
-    """A deep ResNet's proxy (``probe_stages``), scaled to the real model by the counted FLOPs
-    and parameters."""
-    stages = probe_stages(w.stages)
+def _prepare_resnet(w: Any, stages: tuple[int, ...]) -> Prepared:
+    """A deep ResNet's proxy of ``stages`` blocks (``probe_stages``), scaled to the real model by
+    the counted FLOPs and parameters."""
     model = networks.build(w, stages=stages)
     counted = architecture.read(model)
     inputs, target = _zoo_specs(w)

@@ -30,6 +30,9 @@ _MATMUL_CONV = ("MatMul", "Conv", "Einsum", "_FusedConv", "_MklFused", "_MklConv
 _EMBEDDING = ("Gather", "Scatter", "SparseSegment", "UnsortedSegment", "EmbeddingLookup")
 _RECURRENT_SCOPES = ("lstm", "gru", "rnn", "/while/")
 
+STEPS = 4
+"""Training steps the op profile times (a probe leaves time for them, ``probes.run``)."""
+
 
 def classify(name: str, op_type: str) -> str | None:
     """The class of one op event, or None for containers and untyped events."""
@@ -73,7 +76,7 @@ def steps_wall(steps: int, step_seconds: float | None, fit_wall: float) -> float
 
 
 def op_split(
-    model: Any, x: Any, y: Any, batch: int, steps: int = 4, step_seconds: float | None = None
+    model: Any, x: Any, y: Any, batch: int, steps: int = STEPS, step_seconds: float | None = None
 ) -> dict[str, float]:
     """Profile ``steps`` training steps of an already-traced ``model`` (empty on failure: the
     split is a refinement, never a reason for a probe to fail). ``step_seconds``: the probe's

@@ -45,6 +45,7 @@ from probes import (
     device,
     epochs,
     fitting,
+    profile,
     quiet,
     reference,
     stats,
@@ -67,10 +68,9 @@ from probes.timing import StopRule, make_timer
 
 __all__ = ["config_for", "probe", "spec_for"]
 
-RESERVE_STEPS = 42.0
+RESERVE_STEPS = math.ceil(epochs.EPOCHS * epochs.STEPS_PER_EPOCH) + profile.STEPS
 """Training steps' worth of time the steady phase leaves for what follows it: eight short
-epochs (8 x 3 training steps, 8 x 5 validation steps at about a third of a step) and 4 profiled
-steps."""
+epochs (``epochs.STEPS_PER_EPOCH`` each) and the profiled steps (42)."""
 BUDGET_SLACK = 0.1
 """Share of the budget a probe may run over rather than give up short epochs: what a small
 model's re-tracing costs (under a second) when its steady fit used the time reserved for them

@@ -23,12 +23,11 @@ import math
 import threading
 
 from probes import stats
+from probes.epochs import FORWARD_SHARE
 from probes.fitting import Measurement, Progress, arrays, fit, steady_of
 from probes.loading import Prepared
 from probes.result import WorkloadConfig
 
-FORWARD_SHARE = 1 / 3
-"""A validation (forward-only) step as a share of a training step (3 x forward = training)."""
 EXTRAPOLATION_PENALTY = 0.10
 """Extra relative uncertainty per doubling of the batch beyond the largest one measured."""
 PROXY_PENALTY = 0.05

@@ -70,6 +70,10 @@ class Framework:
         """``TF32`` or ``strict FP32``: what a float32 ``kernel`` runs as by default."""
         return "TF32" if self.tf32(kernel) else "strict FP32"
 
+    def same_generation(self, other: Framework) -> bool:
+        """The same framework at the same major version: the same data path and runtime."""
+        return (self.name, self.version[0]) == (other.name, other.version[0])
+
     @property
     def tensorflow_1(self) -> bool:
         """TensorFlow 1.x: graphs run synchronously from Python, no cuDNN recurrent default,

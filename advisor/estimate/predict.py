@@ -192,8 +192,7 @@ def same_software(stack: Stack, own: Stack) -> bool:
     with the same CPU kernels (TensorFlow before 2.9 ran Eigen's, later ones oneDNN's), a
     vectorised build; layouts and containers do not move a CPU's step."""
     return (
-        stack.framework.name == own.framework.name
-        and stack.framework.version[0] == own.framework.version[0]
+        stack.framework.same_generation(own.framework)
         and stack.framework.cpu_kernels == own.framework.cpu_kernels
         and stack.vectorised == own.vectorised
     )
@@ -205,10 +204,7 @@ def _foreign_waits(probe: ProbeResult, stack: Stack, own: Stack) -> float:
     TensorFlow 2, and TensorFlow 1's Keras fed NumPy batches through ``feed_dict``, no iterator
     to drop. Their seconds are the epoch boundaries', the last epoch's being in the one-time
     part."""
-    if (stack.framework.name, stack.framework.version[0]) == (
-        own.framework.name,
-        own.framework.version[0],
-    ):
+    if stack.framework.same_generation(own.framework):
         return 0.0
     epochs = probe.config.epochs
     return probe.teardown_seconds * (epochs - 1) / epochs if epochs else 0.0

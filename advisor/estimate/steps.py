@@ -215,7 +215,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         optimizer=workload.optimizer,
         activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
         score_bytes_per_sample=(
-            2.0 * workload.transformer.score_bytes_16bit() * _ACTIVATION_PASSES
+            traffic_of_16bit(workload.transformer.score_bytes_16bit())
             if workload.transformer is not None
             else 0.0
         ),
@@ -242,11 +242,17 @@ def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
     attention's sequence-squared x heads term included), in fp32 (twice the 16-bit bytes)."""
     shape = _transformer_shape(workload_id)
     if shape is not None:
-        return 2.0 * shape.activation_bytes_16bit() * _ACTIVATION_PASSES
+        return traffic_of_16bit(shape.activation_bytes_16bit())
     elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
     if elements is None:
         return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
     return activation_bytes_of(elements)
+
+
+def traffic_of_16bit(stored_bytes: float) -> float:
+    """Activation traffic per sample, fp32, of what a sample keeps for its backward pass in
+    16-bit training (twice the bytes, crossing memory ``_ACTIVATION_PASSES`` times)."""
+    return 2.0 * stored_bytes * _ACTIVATION_PASSES
 
 
 def activation_bytes_of(elements: float) -> float:
