@@ -37,9 +37,14 @@ def count(seconds: float, step: float) -> int:
     ``MIN_EPOCHS``, for one whose tracing left its budget little room (ResNet-32 here: a 0.23 s
     step, and a first step that traced for 6 s)."""
     per_epoch = step * STEPS_PER_EPOCH
-    if per_epoch <= 0:
+    if not per_epoch > 0:
         return EPOCHS
-    return max(MIN_EPOCHS, min(EPOCHS, math.floor(seconds / per_epoch)))
+    fits = seconds / per_epoch
+    if fits >= EPOCHS:  # an unbounded budget included
+        return EPOCHS
+    if not fits >= MIN_EPOCHS:  # none left, or no reading at all
+        return MIN_EPOCHS
+    return math.floor(fits)
 
 
 def boundaries(stamps: Stamps, durations: list[float], step: float) -> list[float]:

@@ -123,8 +123,8 @@ def probe(
     """
     if isinstance(spec, str):
         spec = spec_for(spec)
-    if budget_seconds <= 0:
-        raise AdvisorError("the probe budget must be > 0 seconds")
+    if not 0 < budget_seconds < math.inf:  # NaN and infinity too: the phases divide it
+        raise AdvisorError("the probe budget must be a finite number of seconds > 0")
     backend.active()  # KERAS_BACKEND names a backend advisor probes with, or a usage error now
     check_weights_fit(spec)
     started = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from probes import epochs
@@ -129,3 +131,18 @@ def test_fewer_short_epochs_where_tracing_left_the_budget_little_room() -> None:
     assert epochs.count(-3.0, 0.23) == epochs.MIN_EPOCHS  # already over: the fewest
     per_epoch = 0.23 * (epochs.TRAIN_BATCHES + 1 + (epochs.VALIDATION_BATCHES + 1) / 3)
     assert epochs.count(5 * per_epoch + 0.01, 0.23) == 5
+    # a probe called with an unbounded budget, or from readings that are not numbers
+    assert epochs.count(math.inf, 0.23) == epochs.EPOCHS
+    assert epochs.count(math.nan, 0.23) == epochs.MIN_EPOCHS
+    assert epochs.count(6.0, math.nan) == epochs.EPOCHS
+
+
+@pytest.mark.parametrize("budget", [0.0, -1.0, math.nan, math.inf])
+def test_a_probe_refuses_a_budget_that_is_not_a_finite_positive_number(budget: float) -> None:
+    """The phases share out the budget (the short epochs count what is left of it): a budget
+    that is not a number is one clear error before anything is built."""
+    from advisor.errors import AdvisorError
+    from probes.run import probe
+
+    with pytest.raises(AdvisorError, match="finite number of seconds"):
+        probe("mnist_mlp", budget_seconds=budget)
