@@ -71,7 +71,7 @@ COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
-    "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32",
+    "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32", "n_compiled",
 )  # fmt: skip
 
 
@@ -185,6 +185,14 @@ def chunked_loss(row: dict[str, str]) -> str:
     return "no"
 
 
+def compiled(row: dict[str, str]) -> str:
+    """The step ran under ``torch.compile``: torchtune's 2024-09 table (its README: "torch.compile
+    on"), the rows of its 3B table that say ``compile=yes`` and its 2024-05 QLoRA row ("torch
+    compile"). No other source says it compiled its step."""
+    said = ("torch.compile on" in row["framework"], "compile=yes" in row["notes"])
+    return "yes" if any(said) or "torch compile)" in row["notes"] else "no"
+
+
 def memory_statistic(row: dict[str, str]) -> str:
     """``allocated``: the tensors' peak (torchtune's peak active memory); ``reserved``: what the
     allocator held or nvidia-smi showed (Answer.AI's reserved memory, and every figure whose
@@ -292,6 +300,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_fp32_adapters": fp32_adapters(row),
         "n_fused_loss": "yes" if row["source"] in FUSED_LOSS else "no",
         "n_frozen_fp32": frozen_fp32(row),
+        "n_compiled": compiled(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"

@@ -45,6 +45,9 @@ class Run:
     lora_rank: int = 0
     lora_targets: str = ""
     """Comma-separated module names, peft's spelling (``q_proj,v_proj``)."""
+    compiled: bool = False
+    """The model's forward (its loss included) under ``torch.compile``: beside the same run
+    eager, whether a compiled step keeps less than an eager one (``FineTune.compiled``)."""
 
 
 ALL = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"
@@ -61,6 +64,9 @@ RUNS = (
     Run("llama3.1-8b", "lora", 8192, 1, True, 16, ALL),
     Run("qwen2.5-7b", "full", 4096, 1, True),
     Run("qwen2.5-0.5b", "full", 4096, 4, True),
+    # 11, 12: runs 2 and 4 compiled (not in the GPU session scripts' default selection)
+    Run("qwen2.5-1.5b", "full", 2048, 4, True, compiled=True),
+    Run("llama3.1-8b", "lora", 2048, 2, True, 8, "q_proj,v_proj", compiled=True),
 )
 WARMUP, TIMED = 3, 8
 FP32_ADAPTERS = (
@@ -110,6 +116,8 @@ def build(run: Run, rehearse: bool) -> tuple[Any, Any, int, str]:
         model = get_peft_model(model, lora)
         if run.activation_checkpointing:
             model.enable_input_require_grads()
+    if run.compiled:
+        model.compile()
     trainable = [p for p in model.parameters() if p.requires_grad]
     fused = device == "cuda"
     optimizer = torch.optim.AdamW(trainable, lr=1e-5, fused=fused)
@@ -198,6 +206,7 @@ def published_rows(lines: Path) -> list[dict[str, str]]:
             "peak_memory_gib_per_gpu": memory, "framework": software,
             "notes": f"benchmarks/llm_gpu_check.py on one {where['gpu']} ({where['date']}): "
                      f"random weights from data/llm-architectures.csv, sdpa attention, bf16 weights"
+                     f"{', torch.compile' if run.compiled else ''}"
                      f"{', ' + adapters if adapters else ''}; median of {TIMED} steps after {WARMUP}; "
                      f"memory is torch.cuda.max_memory_allocated",
             "tokens_per_second_total": tokens, "memory_unit": "GiB",
@@ -211,7 +220,7 @@ def published_rows(lines: Path) -> list[dict[str, str]]:
             "n_activation_offload": "no", "n_chunked_loss": "no", "n_memory_statistic": "allocated",
             "n_optimizer": "adamw", "n_optimizer_in_backward": "no",
             "n_master": "fp32" if run.method == "lora" else "bf16", "n_sharding": "none",
-            "n_offload": "none",
+            "n_offload": "none", "n_compiled": "yes" if run.compiled else "no",
         })  # fmt: skip
         rows.append(row)
     return rows

@@ -170,9 +170,7 @@ def _boundary(run: PublishedRun) -> dict[str, Any]:
     capacity = run.capacity_gib or (device.memory_gib if device else 0.0)
     counted = footprint(run.tune)
     available = capacity * GIB * (1 - memory.LLM_RESERVE_FRACTION) - memory.RESERVE_BYTES
-    per_token = counted.kept_per_token + counted.working_per_token
-    room = available - memory.llm_static_bytes(counted, "none", 1)
-    longest = max(0, int(room // per_token))
+    longest = memory.tokens_that_fit(counted, "none", 1, available)
     published = run.stated_sequence
     right = longest >= published if published else longest < SHORTEST_PUBLISHED
     return {

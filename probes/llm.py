@@ -184,6 +184,12 @@ class FineTune:
     """The frozen weights left unquantised are stored in fp32 and cast to 16 bits for their
     products: a model loaded in fp32 and trained under mixed precision (PEFT's ``examples/sft``
     without 4-bit storage; FSDP gathers them in 16 bits)."""
+    compiled: bool = False
+    """The layers and the loss run under ``torch.compile`` (torchtune's ``compile=True``): the
+    step keeps what the count names, and peaks at the larger of the loss's and the layers'
+    phases (``advisor.estimate.memory.llm_lines``). An eager step also keeps each operation's
+    own intermediates (fp32 upcasts in norms and rotary embeddings, a shifted copy of the
+    logits), for which its count adds the two phases' working sets together."""
 
     @property
     def adapted(self) -> bool:

@@ -20,7 +20,16 @@ shards it over a node and adds the tokens of a micro-batch:
 * the logits: 2 bytes each in bf16, with an fp32 copy for the loss and its fp32 gradient 10
   (torchtune's optimisation table: chunking the loss saved 8.3 bytes a logit on Llama 3.2 3B,
   data/llm-finetune-published.csv); 2 when the loss runs over chunks; 4 when one fused kernel
-  reads the bf16 logits and writes their bf16 gradient (flash-attn's cross-entropy).
+  reads the bf16 logits and writes their bf16 gradient (flash-attn's cross-entropy);
+* the output projection's weight gradient while the loss's backward pass builds it, when it is
+  trained: twice its size under a chunked loss, whose chunks add their contributions one at a
+  time into the sum (autograd's input buffer).
+
+The logits die in the loss's backward pass before the first layer is recomputed, and the
+gradients are born as the kept activations die: ``advisor.estimate.memory.llm_lines`` takes the
+larger of the two phases for a compiled step; for an eager one, whose operations keep
+intermediates the count does not name, it adds the loss's and one recomputed layer's working
+sets (``FineTune.compiled``).
 """
 
 from __future__ import annotations
@@ -57,9 +66,20 @@ class Footprint:
     (what sharded data parallelism gathers, layer by layer, in each pass)."""
     kept_per_token: float
     """Activations kept from the forward to the backward pass, per token."""
-    working_per_token: float
-    """Per token at the peak of the backward pass: one layer's recomputed activations under
-    checkpointing, and the logits at the loss."""
+    loss_per_token: float
+    """The logits at the loss, per token."""
+    recomputed_per_token: float
+    """One layer's activations while checkpointing recomputes it, per token (0 without)."""
+    output_gradient: float
+    """The output projection's weight gradient at the loss (0 when it is frozen)."""
+    compiled: bool
+    """The step is compiled: the loss's and the layers' working sets do not meet."""
+
+    @property
+    def working_per_token(self) -> float:
+        """Per token at the peak of an eager step's backward pass: the logits at the loss and
+        one recomputed layer, counted together."""
+        return self.loss_per_token + self.recomputed_per_token
 
     @property
     def shardable(self) -> float:
@@ -100,12 +120,15 @@ def footprint(tune: FineTune) -> Footprint:
     else:
         frozen = gathered = 0.0
     per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
-    logits = shape.vocabulary * logit_memory_bytes(tune)
     if tune.checkpointing:
         kept = 0.0 if tune.activation_offload else shape.layers * 2.0 * shape.hidden
-        working = per_layer + logits
+        recomputed = per_layer
     else:
-        kept, working = shape.layers * per_layer, logits
+        kept, recomputed = shape.layers * per_layer, 0.0
+    output_gradient = 0.0
+    if not tune.adapted:
+        output_gradient = shape.vocabulary * shape.hidden * master
+        output_gradient *= 2 if tune.chunked_loss else 1
     return Footprint(
         weights=frozen + trained * master,
         compute_copy=trained * 2.0 if master > 2.0 and not tune.adapted else 0.0,
@@ -114,5 +137,8 @@ def footprint(tune: FineTune) -> Footprint:
         layer_weights=2.0 * shape.layer_parameters(),
         gathered=gathered + trained * 2.0,
         kept_per_token=kept,
-        working_per_token=working,
+        loss_per_token=shape.vocabulary * logit_memory_bytes(tune),
+        recomputed_per_token=recomputed,
+        output_gradient=output_gradient,
+        compiled=tune.compiled,
     )

@@ -91,6 +91,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         fp32_adapters=row["n_fp32_adapters"] == "yes",
         fused_loss=row["n_fused_loss"] == "yes",
         frozen_fp32=row["n_frozen_fp32"] == "yes",
+        compiled=row.get("n_compiled") == "yes",
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

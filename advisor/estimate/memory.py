@@ -130,12 +130,54 @@ def llm_static_bytes(footprint: Footprint, sharding: str, gpus: int) -> float:
     return footprint.shardable / gpus + 2 * footprint.layer_weights
 
 
+def _gradient_bytes(footprint: Footprint, sharding: str, gpus: int) -> float:
+    """The gradients of ``llm_static_bytes`` on one GPU."""
+    if gpus <= 1 or sharding in ("none", "optimizer"):
+        return footprint.gradients
+    return footprint.gradients / gpus
+
+
+def llm_lines(footprint: Footprint, sharding: str, gpus: int) -> tuple[tuple[float, float], ...]:
+    """A step's bytes per GPU as lines ``fixed + per_token x tokens``, its peak the highest.
+
+    Compiled (``Footprint.compiled``), the phases: at the loss, every kept activation, the
+    logits and the output projection's gradient; in the layers' backward pass, one recomputed
+    layer beside the larger of the gradients, grown by the end, and the kept activations, all
+    there at the start (each layer's gradients are born as its input dies). Eager, one line:
+    the loss's and a recomputed layer's working sets together, which stands in for what each
+    eager operation keeps beside them (docs/BENCHMARKS.md, "Peak memory per GPU")."""
+    static = llm_static_bytes(footprint, sharding, gpus)
+    kept = footprint.kept_per_token
+    if not footprint.compiled:
+        return ((static, kept + footprint.working_per_token),)
+    gradients = _gradient_bytes(footprint, sharding, gpus)
+    before = static - gradients
+    return (
+        (before + footprint.output_gradient, kept + footprint.loss_per_token),
+        (static, footprint.recomputed_per_token),
+        (before, kept + footprint.recomputed_per_token),
+    )
+
+
 def llm_bytes(
     footprint: Footprint, sharding: str, gpus: int, micro_batch: int, sequence: int
 ) -> float:
     """Peak bytes per GPU of an LLM fine-tuning step at ``micro_batch`` sequences a GPU."""
-    per_token = footprint.kept_per_token + footprint.working_per_token
-    return llm_static_bytes(footprint, sharding, gpus) + micro_batch * sequence * per_token
+    tokens = micro_batch * sequence
+    return max(
+        fixed + per_token * tokens for fixed, per_token in llm_lines(footprint, sharding, gpus)
+    )
+
+
+def tokens_that_fit(footprint: Footprint, sharding: str, gpus: int, available: float) -> int:
+    """The most tokens a GPU's step holds within ``available`` bytes (0: not even one)."""
+    most = math.inf
+    for fixed, per_token in llm_lines(footprint, sharding, gpus):
+        if fixed > available:
+            return 0
+        if per_token > 0:
+            most = min(most, (available - fixed) / per_token)
+    return int(most) if math.isfinite(most) else 0
 
 
 def llm_check(
@@ -154,10 +196,7 @@ def llm_check(
     needed = llm_bytes(footprint, sharding, gpus, micro_batch, sequence)
     if needed <= available:
         return Fit(True, needed, available, micro_batch)
-    room = available - llm_static_bytes(footprint, sharding, gpus)
-    per_token = footprint.kept_per_token + footprint.working_per_token
-    largest = int(room // (sequence * per_token)) if room > 0 else 0
-    if largest >= 1:
-        return Fit(False, needed, available, largest)
-    tokens = int(room // per_token) if room > 0 else 0
+    tokens = tokens_that_fit(footprint, sharding, gpus, available)
+    if tokens >= sequence:
+        return Fit(False, needed, available, tokens // sequence)
     return Fit(False, needed, available, None, tokens if tokens >= MIN_SEQUENCE else None)

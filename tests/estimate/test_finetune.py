@@ -17,6 +17,7 @@ from probes.llm_job import job_for
 from probes.llm_memory import footprint
 
 CALIBRATION = llm_calibration()
+GIB = 2**30
 
 
 def _machine(name: str, count: int = 1, precision: str = "bf16"):  # type: ignore[no-untyped-def]
@@ -65,6 +66,63 @@ def test_a_gpu_too_small_names_the_largest_batch_or_sequence_that_fits() -> None
     assert (
         memory.llm_bytes(footprint(long), "none", 1, 1, fit.largest_sequence) <= fit.available_bytes
     )
+
+
+def _torchtune_3b(
+    compiled: bool = True, chunked_loss: bool = True, optimizer_in_backward: bool = False
+) -> llm.FineTune:
+    """torchtune's Llama 3.2 3B full fine-tune of its optimisation table: 2 sequences of 4,096
+    tokens, pure bf16, chunked loss, checkpointing, compiled."""
+    return llm.FineTune(
+        replace(llm.get("llama3.2-3b").shape, sequence=4096),
+        "full",
+        master="bf16",
+        optimizer_in_backward=optimizer_in_backward,
+        chunked_loss=chunked_loss,
+        compiled=compiled,
+    )
+
+
+def test_a_compiled_step_peaks_at_one_phase_an_eager_step_counts_both() -> None:
+    """The logits die in the loss's backward pass before any layer is recomputed, and each
+    layer's gradients are born as its kept input dies: a compiled step peaks at the larger of
+    the phases, below the eager count of everything at once."""
+    tokens = 2 * 4096
+    compiled = footprint(_torchtune_3b())
+    eager = footprint(_torchtune_3b(compiled=False))
+    peak = memory.llm_bytes(compiled, "none", 1, 2, 4096)
+    assert peak < memory.llm_bytes(eager, "none", 1, 2, 4096)
+    # without the optimizer in the backward pass the gradients' phase is the peak: every
+    # weight, both AdamW slots and every gradient, with one layer recomputed beside them
+    static = memory.llm_static_bytes(compiled, "none", 1)
+    assert peak == pytest.approx(static + tokens * compiled.recomputed_per_token)
+    # with it, no gradient buffer: the loss is the peak, with the output projection's gradient
+    in_backward = footprint(_torchtune_3b(optimizer_in_backward=True))
+    at_loss = memory.llm_static_bytes(in_backward, "none", 1) + in_backward.output_gradient
+    at_loss += tokens * (in_backward.kept_per_token + in_backward.loss_per_token)
+    assert memory.llm_bytes(in_backward, "none", 1, 2, 4096) == pytest.approx(at_loss)
+
+
+def test_the_output_projections_gradient_is_counted_at_the_loss() -> None:
+    """A trained output projection (Llama 3.2 3B's is its tied token table, 128,256 x 3,072)
+    has its gradient built at the loss; a chunked loss adds each chunk's contribution into the
+    sum, so two are alive at once. Adapters leave the projection frozen."""
+    projection = 128_256 * 3072 * 2  # bf16
+    assert footprint(_torchtune_3b()).output_gradient == 2 * projection
+    assert footprint(_torchtune_3b(chunked_loss=False)).output_gradient == projection
+    lora = footprint(replace(_torchtune_3b(), method="lora"))
+    assert lora.output_gradient == 0
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_most_tokens_that_fit_are_the_boundary(compiled: bool) -> None:
+    counted = footprint(_torchtune_3b(compiled=compiled, optimizer_in_backward=True))
+    available = 20 * GIB
+    tokens = memory.tokens_that_fit(counted, "none", 1, available)
+    assert tokens > 0
+    assert memory.llm_bytes(counted, "none", 1, 1, tokens) <= available
+    assert memory.llm_bytes(counted, "none", 1, 1, tokens + 1) > available
+    assert memory.tokens_that_fit(counted, "none", 1, GIB) == 0  # not even the weights
 
 
 def test_every_published_run_fits_its_gpus() -> None:
