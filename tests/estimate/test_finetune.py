@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
 import pytest
 
-from advisor.estimate import finetune, llm_fit, memory
+from advisor.estimate import catalog, finetune, llm_fit, memory
 from advisor.estimate.llm_predict import predict_job, predictor_for_job
 from advisor.estimate.llm_published import read_published, throughput_runs
 from advisor.estimate.parameters import PRIOR, llm_calibration
@@ -153,6 +154,32 @@ def test_no_step_beats_the_hardware() -> None:
         step = finetune.step_of(run.tune, run.plan, machine, CALIBRATION)
         assert step.seconds >= step.least > 0
         assert step.flops_per_gpu <= machine.peak_matmul_flops
+
+
+@pytest.mark.parametrize("name", sorted(llm.models()))
+def test_no_llm_job_beats_any_gpu_of_the_catalog(name: str) -> None:
+    """Every LLM of the zoo, each method, on one GPU and on a node of eight of every catalog
+    GPU, in bf16 and fp8: wherever the job fits, it takes no less than the roofline's least
+    time, and its GPUs run its FLOPs (recomputation included) at most at the datasheet peak of
+    the fastest unit that precision may use."""
+    checked = 0
+    for spec in catalog.accelerators().values():
+        if spec.kind != "gpu":
+            continue
+        for method, count, precision in itertools.product(
+            ("full", "lora", "qlora"), (1, 8), ("bf16", "fp8")
+        ):
+            job = job_for(name, method=method, tokens=10**6, precision=precision)
+            prediction = predict_job(job, Target(spec.name, count))
+            if not prediction.fits or not math.isfinite(prediction.seconds):
+                continue
+            where = (spec.name, count, method, precision)
+            assert prediction.seconds >= prediction.least_seconds > 0, where
+            flops = job.computed_tokens * job.tune.flops_per_token()
+            units = (spec.fp32_tflops, spec.tf32_tflops, spec.half_tflops, spec.fp8_tflops)
+            assert flops / prediction.seconds / count <= max(units) * 1e12, where
+            checked += 1
+    assert checked >= 40
 
 
 def test_fp32_adapters_slow_a_step_by_their_traffic_and_16_bit_ones_are_as_fitted() -> None:
