@@ -73,7 +73,7 @@ class Footprint:
     output_gradient: float
     """The output projection's weight gradient at the loss (0 when it is frozen)."""
     compiled: bool
-    """The step is compiled: the loss's and the layers' working sets do not meet."""
+    """The step is compiled (``FineTune.compiled``): it peaks at one phase, not at their sum."""
 
     @property
     def working_per_token(self) -> float:

@@ -152,6 +152,7 @@ def llm_lines(footprint: Footprint, sharding: str, gpus: int) -> tuple[tuple[flo
         return ((static, kept + footprint.working_per_token),)
     gradients = _gradient_bytes(footprint, sharding, gpus)
     before = static - gradients
+    # the output projection's gradient is whole at the loss, before FSDP scatters it
     return (
         (before + footprint.output_gradient, kept + footprint.loss_per_token),
         (static, footprint.recomputed_per_token),
