@@ -89,6 +89,13 @@ def test_tpu_slices_count_their_chips() -> None:
         ("AMD EPYC (family 26, model 2)", "turin", False),  # a VM that hides the model number
         ("AMD EPYC (family 25, model 17)", "genoa", False),
         ("AMD EPYC (family 25, model 1)", "milan", False),
+        (
+            "Intel(R) Xeon(R) Processor (family 6, model 207)",
+            "emeraldrapids",
+            False,
+        ),  # the H200 host
+        ("Intel(R) Xeon(R) CPU @ 2.20GHz (family 6, model 79)", "broadwell", False),
+        ("Intel(R) Xeon(R) CPU @ 2.20GHz (family 6, model 85)", "skylake", True),  # or Cascade Lake
         ("Some Unknown CPU", catalog.DEFAULT_CPU_FAMILY, True),
     ],
 )
