@@ -121,6 +121,7 @@ def worker(lane: dict[str, Any], cases: list[dict[str, Any]], models: str, budge
 
     framework = backend.select()
     framework.limit_threads(lane["threads"])
+    _emit({"case": "*", "kind": "note", "note": _lane_cores(lane)})
     from probes import history
     from probes.run import probe
     from probes.spec import spec_for
@@ -147,6 +148,26 @@ def worker(lane: dict[str, Any], cases: list[dict[str, Any]], models: str, budge
     if framework.name != "tensorflow" and "tensorflow" in sys.modules:
         _emit({"case": "*", "kind": "note", "note": f"TensorFlow was imported on the {framework.name} "
                "path (Keras imports it to read and write .keras files when it is installed)"})  # fmt: skip
+
+
+def _lane_cores(lane: dict[str, Any]) -> str:
+    """What a lane's logical CPUs are: the SMT siblings Linux names for each, and the reference
+    product's rate on them. A cloud VM's vCPUs are hyperthreads, two to a core; a lane of whole
+    cores is faster than a VM of as many vCPUs (the 2026-11-26 check did not record it)."""
+    from probes import reference
+
+    siblings = set()
+    for cpu in lane["cpus"]:
+        path = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        try:
+            siblings.add(path.read_text().strip())
+        except OSError:
+            siblings.add("?")
+    rate = reference.flops_per_second(reference.reference_seconds()) / 1e9
+    return (
+        f"lane {lane['name']}: CPUs {lane['cpus'] or 'all'}, SMT sibling sets "
+        f"{' '.join(sorted(siblings)) or '?'}; reference product {rate:.0f} GFLOP/s"
+    )
 
 
 def real_run(spec: Any) -> dict[str, Any]:

@@ -42,6 +42,9 @@ def test_the_rehearsal_probes_predicts_measures_and_exports(tmp_path: Path) -> N
     assert mlp["measured_per_epoch"] > 0 and "cpu-as-gpu_probe_error" in mlp
     assert "cpu-1_predicted_error" not in mlp  # an H100 prediction is no error of a CPU run
     assert "| mnist_mlp | jax |" in (out / "summary.md").read_text()
+    # each lane says what its CPUs are: their SMT siblings and the reference product's rate
+    lanes = [note for note in summary["not_run"] if "SMT sibling sets" in note]
+    assert len(lanes) == 2 and all("GFLOP/s" in note for note in lanes), summary["not_run"]
     # each lane's host floor, measured by its probes (on a GPU's lane: the GPU's host cost)
     assert mlp["cpu-as-gpu_dispatch_ms"] > 0 and mlp["cpu-as-gpu_layer_us"] >= 0
     assert "cpu-as-gpu host: dispatch" in (out / "summary.md").read_text()

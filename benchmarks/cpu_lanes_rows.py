@@ -1,0 +1,143 @@
+"""The GPU host's CPU lanes as CPU-VM rows: a modern framework on 2 and 8 logical CPUs.
+
+``benchmarks/accelerator_check.py`` probed every zoo workload on 2 and 8 logical CPUs of the
+device tool's H200 host (an Intel Xeon, family 6 model 207: Emerald Rapids), the GPU hidden,
+under Keras on JAX and on PyTorch. Where the probe stepped the workload's own batch
+(``extrapolated=0`` in its notes: the small models), its steady rate is a measurement of those
+CPUs at that batch. This script writes those rates as reference rows
+(``benchmarks/results/cpu-lanes-20261126.csv``) and predicts them from this machine's stored
+probes, as the end-to-end benchmark predicts the published CPU-VM rows: under the row's own
+backend (``end_to_end_jax_h200.json``, ``end_to_end_torch_h200.json``) and from TensorFlow
+(``end_to_end.json``):
+
+    .venv/bin/python benchmarks/cpu_lanes_rows.py [--write] [--score]
+
+They are not a CPU-VM row of ``data/`` yet: that check did not record what its lanes' logical
+CPUs were in cores (a cloud VM's vCPUs are hyperthreads, two to a core; Linux numbers a host's
+cores before their second threads, so a lane of CPUs 0-1 may have held two whole cores), and
+its lanes ran side by side. The check now records each lane's SMT siblings and reference
+product rate (``accelerator_check._lane_cores``). The probes of the heavy workloads extrapolate
+their batch and are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "benchmarks" / "results"
+RUNS = (
+    (
+        "accelerator-check-20261126-jax/run1",
+        "keras-3.15-jax-0.11-pip",
+        "Keras 3.15.1 on JAX 0.11.2",
+    ),
+    (
+        "accelerator-check-20261126/run1",
+        "keras-3.15-torch-2.11-pip",
+        "Keras 3.15.1 on PyTorch 2.11.0",
+    ),
+    (
+        "accelerator-check-20261126/run2",
+        "keras-3.15-torch-2.11-pip",
+        "Keras 3.15.1 on PyTorch 2.11.0",
+    ),
+)
+"""The check's runs with CPU lanes: folder, the software as the reference files spell it."""
+FAMILY = "emeraldrapids"
+"""Family 6, model 207 (docs/SOURCES.md, "This machine's CPU")."""
+SOURCE = "advisor-cpu-lanes-20261126"
+OUT = RESULTS / "cpu-lanes-20261126.csv"
+PROBES = (
+    ("end_to_end_jax_h200.json", "jax"),
+    ("end_to_end_torch_h200.json", "torch"),
+    ("end_to_end.json", ""),
+)
+"""Stored probes of this machine: the file, and the backend of the rows each predicts ("": all)."""
+COLUMNS = (
+    "source", "workload", "device", "vcpus", "cpu_family", "software", "precision",
+    "batch_size", "epochs", "metric", "value", "notes",
+)  # fmt: skip
+
+
+def _notes(text: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in text.split("; ") if "=" in part)
+
+
+def rows() -> list[dict[str, str]]:
+    """Every CPU lane's probe that stepped its workload's own batch, as a reference row."""
+    found = []
+    for folder, software, stack in RUNS:
+        path = RESULTS / folder / "probes.csv"
+        with path.open(newline="") as handle:
+            probes = list(csv.DictReader(handle))
+        for probe in probes:
+            if probe["device"] != "CPU" or probe["metric"] != "samples_per_second":
+                continue
+            total = next(
+                p for p in probes
+                if p["metric"] == "seconds_total" and p["source"] == probe["source"]
+                and p["workload"] == probe["workload"]
+            )  # fmt: skip
+            notes = _notes(total["notes"])
+            if notes.get("extrapolated") != "0":
+                continue
+            found.append({
+                "source": SOURCE, "workload": probe["workload"], "device": "CPU",
+                "vcpus": probe["vcpus"], "cpu_family": FAMILY, "software": software,
+                "precision": "fp32", "batch_size": probe["batch_size"], "epochs": "",
+                "metric": "samples_per_second", "value": f"{float(probe['value']):.1f}",
+                "notes": (
+                    f"our own measurement: the steady step of advisor's probe at the workload's "
+                    f"batch on {probe['vcpus']} logical CPUs of the device tool's H200 host "
+                    f"({probe['cpu_family']}), the GPU hidden, {stack}, lanes side by side "
+                    f"(benchmarks/results/{folder}/probes.csv, {probe['source']}; "
+                    f"step {float(notes['step_s']) * 1e3:.3g} ms, "
+                    f"{float(notes['step_low']) * 1e3:.3g}-{float(notes['step_high']) * 1e3:.3g})"
+                ),
+            })  # fmt: skip
+    return found
+
+
+def score() -> None:
+    """The rows predicted from each file of stored probes (``end_to_end.score``)."""
+    from advisor.estimate import calibrate
+    from benchmarks.end_to_end import print_report, report
+    from benchmarks.end_to_end import score as score_rows
+    from probes import history
+
+    rows_ = calibrate.read_rows([OUT])
+    for name, backend in PROBES:
+        blob = json.loads((RESULTS / name).read_text())
+        probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
+        wanted = [r for r in rows_ if not backend or r.framework.name == backend]
+        print(f"== from {name} ({blob.get('backend') or 'tensorflow'} probes of this machine)")
+        print_report(report(score_rows(probes, [], wanted)))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"write {OUT.name}")
+    parser.add_argument("--score", action="store_true", help="predict them from stored probes")
+    args = parser.parse_args(argv)
+    if args.write or not args.score:
+        found = rows()
+        target = OUT.open("w", newline="") if args.write else sys.stdout
+        writer = csv.DictWriter(target, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(found)
+        if args.write:
+            target.close()
+            print(f"wrote {OUT} ({len(found)} rows)")
+    if args.score:
+        score()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
