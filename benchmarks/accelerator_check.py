@@ -34,11 +34,13 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,6 +190,26 @@ def _emit(message: dict[str, Any]) -> None:
 
 
 # --- the parent: lanes side by side, a deadline, the report ----------------------------------
+
+
+def _siblings_of(cpu: int) -> str:
+    """Linux's list of the hyperthreads that share ``cpu``'s core (``0,8`` or ``0-1``)."""
+    try:
+        return Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+    except OSError:
+        return ""
+
+
+def by_core(cpus: list[int], siblings: Callable[[int], str] = _siblings_of) -> list[int]:
+    """``cpus`` with each core's hyperthreads side by side. Linux numbers every core's first
+    thread before any second one, so the first CPU numbers are whole cores; a lane of 2n CPUs
+    taken from this order holds n cores' threads, as a cloud VM's vCPUs do."""
+
+    def core(cpu: int) -> tuple[int, int]:
+        first = re.match(r"\d+", siblings(cpu).strip())
+        return (int(first.group()) if first else cpu, cpu)
+
+    return sorted(cpus, key=core)
 
 
 def lanes_for(threads: list[int], cpu_only: bool, cpus: list[int]) -> list[list[Lane]]:
@@ -503,7 +525,7 @@ def main(argv: list[str]) -> int:
     cases = sorted((c for c in CASES if names is None or c.name in names), key=lambda c: c.cost)
     threads = [int(n) for n in (args.threads or ("1" if small else "2,8")).split(",")]
     budget = args.budget or (3.0 if small else 20.0)
-    cpus = sorted(os.sched_getaffinity(0))
+    cpus = by_core(sorted(os.sched_getaffinity(0)))
     from probes.device import gpu
 
     if not args.cpu_only and gpu()[0] is None:

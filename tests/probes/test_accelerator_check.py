@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from advisor.cli import cli
+from benchmarks import accelerator_check
 from probes import exchange
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,18 @@ def test_the_rehearsal_probes_predicts_measures_and_exports(tmp_path: Path) -> N
     assert "imported 4 probe result(s)" in imported.output
 
 
+def test_lanes_take_whole_cores_hyperthreads_together() -> None:
+    """A host of 4 cores with 2 threads each, numbered as Linux does (0-3 the first threads,
+    4-7 their siblings): a lane of 2 CPUs gets one core's two threads, as a 2-vCPU VM does."""
+    siblings = {cpu: f"{cpu % 4},{cpu % 4 + 4}" for cpu in range(8)}
+    order = accelerator_check.by_core(list(range(8)), siblings.__getitem__)
+    assert order == [0, 4, 1, 5, 2, 6, 3, 7]
+    lanes = accelerator_check.lanes_for([2], False, order)[0]
+    assert lanes[0].cpus == [0, 4] and lanes[1].cpus == [1, 5, 2, 6, 3, 7]
+    # no topology to read: the order is kept
+    assert accelerator_check.by_core([3, 1, 2], lambda cpu: "") == [1, 2, 3]
+
+
 @pytest.mark.tf
 def test_a_real_run_of_a_synthetic_input_convnet_is_read_per_step_of_its_pool() -> None:
     """An ImageNet convnet's real run steps a pool of 8 batches an epoch, not the configured
@@ -93,7 +106,6 @@ def test_a_finished_check_is_rescored_by_todays_model(capsys: pytest.CaptureFixt
 def test_a_malformed_check_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from benchmarks import accelerator_check
 
     (tmp_path / "probes.csv").write_text("source,workload\nx,y\n")
     (tmp_path / "measured.csv").write_text("not,a,check\n")
