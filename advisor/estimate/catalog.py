@@ -187,12 +187,13 @@ _CPU_MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"AMD EPYC \(family 25\b", "milan"),
     (r"AMD EPYC \(family 23\b", "rome"),
     # Intel's server models (Linux, arch/x86/include/asm/intel-family.h); model 85 is Skylake,
-    # Cascade Lake or Cooper Lake by stepping alone, and stays a guess
-    (r"Intel.*\(family 6, model 63\)", "haswell"),
-    (r"Intel.*\(family 6, model 79\)", "broadwell"),
-    (r"Intel.*\(family 6, model 106\)", "icelake"),
-    (r"Intel.*\(family 6, model 143\)", "sapphirerapids"),
-    (r"Intel.*\(family 6, model 207\)", "emeraldrapids"),
+    # Cascade Lake or Cooper Lake by stepping alone, and stays a guess. Anchored and bounded: an
+    # imported row's text is a stranger's, and ``Intel.*`` over a long one backtracks for seconds
+    (r"^Intel[^\n]{0,120}\(family 6, model 63\)", "haswell"),
+    (r"^Intel[^\n]{0,120}\(family 6, model 79\)", "broadwell"),
+    (r"^Intel[^\n]{0,120}\(family 6, model 106\)", "icelake"),
+    (r"^Intel[^\n]{0,120}\(family 6, model 143\)", "sapphirerapids"),
+    (r"^Intel[^\n]{0,120}\(family 6, model 207\)", "emeraldrapids"),
     (r"Neoverse-N1|Graviton2|Ampere Altra", "graviton2"),
     (r"Neoverse-V1|Graviton3", "graviton3"),
     (r"Neoverse-V2|Graviton4", "graviton4"),

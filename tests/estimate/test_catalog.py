@@ -151,3 +151,12 @@ def test_every_device_of_the_shipped_measurements_is_in_the_catalog() -> None:
     devices = {row.device for path in files for row in read_reference(path) if not row.is_cpu}
     assert {"V100-32GB", "A6000", "RTX6000", "A100"} <= devices
     assert catalog.missing(devices) == []
+
+
+def test_cpu_model_patterns_cannot_backtrack_over_a_long_text() -> None:
+    """An imported row's CPU model is a stranger's text: an unbounded ``.*`` inside a pattern
+    backtracked for 8 s over 120,000 characters of "Intel(" (2026-11-26). Every pattern is
+    literal text, alternations and bounded repeats."""
+    for pattern, _ in catalog._CPU_MODEL_PATTERNS:
+        assert ".*" not in pattern and ".+" not in pattern, pattern
+    assert catalog.family_of_cpu_model("Intel(" * 20_000) == (catalog.DEFAULT_CPU_FAMILY, True)
