@@ -158,13 +158,7 @@ def _lane_cores(lane: dict[str, Any]) -> str:
     cores is faster than a VM of as many vCPUs (the 2026-11-26 check did not record it)."""
     from probes import reference
 
-    siblings = set()
-    for cpu in lane["cpus"]:
-        path = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
-        try:
-            siblings.add(path.read_text().strip())
-        except OSError:
-            siblings.add("?")
+    siblings = {_siblings_of(cpu).strip() or "?" for cpu in lane["cpus"]}
     rate = reference.flops_per_second(reference.reference_seconds()) / 1e9
     return (
         f"lane {lane['name']}: CPUs {lane['cpus'] or 'all'}, SMT sibling sets "

@@ -107,14 +107,13 @@ def rows() -> list[dict[str, str]]:
 def score() -> None:
     """The rows predicted from each file of stored probes (``end_to_end.score``)."""
     from advisor.estimate import calibrate
-    from benchmarks.end_to_end import print_report, report
+    from benchmarks.end_to_end import print_report, report, stored_probes
     from benchmarks.end_to_end import score as score_rows
-    from probes import history
 
     rows_ = calibrate.read_rows([OUT])
     for name, backend in PROBES:
         blob = json.loads((RESULTS / name).read_text())
-        probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
+        probes = stored_probes(blob)
         wanted = [r for r in rows_ if not backend or r.framework.name == backend]
         print(f"== from {name} ({blob.get('backend') or 'tensorflow'} probes of this machine)")
         print_report(report(score_rows(probes, [], wanted)))

@@ -293,11 +293,16 @@ def reference_machine() -> dict[str, Any]:
     return {"cpu_model": cpu_model(), "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
 
 
+def stored_probes(blob: dict[str, Any]) -> dict[str, list[ProbeResult]]:
+    """A run's probes by workload, as its file stored them."""
+    return {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
+
+
 def rescore(path: Path, sources: str = "") -> dict[str, Any]:
     """The stored probes' rows scored again by today's model: ``sources``' rows, else those the
     run scored (its ``sources`` and ``backend``)."""
     blob = json.loads(path.read_text())
-    probes = {w: [history.from_json(p) for p in ps] for w, ps in blob["probes"].items()}
+    probes = stored_probes(blob)
     fitted, held = published_rows(sources or blob.get("sources", ""), blob.get("backend", ""))
     rows = score(probes, fitted, held)
     return {**blob, "rows": rows, "figures": report(rows), "stability": stability(probes)}
