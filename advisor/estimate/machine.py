@@ -140,10 +140,12 @@ class Machine:
     alone)."""
 
 
-def usl_speedup(vcpus: float, calibration: Calibration) -> float:
-    """Universal scalability law: throughput of ``vcpus`` threads relative to one."""
+def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -> float:
+    """Universal scalability law: throughput of ``vcpus`` threads relative to one thread's
+    unslowed work. ``slowdown`` stretches the threads' own work (a generic build's scalar
+    arithmetic), not their contention and coherency waits, which stay the machine's."""
     n = max(vcpus, 1.0)
-    return n / (1 + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
+    return n / (slowdown + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
 
 
 def cpu_machine(
@@ -159,7 +161,12 @@ def cpu_machine(
     speedup = usl_speedup(vcpus, calibration)
     build = 1.0 if stack.vectorised else calibration.generic_build_speed
     peak = family.vcpu_gflops * 1e9 * vcpus
-    compute = family.vcpu_gflops * 1e9 * calibration.cpu_efficiency * build * speedup
+    compute = (
+        family.vcpu_gflops
+        * 1e9
+        * calibration.cpu_efficiency
+        * usl_speedup(vcpus, calibration, 1 / build)
+    )
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"

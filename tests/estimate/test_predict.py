@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from advisor.errors import UsageError
 from advisor.estimate import Target, measured_on, predict
-from advisor.estimate.machine import accelerator_machine, cpu_machine, usl_speedup
+from advisor.estimate.frameworks import Framework
+from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import facts_of, step_parts
@@ -137,6 +138,23 @@ def test_more_vcpus_saturate_instead_of_scaling_linearly() -> None:
     t8 = predict(p, Target(None, 0, 8, "skylake")).seconds
     t64 = predict(p, Target(None, 0, 64, "skylake")).seconds
     assert t64 > t8 / 4
+
+
+def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
+    """TensorFlow 1's pip wheel (no AVX2/FMA) was 1.5-1.8x slower than a compiled build on 8
+    vCPUs and tied with it on 32-64 (Woolf 2017-07): the build stretches each thread's work,
+    not the contention and coherency waits that dominate many threads."""
+    calibration = shipped_calibration()
+    generic = Stack(framework=Framework("tensorflow", (1, 2)), vectorised=False)
+
+    def penalty(vcpus: int) -> float:
+        slow = cpu_machine("skylake", vcpus, calibration, stack=generic)
+        fast = cpu_machine("skylake", vcpus, calibration)
+        return fast.conv_flops / slow.conv_flops
+
+    assert penalty(1) == pytest.approx(1 / calibration.generic_build_speed)
+    assert penalty(8) > penalty(32) > penalty(64) > 1.0
+    assert penalty(64) < 0.6 * penalty(1)
 
 
 def test_eight_gpus_cost_more_gpu_hours_than_one_for_a_small_model() -> None:
