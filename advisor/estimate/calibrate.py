@@ -67,6 +67,7 @@ _FRACTIONS = frozenset(
         "gemm_efficiency",
         "tpu_efficiency",
         "memory_efficiency",
+        "cpu_memory_efficiency",
         "generic_build_speed",
         "kernel_overlap",
     }

@@ -17,6 +17,13 @@ from advisor.locations import shipped
 
 DEFAULT_CPU_FAMILY = "skylake"
 """Stated default when a CPU's family is unknown: the family the calibration data measured."""
+SHARED_LANE_FP32_ISSUE = 0.25
+"""Share of an FP32/INT32 lane's issue slots a large SGEMM fills with FP32 work. cuBLAS runs a
+4096-square SGEMM at 23.27 TFLOP/s on an RTX A6000 (GA102), 0.60 of its 38.7 datasheet (the
+cuBLAS baseline of abhik.ai's "CUDA matrix multiplication optimization", docs/SOURCES.md), where
+the largest of DeepBench's SGEMMs reach 0.94-0.98 of the FP32 peak on GPUs whose FP32 lanes are
+their own (P100, V100, Titan Xp: ``data/gpu-kernels-deepbench.csv``), 0.96 at the median:
+0.60 / 0.96 = (64 + 64 x 0.25) / 128."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,20 @@ class Accelerator:
     """FP32 units of one multiprocessor (``fp32_tflops`` = sms x lanes x 2 x clock)."""
     clock_mhz: float = 0.0
     """The clock ``fp32_tflops`` is quoted at (the boost clock but for the K80's base)."""
+    fp32_lanes_shared_with_int32: int = 0
+    """Of ``fp32_lanes_per_sm``, those that run INT32 instructions too (GA10x and AD10x: 64
+    of 128, NVIDIA's Ampere GA102 and Ada whitepapers), which a matrix product's integer
+    work takes from its FP32 issue slots."""
+
+    @property
+    def fp32_gemm_share(self) -> float:
+        """Share of ``fp32_tflops`` a matrix product can issue on the CUDA cores: 1 where every
+        FP32 lane is its own, less where lanes are shared with INT32 (``SHARED_LANE_FP32_ISSUE``
+        of a shared lane's slots)."""
+        lanes, shared = self.fp32_lanes_per_sm, self.fp32_lanes_shared_with_int32
+        if lanes <= 0 or shared <= 0:
+            return 1.0
+        return (lanes - shared + shared * SHARED_LANE_FP32_ISSUE) / lanes
 
     @property
     def sm_cycles_per_second(self) -> float:
@@ -127,6 +148,7 @@ def accelerators() -> dict[str, Accelerator]:
             sms=int(row.get("sms") or 0),
             fp32_lanes_per_sm=int(row.get("fp32_lanes_per_sm") or 0),
             clock_mhz=_float(row.get("clock_mhz") or ""),
+            fp32_lanes_shared_with_int32=int(row.get("fp32_lanes_shared_with_int32") or 0),
         )
     return catalog
 

@@ -111,6 +111,11 @@ class Machine:
     """Activations in 16 bits (mixed precision that actually runs on 16-bit units)."""
     winograd: bool = False
     """3x3 convolutions run as Winograd transforms (cuDNN on CUDA cores), fewer multiplications."""
+    cuda_core_conv_flops: float = 0.0
+    """Where the convolutions' unit is the tensor cores: the FP32 rate of the CUDA cores beside
+    them, on which a 3x3 layer runs as Winograd when that is faster (cuDNN takes each layer's
+    fastest algorithm; a GeForce, A6000 or L40 has TF32 units barely faster than its CUDA
+    cores). 0 elsewhere."""
     kernel_path: str = ""
     """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
     lstm_kernel: str = ""
@@ -167,7 +172,7 @@ def cpu_machine(
         * calibration.cpu_efficiency
         * usl_speedup(vcpus, calibration, 1 / build)
     )
-    bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.memory_efficiency * speedup
+    bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"
     if precision in HALF_PRECISIONS:
@@ -252,8 +257,8 @@ def accelerator_machine(
     return Machine(
         kind="gpu",
         label=label,
-        conv_flops=conv.peak * conv_efficiency,
-        matmul_flops=matmul.peak * gemm_efficiency,
+        conv_flops=conv.attainable * conv_efficiency,
+        matmul_flops=matmul.attainable * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         element_rate=(
             spec.sm_cycles_per_second * calibration.elements_per_sm_cycle if transposes else 0.0
@@ -263,7 +268,9 @@ def accelerator_machine(
         peak_conv_flops=conv.peak,
         peak_matmul_flops=matmul.peak,
         peak_bandwidth=spec.bandwidth_gbs * 1e9,
-        recurrent_flops=spec.fp32_tflops * 1e12 * rnn.efficiency if cudnn else 0.0,
+        recurrent_flops=spec.fp32_tflops * 1e12 * spec.fp32_gemm_share * rnn.efficiency
+        if cudnn
+        else 0.0,
         recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
@@ -271,6 +278,11 @@ def accelerator_machine(
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
         winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
+        cuda_core_conv_flops=(
+            spec.fp32_tflops * 1e12 * spec.fp32_gemm_share * calibration.gpu_efficiency
+            if conv.tensor_cores and not conv.half
+            else 0.0
+        ),
         transposes=transposes,
         scores_32bit=stack.eager_attention,
         fused_optimizer=stack.fused_optimizer,
@@ -306,6 +318,14 @@ class Unit:
     """``fp32``, ``tf32``, ``fp16``, ``bf16`` or ``fp8``."""
     peak: float
     tensor_cores: bool
+    issue_share: float = 1.0
+    """Share of ``peak`` a matrix product can issue there: below 1 on CUDA cores whose FP32
+    lanes also run the product's integer work (``catalog.Accelerator.fp32_gemm_share``)."""
+
+    @property
+    def attainable(self) -> float:
+        """The FLOP/s a matrix product's instruction mix can issue (before any efficiency)."""
+        return self.peak * self.issue_share
 
     @property
     def half(self) -> bool:
@@ -317,16 +337,18 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
     """Where a GPU runs one kernel class (``conv`` or ``matmul``) at ``precision``: the 16-bit
     tensor cores under mixed precision (when the GPU has a fast 16-bit type), TF32 where asked
     for or where the framework's float32 default is TF32 (``frameworks``), else FP32."""
-    fp32 = Unit("fp32", spec.fp32_tflops * 1e12, False)
+    fp32 = Unit("fp32", spec.fp32_tflops * 1e12, False, spec.fp32_gemm_share)
     if precision == "fp8" and kernel == "matmul" and spec.fp8_tflops > 0:
         return Unit("fp8", spec.fp8_tflops * 1e12, True)
     if precision in HALF_PRECISIONS:
         peak, name = _half_peak(spec, precision)
-        if peak > spec.fp32_tflops:
+        if peak * 1e12 > fp32.attainable:
             return Unit(name, peak * 1e12, spec.has_tensor_cores)
         return fp32
     tf32 = precision == "tf32" or (precision == "fp32" and framework.tf32(kernel))
-    if tf32 and spec.tf32_tflops > spec.fp32_tflops:
+    # the library takes the tensor cores wherever they outrun what the CUDA cores can issue
+    # (a GeForce or L40's TF32 peak equals its FP32 one, whose lanes are half INT32's)
+    if tf32 and spec.tf32_tflops * 1e12 > fp32.attainable:
         return Unit("tf32", spec.tf32_tflops * 1e12, True)
     return fp32
 

@@ -60,7 +60,10 @@ class Calibration:
     tpu_efficiency: float = 0.3
     """Share of the MXU's bf16 peak reached through XLA; a prior."""
     memory_efficiency: float = 0.6
-    """Share of peak memory bandwidth that streaming kernels reach."""
+    """Share of an accelerator's peak memory bandwidth that streaming kernels reach."""
+    cpu_memory_efficiency: float = 0.6
+    """The same on a CPU VM's share of its socket's memory channels: another memory system,
+    fitted apart (only CPU rows see it)."""
     elements_per_sm_cycle: float = 2.0
     """Activation elements a GPU multiprocessor moves per cycle through a convnet's
     memory-bound kernels on NCHW tensors under tensor-core convolutions (the layout transposes

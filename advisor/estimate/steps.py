@@ -415,15 +415,22 @@ def compute_seconds(
     transformer's batch x tokens rows)."""
     conv, matmul = work_flops(facts, per_replica, machine.winograd)
     width = per_replica / max(facts.accumulation, 1) * max(facts.tokens, 1)
-    conv_rate = machine.conv_flops * _occupancy(per_replica, _half_conv(machine, calibration))
+    filled = _occupancy(per_replica, _half_conv(machine, calibration))
     if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
-        conv_rate *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
+        filled *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
+    conv_rate = machine.conv_flops * filled
+    conv_seconds = conv / conv_rate if conv else 0.0
+    # 3x3 layers take the CUDA cores' Winograd where it outruns the tensor cores' direct product
+    winograd_rate = machine.cuda_core_conv_flops * filled * WINOGRAD_REDUCTION
+    if conv and winograd_rate > conv_rate:
+        eligible = conv * facts.winograd_share
+        conv_seconds = (conv - eligible) / conv_rate + eligible / winograd_rate
     occupancy = _occupancy(width, _half_narrow(facts, machine, calibration))
     matmul_rate = machine.matmul_flops * occupancy
     attention = facts.attention_flops_per_sample * per_replica
     attention_rate = (machine.attention_flops or machine.matmul_flops) * occupancy
     return (
-        (conv / conv_rate if conv else 0.0)
+        conv_seconds
         + (matmul / matmul_rate if matmul else 0.0)
         + (attention / attention_rate if attention else 0.0)
     )

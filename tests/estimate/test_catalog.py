@@ -57,6 +57,21 @@ def test_every_gpus_multiprocessors_make_its_fp32_peak() -> None:
     )
 
 
+def test_only_lanes_that_also_run_int32_lower_a_gpus_fp32_gemm_share() -> None:
+    """GA10x and AD10x share 64 of their 128 FP32 lanes with INT32 (NVIDIA's whitepapers):
+    a product issues (64 + 64 x 0.25) / 128 of their FP32 peak; GPUs whose FP32 lanes are their
+    own (GA100, GH100, Volta, Turing, Pascal) issue all of it."""
+    accelerators = catalog.accelerators()
+    shared = {name for name, spec in accelerators.items() if spec.fp32_lanes_shared_with_int32}
+    assert shared == {
+        "L4", "A10", "A10G", "A6000", "A40", "L40", "L40S", "RTX6000-Ada", "RTX3090", "RTX4090"
+    }  # fmt: skip
+    for name in shared:
+        assert accelerators[name].fp32_gemm_share == pytest.approx(0.625), name
+    for name in ("A100", "H100", "V100", "T4", "P100", "K80", "B200", "tpu-v5p"):
+        assert accelerators[name].fp32_gemm_share == 1.0, name
+
+
 def test_the_named_cpu_families_are_all_there() -> None:
     expected = {
         "haswell", "broadwell", "skylake", "cascadelake", "icelake", "sapphirerapids",

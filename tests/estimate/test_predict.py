@@ -157,6 +157,42 @@ def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
     assert penalty(64) < 0.6 * penalty(1)
 
 
+def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_its_tf32() -> None:
+    """An L40's TF32 peak equals its FP32 one, but half its FP32 lanes also run the product's
+    integer work: PyTorch's strict-FP32 GPT-2 step there took 1.29x its TF32 one (loafbaker's
+    held-out rows). On an A100, whose FP32 lanes are their own, only the peaks count."""
+    calibration = shipped_calibration()
+    torch = Framework("torch", (2, 3))
+    strict = accelerator_machine("L40", 1, calibration, stack=Stack(framework=torch))
+    tf32 = accelerator_machine(
+        "L40", 1, calibration, precision="tf32", stack=Stack(framework=torch)
+    )
+    assert strict is not None and tf32 is not None
+    assert tf32.matmul_flops == pytest.approx(1.6 * strict.matmul_flops)
+    assert strict.peak_matmul_flops == tf32.peak_matmul_flops  # the bound keeps the datasheet
+    a100 = accelerator_machine("A100", 1, calibration, stack=Stack(framework=torch))
+    assert a100 is not None
+    assert a100.matmul_flops == pytest.approx(19.5e12 * calibration.gemm_efficiency)
+
+
+def test_a_convnets_3x3_layers_take_winograd_on_cuda_cores_where_tf32_barely_outruns_them() -> None:
+    """cuDNN runs each layer's fastest algorithm: on an RTX 3090, whose TF32 units run at its
+    FP32 rate, ResNet-50's 3x3 layers are faster as FP32 Winograd on the CUDA cores than as TF32
+    products; on an A100, whose TF32 runs 8x its FP32, they stay on the tensor cores."""
+    calibration = shipped_calibration()
+    facts = facts_of(zoo.get("resnet50"))
+
+    def conv_seconds(name: str, cuda_cores: bool) -> float:
+        machine = accelerator_machine(name, 1, calibration, precision="tf32")
+        assert machine is not None
+        if not cuda_cores:
+            machine = replace(machine, cuda_core_conv_flops=0.0)
+        return step_parts(facts, machine, 64, calibration).compute
+
+    assert conv_seconds("RTX3090", True) < 0.8 * conv_seconds("RTX3090", False)
+    assert conv_seconds("A100", True) == conv_seconds("A100", False)
+
+
 def test_eight_gpus_cost_more_gpu_hours_than_one_for_a_small_model() -> None:
     p = probe("mnist_cnn", 0.2)
     one, eight = predict(p, Target("A100", 1)), predict(p, Target("A100", 8))
