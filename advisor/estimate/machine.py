@@ -166,12 +166,8 @@ def cpu_machine(
     speedup = usl_speedup(vcpus, calibration)
     build = 1.0 if stack.vectorised else calibration.generic_build_speed
     peak = family.vcpu_gflops * 1e9 * vcpus
-    compute = (
-        family.vcpu_gflops
-        * 1e9
-        * calibration.cpu_efficiency
-        * usl_speedup(vcpus, calibration, 1 / build)
-    )
+    threads = usl_speedup(vcpus, calibration, 1 / build)  # the build slows their work alone
+    compute = family.vcpu_gflops * 1e9 * calibration.cpu_efficiency * threads
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"
@@ -346,8 +342,8 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
             return Unit(name, peak * 1e12, spec.has_tensor_cores)
         return fp32
     tf32 = precision == "tf32" or (precision == "fp32" and framework.tf32(kernel))
-    # the library takes the tensor cores wherever they outrun what the CUDA cores can issue
-    # (a GeForce or L40's TF32 peak equals its FP32 one, whose lanes are half INT32's)
+    # the library takes the tensor cores wherever they outrun what the CUDA cores can issue (a
+    # GeForce's or an L40's TF32 peak equals its FP32 one, half of whose lanes also run INT32)
     if tf32 and spec.tf32_tflops * 1e12 > fp32.attainable:
         return Unit("tf32", spec.tf32_tflops * 1e12, True)
     return fp32
@@ -371,6 +367,11 @@ def _describe_paths(spec: catalog.Accelerator, precision: str, conv: Unit, matmu
         path = f"fp32: convolutions {_unit_name(conv)}, matmuls {_unit_name(matmul)}"
     if precision == "tf32" and conv.name != "tf32":
         path += f" (tf32 does not run faster than fp32 on {spec.name}: fp32 assumed)"
+    if "fp32" in (conv.name, matmul.name) and spec.fp32_gemm_share < 1:
+        path += (
+            f" (strict FP32 products issue {spec.fp32_gemm_share:.3g} of the FP32 peak:"
+            " half the FP32 lanes also run INT32)"
+        )
     return path
 
 

@@ -170,6 +170,8 @@ def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_it
     assert strict is not None and tf32 is not None
     assert tf32.matmul_flops == pytest.approx(1.6 * strict.matmul_flops)
     assert strict.peak_matmul_flops == tf32.peak_matmul_flops  # the bound keeps the datasheet
+    assert "half the FP32 lanes also run INT32" in strict.kernel_path  # and the path says so
+    assert "INT32" not in tf32.kernel_path
     a100 = accelerator_machine("A100", 1, calibration, stack=Stack(framework=torch))
     assert a100 is not None
     assert a100.matmul_flops == pytest.approx(19.5e12 * calibration.gemm_efficiency)
