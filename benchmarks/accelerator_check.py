@@ -50,6 +50,7 @@ if str(ROOT) not in sys.path:  # run from a checkout, advisor installed or not
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
+from probes.device import siblings_of  # noqa: E402
 
 CHECK_EPOCHS = 4
 """Epochs of every check run: three boundaries after the first (compiling) epoch."""
@@ -158,7 +159,7 @@ def _lane_cores(lane: dict[str, Any]) -> str:
     cores is faster than a VM of as many vCPUs (the 2026-11-26 check did not record it)."""
     from probes import reference
 
-    siblings = {_siblings_of(cpu).strip() or "?" for cpu in lane["cpus"]}
+    siblings = {siblings_of(cpu).strip() or "?" for cpu in lane["cpus"]}
     rate = reference.flops_per_second(reference.reference_seconds()) / 1e9
     return (
         f"lane {lane['name']}: CPUs {lane['cpus'] or 'all'}, SMT sibling sets "
@@ -186,15 +187,7 @@ def _emit(message: dict[str, Any]) -> None:
 # --- the parent: lanes side by side, a deadline, the report ----------------------------------
 
 
-def _siblings_of(cpu: int) -> str:
-    """Linux's list of the hyperthreads that share ``cpu``'s core (``0,8`` or ``0-1``)."""
-    try:
-        return Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
-    except OSError:
-        return ""
-
-
-def by_core(cpus: list[int], siblings: Callable[[int], str] = _siblings_of) -> list[int]:
+def by_core(cpus: list[int], siblings: Callable[[int], str] = siblings_of) -> list[int]:
     """``cpus`` with each core's hyperthreads side by side. Linux numbers every core's first
     thread before any second one, so the first CPU numbers are whole cores; a lane of 2n CPUs
     taken from this order holds n cores' threads, as a cloud VM's vCPUs do."""

@@ -10,7 +10,7 @@ probes, as the end-to-end benchmark predicts the published CPU-VM rows: under th
 backend (``end_to_end_jax_h200.json``, ``end_to_end_torch_h200.json``) and from TensorFlow
 (``end_to_end.json``):
 
-    .venv/bin/python benchmarks/cpu_lanes_rows.py [--write] [--score]
+    .venv/bin/python benchmarks/cpu_lanes_rows.py [--write] [--score [--whole-cores]]
 
 They are not a CPU-VM row of ``data/`` yet: that check did not record what its lanes' logical
 CPUs were in cores (a cloud VM's vCPUs are hyperthreads, two to a core; Linux numbers a host's
@@ -26,7 +26,9 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -104,25 +106,39 @@ def rows() -> list[dict[str, str]]:
     return found
 
 
-def score() -> None:
-    """The rows predicted from each file of stored probes (``end_to_end.score``)."""
+def score(whole_cores: bool = False) -> None:
+    """The rows predicted from each file of stored probes (``end_to_end.score``). ``whole_cores``
+    reads both sides as whole cores: the probes' VM, whose kernel reports one thread per core
+    (the stored probes predate the fingerprint's topology), and the lanes, CPUs 0 to n-1 of a
+    host whose first CPU numbers are its cores (which the check did not record)."""
     from advisor.estimate import calibrate
-    from benchmarks.end_to_end import print_report, report, stored_probes
+    from benchmarks.end_to_end import print_report, report, stored_probes, target_of
     from benchmarks.end_to_end import score as score_rows
+
+    def lane(row: Any) -> Any:
+        return replace(target_of(row), threads_per_core=1 if whole_cores else 0)
 
     rows_ = calibrate.read_rows([OUT])
     for name, backend in PROBES:
         blob = json.loads((RESULTS / name).read_text())
         probes = stored_probes(blob)
+        if whole_cores:
+            probes = {
+                workload: [replace(p, device=replace(p.device, threads_per_core=1)) for p in runs]
+                for workload, runs in probes.items()
+            }
         wanted = [r for r in rows_ if not backend or r.framework.name == backend]
         print(f"== from {name} ({blob.get('backend') or 'tensorflow'} probes of this machine)")
-        print_report(report(score_rows(probes, [], wanted)))
+        print_report(report(score_rows(probes, [], wanted, lane)))
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"write {OUT.name}")
     parser.add_argument("--score", action="store_true", help="predict them from stored probes")
+    parser.add_argument(
+        "--whole-cores", action="store_true", help="--score reading both sides as whole cores"
+    )
     args = parser.parse_args(argv)
     if args.write or not args.score:
         found = rows()
@@ -134,7 +150,7 @@ def main(argv: list[str]) -> int:
             target.close()
             print(f"wrote {OUT} ({len(found)} rows)")
     if args.score:
-        score()
+        score(args.whole_cores)
     return 0
 
 

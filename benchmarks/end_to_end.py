@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +108,16 @@ def target_of(row: ReferenceRow) -> Target:
 
 
 def predicted_figure(
-    probe: ProbeResult, row: ReferenceRow, calibration: Calibration
+    probe: ProbeResult,
+    row: ReferenceRow,
+    calibration: Calibration,
+    target: Callable[[ReferenceRow], Target] = target_of,
 ) -> tuple[float, float, float] | None:
     """The row's figure as predicted from ``probe``, with the 80% interval's bounds (in the
     row's metric), or None when the device is excluded."""
     result = predict(
         probe,
-        target_of(row),
+        target(row),
         precision=row.precision,
         stack=row.stack,
         batch_size=row.batch_size,
@@ -136,8 +139,10 @@ def score(
     probes: dict[str, list[ProbeResult]],
     fitted: Sequence[ReferenceRow],
     held: Sequence[ReferenceRow],
+    target: Callable[[ReferenceRow], Target] = target_of,
 ) -> list[dict[str, Any]]:
-    """Every published row predicted from every pass's probe of its workload."""
+    """Every published row predicted from every pass's probe of its workload (on the machine
+    ``target`` makes of its row)."""
     _, _, fits = calibrate.leave_one_source_out(fitted, shipped_calibration())
     fits = {lab: _with_spread(fit) for lab, fit in fits.items()}
     rows: list[dict[str, Any]] = []
@@ -146,7 +151,7 @@ def score(
         predictions = [
             figure
             for probe in probes.get(row.workload, [])
-            if (figure := predicted_figure(probe, row, calibration)) is not None
+            if (figure := predicted_figure(probe, row, calibration, target)) is not None
         ]
         if not predictions:
             continue

@@ -14,11 +14,13 @@ import platform
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 from probes import backend
 from probes.result import Fingerprint
 
 XLA_FLAG = "--tf_xla_auto_jit"
+_CPU_SPAN = re.compile(r"(\d{1,6})(?:-(\d{1,6}))?")
 
 
 def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Fingerprint:
@@ -37,7 +39,41 @@ def fingerprint(*, threads: int | None = None, precision: str = "fp32") -> Finge
         xla=XLA_FLAG in os.environ.get("TF_XLA_FLAGS", ""),
         precision=precision,
         backend=framework.name,
+        threads_per_core=threads_per_core(),
     )
+
+
+def siblings_of(cpu: int) -> str:
+    """Linux's list of the logical CPUs that share ``cpu``'s core (``0,8`` or ``0-1``; empty
+    where the kernel does not say)."""
+    try:
+        return Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+    except OSError:
+        return ""
+
+
+def count_cpus(cpu_list: str) -> int:
+    """How many CPUs a Linux CPU list names (``0,8`` 2, ``0-3`` 4, ``3`` 1; 0 if unreadable)."""
+    total = 0
+    for part in cpu_list.strip().split(","):
+        span = _CPU_SPAN.fullmatch(part)
+        if span is None:
+            return 0
+        low, high = int(span[1]), int(span[2] or span[1])
+        if high < low:
+            return 0
+        total += high - low + 1
+    return total if 0 < total <= 64 else 0
+
+
+def threads_per_core() -> int:
+    """Logical CPUs per core of the first CPU this process may run on, as the kernel reports
+    them (a VM's topology is what its hypervisor shows); 0 where it does not say."""
+    try:
+        first = min(os.sched_getaffinity(0))
+    except (AttributeError, OSError, ValueError):
+        first = 0
+    return count_cpus(siblings_of(first))
 
 
 def cpu_model() -> str:

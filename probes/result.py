@@ -35,12 +35,17 @@ class Fingerprint:
     backend: str = "tensorflow"
     """The Keras backend the probe trained with (``probes.backend``): a probe measures that
     backend's training, so two backends' probes of one workload are two devices' probes."""
+    threads_per_core: int = 0
+    """Logical CPUs per core as the operating system reports them (1: each logical CPU a whole
+    core, as many VMs give; 2: hyperthreads); 0 where not read (older probes): the family's."""
 
     @property
     def key(self) -> str:
         """Stable short id of this device and backend, part of the probe store's key (a
-        TensorFlow probe's key is what it was before other backends: stored probes still match)."""
+        TensorFlow probe's key is what it was before other backends: stored probes still match;
+        the topology, read later than the rest, names no other device)."""
         fields = asdict(self)
+        del fields["threads_per_core"]
         if fields["backend"] == "tensorflow":
             del fields["backend"]
         blob = json.dumps(fields, sort_keys=True).encode()

@@ -45,6 +45,7 @@ def _problem(result: ProbeResult) -> str | None:
         ("peak_host_bytes", result.peak_host_bytes, 0, MAX_BYTES),
         ("logical_cpus", result.device.logical_cpus, 0, 1_000_000),
         ("threads", result.device.threads, 0, 1_000_000),
+        ("threads_per_core", result.device.threads_per_core, 0, 64),
     )
     for name, count, floor, top in counts:
         if not isinstance(count, int) or isinstance(count, bool) or not floor <= count <= top:

@@ -113,7 +113,17 @@ class CpuFamily:
     @property
     def vcpu_gflops(self) -> float:
         """Peak FP32 GFLOPS of one vCPU (a hyperthread shares its core's units)."""
-        return self.all_core_ghz * self.fp32_flops_per_cycle / self.threads_per_core
+        return self.gflops_per_cpu()
+
+    def gflops_per_cpu(self, threads_per_core: int = 0) -> float:
+        """Peak FP32 GFLOPS of one logical CPU that is one of ``threads_per_core`` threads of
+        its core (0: the family's, as a cloud VM rents its cores' threads; 1: a whole core, as
+        a VM with hyperthreading off or a pinned lane of whole cores has)."""
+        return (
+            self.all_core_ghz
+            * self.fp32_flops_per_cycle
+            / (threads_per_core or self.threads_per_core)
+        )
 
 
 def _float(text: str) -> float:

@@ -160,14 +160,17 @@ def cpu_machine(
     *,
     stack: Stack = MODERN,
     precision: str = "fp32",
+    threads_per_core: int = 0,
 ) -> Machine:
-    """``vcpus`` threads of a CPU family (the stated default family when unknown)."""
+    """``vcpus`` threads of a CPU family (the stated default family when unknown), each one of
+    ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them)."""
     family, defaulted = catalog.cpu_family(family_name)
     speedup = usl_speedup(vcpus, calibration)
     build = 1.0 if stack.vectorised else calibration.generic_build_speed
-    peak = family.vcpu_gflops * 1e9 * vcpus
+    per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
+    peak = per_cpu * vcpus
     threads = usl_speedup(vcpus, calibration, 1 / build)  # the build slows their work alone
-    compute = family.vcpu_gflops * 1e9 * calibration.cpu_efficiency * threads
+    compute = per_cpu * calibration.cpu_efficiency * threads
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"

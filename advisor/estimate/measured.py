@@ -250,4 +250,4 @@ def cpu_rate(probe: ProbeResult) -> tuple[float, float] | None:
     family, _ = catalog.cpu_family(catalog.family_of_cpu_model(probe.device.cpu_model)[0])
     threads = probe.device.threads or probe.device.logical_cpus
     rate = probe.flops_per_sample * probe.config.batch_size / probe.step_seconds
-    return rate, family.vcpu_gflops * 1e9 * threads
+    return rate, family.gflops_per_cpu(probe.device.threads_per_core) * 1e9 * threads

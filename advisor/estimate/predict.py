@@ -314,7 +314,15 @@ def source_machine(
     family, guessed = catalog.family_of_cpu_model(device.cpu_model)
     threads = device.threads or device.logical_cpus
     # TensorFlow 2 wheels are vectorised (AVX2/AVX-512) with or without oneDNN.
-    return cpu_machine(family, threads, calibration, stack=MODERN, precision=precision), guessed
+    machine = cpu_machine(
+        family,
+        threads,
+        calibration,
+        stack=MODERN,
+        precision=precision,
+        threads_per_core=device.threads_per_core,
+    )
+    return machine, guessed
 
 
 def target_machine(
@@ -337,7 +345,12 @@ def target_machine(
             raise UsageError(f"accelerator {target.accelerator} not in the device catalog")
         return machine
     return cpu_machine(
-        target.cpu_family, target.vcpus or 1, calibration, stack=stack, precision=precision
+        target.cpu_family,
+        target.vcpus or 1,
+        calibration,
+        stack=stack,
+        precision=precision,
+        threads_per_core=target.threads_per_core,
     )
 
 

@@ -19,6 +19,9 @@ class Target:
     vcpus: float | None = None
     cpu_family: str | None = None
     """CPU family when known (``skylake``, ``icelake``, ``milan``, ``graviton3``, ...)."""
+    threads_per_core: int = 0
+    """Logical CPUs per core of the target's vCPUs (1: whole cores); 0: the family's, as a
+    cloud VM rents its cores' threads."""
 
 
 @dataclass(frozen=True)

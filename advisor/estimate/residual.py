@@ -68,7 +68,13 @@ def device_target(device: Fingerprint) -> Target:
     if device.accelerator:
         return Target(device.accelerator, 1)
     family = catalog.resolve_family(device.cpu_model)
-    return Target(None, 0, vcpus=float(device.logical_cpus), cpu_family=family)
+    return Target(
+        None,
+        0,
+        vcpus=float(device.logical_cpus),
+        cpu_family=family,
+        threads_per_core=device.threads_per_core,
+    )
 
 
 def residuals(

@@ -195,6 +195,31 @@ def test_a_convnets_3x3_layers_take_winograd_on_cuda_cores_where_tf32_barely_out
     assert conv_seconds("A100", True) == conv_seconds("A100", False)
 
 
+def test_a_probe_on_whole_cores_is_read_against_their_peak_and_scaled_from_it() -> None:
+    """This VM's two vCPUs are two cores (the kernel says one thread per core; its ResNet-50
+    and AlexNet probes ran at 0.9-1.5x of two hyperthreads' peak). Read as hyperthreads, a probe
+    at 90% of a halved peak carried 90% efficiency to every cloud VM, twice their real speed; read
+    as the cores they are, the same probe says 45% and a VM of hyperthreads takes twice as long
+    for the compute."""
+    from advisor.estimate.measured import cpu_rate
+
+    calibration = shipped_calibration()
+    threads, cores = (
+        cpu_machine("skylake", 2, calibration),
+        cpu_machine("skylake", 2, calibration, threads_per_core=1),
+    )
+    assert cores.peak_conv_flops == pytest.approx(2 * threads.peak_conv_flops)
+    arm = cpu_machine("graviton3", 2, calibration)  # one thread per core already
+    assert cpu_machine("graviton3", 2, calibration, threads_per_core=1).conv_flops == arm.conv_flops
+    heavy = probe("resnet50", 13.0)  # 114 GFLOP/s: 0.89 of two threads, 0.45 of two cores
+    on_cores = replace(heavy, device=replace(heavy.device, threads_per_core=1))
+    (rate, halved), (same, whole) = cpu_rate(heavy), cpu_rate(on_cores)  # type: ignore[misc]
+    assert rate == same and whole == pytest.approx(2 * halved)
+    vm = Target(None, 0, 16, "skylake")
+    slow, fast = predict(on_cores, vm).seconds, predict(heavy, vm).seconds
+    assert 1.5 * fast < slow < 2.05 * fast
+
+
 def test_eight_gpus_cost_more_gpu_hours_than_one_for_a_small_model() -> None:
     p = probe("mnist_cnn", 0.2)
     one, eight = predict(p, Target("A100", 1)), predict(p, Target("A100", 8))

@@ -18,7 +18,8 @@ from tests.probes.test_history import result
 
 FACTS = ["samples", "validation_samples", "step_s", "step_low", "step_high", "validation_step_s",
          "epoch_overhead_s", "startup_s", "low", "high", "probe_s", "flops_per_sample",
-         "parameters", "peak_host_bytes", "logical_cpus", "threads", "accelerator_memory_gib"]  # fmt: skip
+         "parameters", "peak_host_bytes", "logical_cpus", "threads", "threads_per_core",
+         "accelerator_memory_gib"]  # fmt: skip
 
 
 def read(tmp: Path, text: str) -> None:

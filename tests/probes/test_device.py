@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,6 +17,23 @@ def test_fingerprint_of_this_machine() -> None:
     assert fp.key == device.fingerprint().key
     assert device.fingerprint(threads=1).key != fp.key
     assert device.fingerprint(precision="mixed").precision == "mixed"
+
+
+def test_a_linux_cpu_list_is_counted_and_a_strange_one_is_not_guessed() -> None:
+    assert device.count_cpus("0,8\n") == 2 and device.count_cpus("0-1") == 2
+    assert device.count_cpus("3") == 1 and device.count_cpus("0-3,8-11") == 8
+    for strange in ("", "x", "0-", "1-0,", "0-99999", "-1"):
+        assert device.count_cpus(strange) == 0, strange
+
+
+def test_the_topology_is_read_but_names_no_other_device() -> None:
+    """Logical CPUs per core, as the kernel reports them (1 on this VM: its two vCPUs are two
+    cores), is part of the fingerprint but not of the key: stored probes still match."""
+    fp = device.fingerprint()
+    assert 0 <= fp.threads_per_core <= 64
+    if device.siblings_of(0):  # Linux with sysfs
+        assert fp.threads_per_core >= 1
+    assert dataclasses.replace(fp, threads_per_core=2).key == fp.key
 
 
 def test_fingerprint_never_imports_tensorflow() -> None:

@@ -83,6 +83,23 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
     path.write_text(older)
     (back,) = exchange.from_rows(exchange.read_csv(path))
     assert back.dispatch_seconds == 0 and back.host_layers == 0
+    # and one from before the topology was read: the family's, not a guess
+    older = path.read_text().replace(f"; threads_per_core={original.device.threads_per_core}", "")
+    path.write_text(older)
+    (back,) = exchange.from_rows(exchange.read_csv(path))
+    assert back.device.threads_per_core == 0 and back.device.key == original.device.key
+
+
+@pytest.mark.parametrize("value", ["-1", "65", "2.5", "two"])
+def test_an_impossible_topology_in_an_export_is_one_usage_error(tmp_path: Path, value: str) -> None:
+    one = dataclasses.replace(
+        result(), device=dataclasses.replace(fingerprint(), threads_per_core=2)
+    )
+    path = tmp_path / "probe.csv"
+    exchange.write_csv(path, [one])
+    path.write_text(path.read_text().replace("threads_per_core=2", f"threads_per_core={value}"))
+    with pytest.raises(UsageError, match=r"probe\.csv:2:"):
+        exchange.from_rows(exchange.read_csv(path), str(path))
 
 
 HEADER = ",".join(exchange.LEGACY_COLUMNS)  # a file from before the backend column
