@@ -109,15 +109,20 @@ class Machine:
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
     """Activations in 16 bits (mixed precision that actually runs on 16-bit units)."""
-    winograd: bool = False
-    """3x3 convolutions run as Winograd transforms (cuDNN on CUDA cores), fewer multiplications."""
-    cuda_core_conv_flops: float = 0.0
-    """Where the convolutions' unit is the tensor cores: the FP32 rate of the CUDA cores beside
-    them, on which a 3x3 layer runs as Winograd when that is faster (cuDNN takes each layer's
-    fastest algorithm; a GeForce, A6000 or L40 has TF32 units barely faster than its CUDA
-    cores). 0 elsewhere."""
+    winograd_flops: float = 0.0
+    """The CUDA cores' rate for what a 3x3 (or 5x5) layer keeps of its multiplications as
+    Winograd transforms (``WINOGRAD_REDUCTION`` fewer). cuDNN takes each layer's faster
+    algorithm, this or its unit's direct product at ``conv_flops``: on CUDA cores Winograd
+    always wins; beside tensor cores it wins where their TF32 barely outruns the CUDA cores (a
+    GeForce, an A6000, an L40), never under 16-bit tensor cores. 0: no Winograd (a TPU, a CPU)."""
     kernel_path: str = ""
     """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
+
+    @property
+    def winograd(self) -> bool:
+        """A 3x3 convolution runs as Winograd transforms here, faster than a direct product."""
+        return self.winograd_flops * WINOGRAD_REDUCTION > self.conv_flops
+
     lstm_kernel: str = ""
     """How a recurrent layer runs (``cuDNN LSTM``, ``generic LSTM``)."""
     extrapolated: bool = False
@@ -143,6 +148,12 @@ class Machine:
     allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
     multiprocessors' cycles times the elements each keeps in flight per cycle (0: bandwidth
     alone)."""
+
+
+WINOGRAD_REDUCTION = 2.25
+"""Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
+"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles;
+taken for 5x5 filters too (F(2x2, 5x5) saves 2.78x)."""
 
 
 def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -> float:
@@ -252,6 +263,10 @@ def accelerator_machine(
     nchw = stack.layout == "nchw" and not (conv.half and stack.framework.half_runs_nhwc)
     transposes = conv.tensor_cores and nchw
     rnn = shipped_fit().recurrent  # fitted on DeepBench's measured cuDNN RNN kernels
+    fp32 = fp32_cores(spec)
+    # Winograd runs on the CUDA cores: at the convolutions' own rate there (a P100's fp16 too),
+    # else beside TF32 tensor cores in FP32; 16-bit tensor cores always outrun it
+    winograd_cores = conv if not conv.tensor_cores else fp32 if not conv.half else None
     path = _describe_paths(spec, precision, conv, matmul)
     return Machine(
         kind="gpu",
@@ -267,21 +282,16 @@ def accelerator_machine(
         peak_conv_flops=conv.peak,
         peak_matmul_flops=matmul.peak,
         peak_bandwidth=spec.bandwidth_gbs * 1e9,
-        recurrent_flops=spec.fp32_tflops * 1e12 * spec.fp32_gemm_share * rnn.efficiency
-        if cudnn
-        else 0.0,
+        recurrent_flops=fp32.attainable * rnn.efficiency if cudnn else 0.0,
         recurrent_call_s=rnn.call_s if cudnn else 0.0,
         replicas=replicas,
         interconnect_bytes_s=spec.interconnect_gbs * 1e9,
         interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
-        winograd=not conv.tensor_cores,  # cuDNN picks Winograd for 3x3 convolutions on CUDA cores
-        cuda_core_conv_flops=(
-            spec.fp32_tflops * 1e12 * spec.fp32_gemm_share * calibration.gpu_efficiency
-            if conv.tensor_cores and not conv.half
-            else 0.0
-        ),
+        winograd_flops=winograd_cores.attainable * calibration.gpu_efficiency
+        if winograd_cores
+        else 0.0,
         transposes=transposes,
         scores_32bit=stack.eager_attention,
         fused_optimizer=stack.fused_optimizer,
@@ -332,11 +342,16 @@ class Unit:
         return self.name in ("fp16", "bf16", "fp8")
 
 
+def fp32_cores(spec: catalog.Accelerator) -> Unit:
+    """A GPU's CUDA cores in FP32, at what a matrix product can issue of their peak."""
+    return Unit("fp32", spec.fp32_tflops * 1e12, False, spec.fp32_gemm_share)
+
+
 def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, kernel: str) -> Unit:
     """Where a GPU runs one kernel class (``conv`` or ``matmul``) at ``precision``: the 16-bit
     tensor cores under mixed precision (when the GPU has a fast 16-bit type), TF32 where asked
     for or where the framework's float32 default is TF32 (``frameworks``), else FP32."""
-    fp32 = Unit("fp32", spec.fp32_tflops * 1e12, False, spec.fp32_gemm_share)
+    fp32 = fp32_cores(spec)
     if precision == "fp8" and kernel == "matmul" and spec.fp8_tflops > 0:
         return Unit("fp8", spec.fp8_tflops * 1e12, True)
     if precision in HALF_PRECISIONS:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from advisor.errors import UsageError
 from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
-from advisor.estimate.machine import Machine
+from advisor.estimate.machine import WINOGRAD_REDUCTION, Machine
 from advisor.estimate.parameters import Calibration
 from probes import transformers, weights, zoo
 
@@ -86,10 +86,6 @@ _RECURRENT_LAYERS = {
     "imdb_bilstm": (("lstm", 128, 64),),
     "lstm_text_generation": (("lstm", 57, 128),),
 }
-WINOGRAD_REDUCTION = 2.25
-"""Fewer multiplications of Winograd F(2x2, 3x3) against direct 3x3 convolution (Lavin and Gray,
-"Fast Algorithms for Convolutional Neural Networks", CVPR 2016), the smallest of cuDNN's tiles;
-taken for 5x5 filters too (F(2x2, 5x5) saves 2.78x)."""
 _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
@@ -413,18 +409,16 @@ def compute_seconds(
     """Seconds of a replica's convolutions and matrix products: each class at its rate on its
     unit, slowed where the products are too narrow to fill the machine (the batch; a
     transformer's batch x tokens rows)."""
-    conv, matmul = work_flops(facts, per_replica, machine.winograd)
+    conv, matmul = work_flops(facts, per_replica, winograd=False)
     width = per_replica / max(facts.accumulation, 1) * max(facts.tokens, 1)
     filled = _occupancy(per_replica, _half_conv(machine, calibration))
     if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
         filled *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
     conv_rate = machine.conv_flops * filled
-    conv_seconds = conv / conv_rate if conv else 0.0
-    # 3x3 layers take the CUDA cores' Winograd where it outruns the tensor cores' direct product
-    winograd_rate = machine.cuda_core_conv_flops * filled * WINOGRAD_REDUCTION
-    if conv and winograd_rate > conv_rate:
-        eligible = conv * facts.winograd_share
-        conv_seconds = (conv - eligible) / conv_rate + eligible / winograd_rate
+    # a 3x3 layer runs the faster of its unit's direct product and the CUDA cores' Winograd
+    winograd_rate = max(conv_rate, machine.winograd_flops * filled * WINOGRAD_REDUCTION)
+    eligible = conv * facts.winograd_share
+    conv_seconds = (conv - eligible) / conv_rate + eligible / winograd_rate if conv else 0.0
     occupancy = _occupancy(width, _half_narrow(facts, machine, calibration))
     matmul_rate = machine.matmul_flops * occupancy
     attention = facts.attention_flops_per_sample * per_replica

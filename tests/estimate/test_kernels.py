@@ -31,7 +31,7 @@ def test_winograd_cuts_the_compute_of_3x3_convolutions_only() -> None:
     calibration = shipped_calibration()
     v100 = accelerator_machine("V100", 1, calibration)
     assert v100 is not None
-    direct = replace(v100, winograd=False)
+    direct = replace(v100, winograd_flops=0.0)
     vgg = facts_of(zoo.get("vgg16"))  # all 3x3 convolutions
     fast, slow = step_parts(vgg, v100, 64, calibration), step_parts(vgg, direct, 64, calibration)
     assert 1 < slow.compute / fast.compute <= WINOGRAD_REDUCTION

@@ -188,7 +188,7 @@ def test_a_convnets_3x3_layers_take_winograd_on_cuda_cores_where_tf32_barely_out
         machine = accelerator_machine(name, 1, calibration, precision="tf32")
         assert machine is not None
         if not cuda_cores:
-            machine = replace(machine, cuda_core_conv_flops=0.0)
+            machine = replace(machine, winograd_flops=0.0)
         return step_parts(facts, machine, 64, calibration).compute
 
     assert conv_seconds("RTX3090", True) < 0.8 * conv_seconds("RTX3090", False)
