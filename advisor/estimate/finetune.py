@@ -202,13 +202,15 @@ def machine_for(
     *,
     vcpus: float | None = None,
     cpu_family: str | None = None,
+    stack: Stack = PYTORCH,
 ) -> Machine | None:
-    """The target's machine under PyTorch at ``precision`` (None: an unknown accelerator)."""
+    """The target's machine under ``stack`` (PyTorch, as people fine-tune) at ``precision``
+    (None: an unknown accelerator)."""
     if accelerator:
         return accelerator_machine(
-            accelerator, count, calibration, stack=PYTORCH, precision=precision
+            accelerator, count, calibration, stack=stack, precision=precision
         )
-    return cpu_machine(cpu_family, vcpus or 1, calibration, stack=PYTORCH, precision=precision)
+    return cpu_machine(cpu_family, vcpus or 1, calibration, stack=stack, precision=precision)
 
 
 def step_of(

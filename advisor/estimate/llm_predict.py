@@ -19,10 +19,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from advisor.estimate import catalog
-from advisor.estimate.finetune import Layout, Step, choose_layout, machine_for, step_of
-from advisor.estimate.machine import Machine, check_precision
+from advisor.estimate.finetune import (
+    PYTORCH,
+    Layout,
+    Step,
+    choose_layout,
+    layout,
+    machine_for,
+    step_of,
+)
+from advisor.estimate.machine import Machine, Stack, check_precision
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
-from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA
+from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA, probe_framework
 from advisor.estimate.prediction import Prediction, Target
 from advisor.estimate.residual import (
     Residual,
@@ -30,7 +38,6 @@ from advisor.estimate.residual import (
     corrected_for,
     kind_of,
     log_sigma_of,
-    usable,
 )
 from probes.llm import FineTune
 from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
@@ -53,8 +60,10 @@ def predict_job(
     *,
     calibration: Calibration | None = None,
     host_seconds: float | None = None,
+    stack: Stack = PYTORCH,
 ) -> Prediction:
-    """The whole job (every epoch's optimizer steps) on ``target``, or why it cannot run."""
+    """The whole job (every epoch's optimizer steps) on ``target`` under ``stack`` (PyTorch, as
+    people fine-tune; a probe's own framework when its run is modelled), or why it cannot run."""
     calibration = calibration or llm_calibration()
     check_precision(job.precision)
     if target.accelerator and catalog.accelerator(target.accelerator) is None:
@@ -65,7 +74,7 @@ def predict_job(
     precision = _precision(job.precision, target.accelerator)
     machine = machine_for(
         target.accelerator, count, calibration, precision,
-        vcpus=target.vcpus, cpu_family=target.cpu_family,
+        vcpus=target.vcpus, cpu_family=target.cpu_family, stack=stack,
     )  # fmt: skip
     if machine is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
@@ -121,27 +130,43 @@ def job_residuals(
     job: Job, measured: Iterable[ProbeResult], calibration: Calibration | None = None
 ) -> dict[str, Residual]:
     """How far the device model was from ``job`` where it was probed on an accelerator: the
-    probe's full-training time there (its proxy extrapolated to the whole model, at the sizes
-    and precision it ran) over ``predict_job`` of the same sizes on one such accelerator at that
-    precision. Probes of another job, on a CPU, outside the catalog or of a job that accelerator
-    cannot hold are passed over."""
+    probe's full-training time there (its proxy extrapolated to the whole model) over the
+    device model's time for the run the probe made (``probe_run_seconds``). Probes of another
+    job, on a CPU or outside the catalog are passed over."""
     calibration = calibration or llm_calibration()
     found: dict[str, list[tuple[str, float, float]]] = {}
     for probe in measured:
         accelerator = probe.device.accelerator
-        config = probe.config
-        if not accelerator or config.workload != probe_name(job) or probe.predicted_seconds <= 0:
+        if not accelerator or probe.config.workload != probe_name(job):
             continue
+        modelled = probe_run_seconds(probe, calibration)
+        if modelled is None or not probe.predicted_seconds > 0:
+            continue
+        log_ratio = math.log(probe.predicted_seconds / modelled)
         target = Target(accelerator, 1)
-        probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
-        modelled = predict_job(
-            replace(probed, precision=probe.device.precision), target, calibration=calibration
-        )
-        if not usable(modelled):
-            continue
-        log_ratio = math.log(probe.predicted_seconds / modelled.seconds)
         found.setdefault(kind_of(target), []).append((accelerator, log_ratio, log_sigma_of(probe)))
     return {kind: combined(kind, rows) for kind, rows in found.items()}
+
+
+def probe_run_seconds(probe: ProbeResult, calibration: Calibration) -> float | None:
+    """The device model's time for the run an LLM job's probe made on its accelerator, as it
+    ran: the probe's sequences in steps of its batch, at its precision, under its own framework
+    (float32 runs its products as TF32 under Keras on JAX or TensorFlow, as strict FP32 under
+    PyTorch: up to 8x apart), and without activation checkpointing, which a Keras proxy does not
+    do. Whether the whole model would fit there does not matter: the probe stepped a proxy.
+    None: an accelerator outside the catalog."""
+    config = probe.config
+    probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
+    stack = Stack(framework=probe_framework(probe))
+    machine = machine_for(
+        probe.device.accelerator, 1, calibration, probe.device.precision, stack=stack
+    )
+    if machine is None:
+        return None
+    tune = replace(probed.tune, checkpointing=False)
+    plan = layout(1, config.batch_size, config.batch_size, "none")
+    steps = -(-config.samples // plan.global_batch) * config.epochs
+    return steps * step_of(tune, plan, machine, calibration).seconds
 
 
 def startup_seconds(job: Job) -> float:

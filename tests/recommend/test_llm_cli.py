@@ -162,8 +162,8 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     training time by 2x and says so; nothing here runs TensorFlow or a GPU."""
     import dataclasses
 
-    from advisor.estimate.llm_predict import predict_job, startup_seconds
-    from advisor.estimate.prediction import Target
+    from advisor.estimate.llm_predict import probe_run_seconds, startup_seconds
+    from advisor.estimate.parameters import llm_calibration
     from probes.llm_job import job_of_probe
 
     job_args = ["--model", "qwen2.5-0.5b", "--method", "lora", "--tokens", "4M", "--top", "500"]
@@ -174,17 +174,18 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     before = {_key(o): o["training_hours"] for o in json.loads(out)["options"]}
     config = local.config  # the proxy's sizes, as the probe ran them
     probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
-    modelled = predict_job(dataclasses.replace(probed, precision="fp32"), Target("A6000", 1))
     workstation = dataclasses.replace(
         local.device, accelerator="A6000", accelerator_memory_gib=48.0, cpu_model="AMD Ryzen 9"
     )
+    on_gpu = dataclasses.replace(local, device=workstation)
+    modelled = probe_run_seconds(on_gpu, llm_calibration())  # the run the probe made there
+    assert modelled is not None
     history.save(
         database.connect(),
         dataclasses.replace(
-            local,
-            device=workstation,
-            predicted_seconds=2 * modelled.seconds,
-            predicted_interval=(1.8 * modelled.seconds, 2.2 * modelled.seconds),
+            on_gpu,
+            predicted_seconds=2 * modelled,
+            predicted_interval=(1.8 * modelled, 2.2 * modelled),
         ),
     )
     code, out, err = invoke(*job_args)
