@@ -31,7 +31,8 @@ THROUGHPUT_FIT = {
 }
 """Sources whose tokens per second per GPU the LLM fit reads (docs/SOURCES.md)."""
 OWN = "advisor-gpu-check-20261126"
-"""Our own runs (``benchmarks/llm_gpu_check.py`` on one H200): held out for speed and memory."""
+"""Our own runs (``benchmarks/llm_gpu_check.py`` on one H200, then one H100): held out for speed
+and memory."""
 THROUGHPUT_HOLDOUT = {
     "nemo-automodel-perf",
     "megatron-bridge-26.06",
@@ -63,6 +64,7 @@ DEVICES = {
     "L4": "L4",
     "B200": "B200",
     "H200": "H200",
+    "H100 80GB HBM3": "H100",  # nvidia-smi's name of the SXM card (our own H100 runs)
     "RTX6000-Ada": "RTX6000-Ada",
     "A10G": "A10G",
 }
@@ -188,8 +190,13 @@ def chunked_loss(row: dict[str, str]) -> str:
 def compiled(row: dict[str, str]) -> str:
     """The step ran under ``torch.compile``: torchtune's 2024-09 table (its README: "torch.compile
     on"), the rows of its 3B table that say ``compile=yes`` and its 2024-05 QLoRA row ("torch
-    compile"). No other source says it compiled its step."""
-    said = ("torch.compile on" in row["framework"], "compile=yes" in row["notes"])
+    compile"), and our own compiled runs (``torch.compile`` in their notes). No other source
+    says it compiled its step."""
+    said = (
+        "torch.compile on" in row["framework"],
+        "compile=yes" in row["notes"],
+        row["source"] == OWN and "torch.compile" in row["notes"],
+    )
     return "yes" if any(said) or "torch compile)" in row["notes"] else "no"
 
 
