@@ -420,3 +420,30 @@ def test_a_gpu_probe_that_beats_its_hardware_corrects_no_gpu_past_the_roofline()
         assert 0 < plain.least_seconds < plain.seconds
         assert fixed.seconds == pytest.approx(plain.least_seconds)
         assert "held at the hardware bound" in fixed.steps[-1]
+
+
+def test_a_compiled_step_runs_its_device_work_faster_and_keeps_less() -> None:
+    """``torch.compile`` ran torchtune's Llama 3.2 3B step 1.27x faster and our own Qwen2.5 1.5B
+    step on an H100 1.27x faster at 27% less peak memory: the device part of a compiled step is
+    the eager one's over ``COMPILED_SPEEDUP`` (the host's dispatch is not), and it peaks at one
+    phase, below the eager sum."""
+    import dataclasses
+
+    from advisor.estimate.finetune import COMPILED_SPEEDUP, layout, machine_for, step_of
+    from advisor.estimate.memory import llm_bytes
+    from advisor.estimate.parameters import llm_calibration
+    from probes.llm_memory import footprint
+
+    calibration = llm_calibration()
+    job = job_for("qwen2.5-1.5b", examples=64, sequence=2048, micro_batch=4, checkpointing=True)
+    machine = machine_for("H100", 1, calibration, "bf16")
+    assert machine is not None
+    plan = layout(1, 4, 4, "none")
+    eager = step_of(job.tune, plan, machine, calibration)
+    tune = dataclasses.replace(job.tune, compiled=True)
+    compiled = step_of(tune, plan, machine, calibration)
+    assert compiled.device == pytest.approx(eager.device / COMPILED_SPEEDUP)
+    assert compiled.host == pytest.approx(eager.host)
+    assert compiled.seconds < eager.seconds / 1.15
+    peak = {t.compiled: llm_bytes(footprint(t), "none", 1, 4, 2048) for t in (job.tune, tune)}
+    assert peak[True] < peak[False]
