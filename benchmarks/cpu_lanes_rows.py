@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,19 +39,29 @@ RUNS = (
         "accelerator-check-20261126-jax/run1",
         "keras-3.15-jax-0.11-pip",
         "Keras 3.15.1 on JAX 0.11.2",
+        "H200",
     ),
     (
         "accelerator-check-20261126/run1",
         "keras-3.15-torch-2.11-pip",
         "Keras 3.15.1 on PyTorch 2.11.0",
+        "H200",
     ),
     (
         "accelerator-check-20261126/run2",
         "keras-3.15-torch-2.11-pip",
         "Keras 3.15.1 on PyTorch 2.11.0",
+        "H200",
+    ),
+    (
+        "accelerator-check-20261126-h100-jax",
+        "keras-3.15-jax-0.11-pip",
+        "Keras 3.15.1 on JAX 0.11.2",
+        "H100",
     ),
 )
-"""The check's runs with CPU lanes: folder, the software as the reference files spell it."""
+"""The check's runs with CPU lanes: folder, the software as the reference files spell it, the
+stack in words, and the GPU of the host."""
 FAMILY = "emeraldrapids"
 """Family 6, model 207 (docs/SOURCES.md, "This machine's CPU")."""
 SOURCE = "advisor-cpu-lanes-20261126"
@@ -74,10 +85,11 @@ def _notes(text: str) -> dict[str, str]:
 def rows() -> list[dict[str, str]]:
     """Every CPU lane's probe that stepped its workload's own batch, as a reference row."""
     found = []
-    for folder, software, stack in RUNS:
+    for folder, software, stack, gpu in RUNS:
         path = RESULTS / folder / "probes.csv"
         with path.open(newline="") as handle:
             probes = list(csv.DictReader(handle))
+        cores = lane_cores(RESULTS / folder / "summary.json")
         for probe in probes:
             if probe["device"] != "CPU" or probe["metric"] != "samples_per_second":
                 continue
@@ -96,27 +108,50 @@ def rows() -> list[dict[str, str]]:
                 "metric": "samples_per_second", "value": f"{float(probe['value']):.1f}",
                 "notes": (
                     f"our own measurement: the steady step of advisor's probe at the workload's "
-                    f"batch on {probe['vcpus']} logical CPUs of the device tool's H200 host "
+                    f"batch on {probe['vcpus']} logical CPUs of the device tool's {gpu} host "
                     f"({probe['cpu_family']}), the GPU hidden, {stack}, lanes side by side "
                     f"(benchmarks/results/{folder}/probes.csv, {probe['source']}; "
                     f"step {float(notes['step_s']) * 1e3:.3g} ms, "
                     f"{float(notes['step_low']) * 1e3:.3g}-{float(notes['step_high']) * 1e3:.3g})"
+                    + cores.get(probe["vcpus"], "")
                 ),
             })  # fmt: skip
     return found
 
 
+def lane_cores(summary: Path) -> dict[str, str]:
+    """Per lane's logical CPUs, what its notes say of its cores (the check records each lane's
+    SMT sibling sets: ``lane cpu-2: CPUs [0, 1], SMT sibling sets 0 1``); nothing for the runs
+    from before it did."""
+    found = {}
+    for line in json.loads(summary.read_text()).get("not_run", []):
+        match = re.search(r"CPUs \[([\d, ]+)\], SMT sibling sets ([\d,\- ]+)", line)
+        if match:
+            cpus = len(match.group(1).split(","))
+            sets = len(match.group(2).split())
+            found[str(cpus)] = f"; {cpus // sets} thread(s) per core: {sets} SMT sibling sets"
+    return found
+
+
+def threads_per_core(notes: str) -> int:
+    """What a row's notes say of its lane's threads per core (0: not recorded)."""
+    match = re.search(r"(\d+) thread\(s\) per core", notes)
+    return int(match.group(1)) if match else 0
+
+
 def score(whole_cores: bool = False) -> None:
     """The rows predicted from each file of stored probes (``end_to_end.score``). ``whole_cores``
     reads both sides as whole cores: the probes' VM, whose kernel reports one thread per core
-    (the stored probes predate the fingerprint's topology), and the lanes, CPUs 0 to n-1 of a
-    host whose first CPU numbers are its cores (which the check did not record)."""
+    (the stored probes predate the fingerprint's topology), and the lanes the check did not
+    record, CPUs 0 to n-1 of a host whose first CPU numbers are its cores; a lane whose cores
+    were recorded (the H100 host's) is read as recorded either way."""
     from advisor.estimate import calibrate
     from benchmarks.end_to_end import print_report, report, stored_probes, target_of
     from benchmarks.end_to_end import score as score_rows
 
     def lane(row: Any) -> Any:
-        return replace(target_of(row), threads_per_core=1 if whole_cores else 0)
+        recorded = threads_per_core(row.notes)
+        return replace(target_of(row), threads_per_core=recorded or (1 if whole_cores else 0))
 
     rows_ = calibrate.read_rows([OUT])
     for name, backend in PROBES:
