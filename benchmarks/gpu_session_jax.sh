@@ -6,9 +6,10 @@
 # PyTorch. Falls back to PyTorch alone if Keras does not run on the image's JAX. Writes under
 # $OUT: smoke.txt, jax/{summary.md,summary.json,probes.csv,measured.csv}, llm/{llm-probes.csv,
 # llm-gpu.jsonl}, logs.tgz (8 files, the device tool's most; the PyTorch check's files go into
-# logs.tgz). Ran 2026-11-26 on an H200 without the LLM step (354 s with TORCH_MINUTES=1.3).
+# logs.tgz). Ran 2026-11-26 on an H200 without the LLM step (354 s with TORCH_MINUTES=1.3), and on
+# an H100 with it (367 s with LLM_SECONDS=90).
 #
-#   device run, carry [".whl"], timeout_s 560:  bash benchmarks/gpu_session_jax.sh
+#   device run, carry [".whl"], timeout_s 600:  LLM_SECONDS=90 bash benchmarks/gpu_session_jax.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-session}
 LLM_SECONDS=${LLM_SECONDS:-110}
