@@ -152,9 +152,10 @@ def probe_run_seconds(probe: ProbeResult, calibration: Calibration) -> float | N
     """The device model's time for the run an LLM job's probe made on its accelerator, as it
     ran: the probe's sequences in steps of its batch, at its precision, under its own framework
     (float32 runs its products as TF32 under Keras on JAX or TensorFlow, as strict FP32 under
-    PyTorch: up to 8x apart), and without activation checkpointing, which a Keras proxy does not
-    do. Whether the whole model would fit there does not matter: the probe stepped a proxy.
-    None: an accelerator outside the catalog."""
+    PyTorch: up to 8x apart), without activation checkpointing, which a Keras proxy does not do,
+    and with QLoRA's base unquantised, as Keras steps it. Whether the whole model would fit
+    there does not matter: the probe stepped a proxy. None: an accelerator outside the
+    catalog."""
     config = probe.config
     probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
     stack = Stack(framework=probe_framework(probe))
@@ -163,7 +164,7 @@ def probe_run_seconds(probe: ProbeResult, calibration: Calibration) -> float | N
     )
     if machine is None:
         return None
-    tune = replace(probed.tune, checkpointing=False)
+    tune = replace(probed.tune, checkpointing=False, quantisation="none")
     plan = layout(1, config.batch_size, config.batch_size, "none")
     steps = -(-config.samples // plan.global_batch) * config.epochs
     return steps * step_of(tune, plan, machine, calibration).seconds

@@ -360,8 +360,8 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
     """The run a probe made, not the job's: on an H100 (2026-11-26) a Keras probe under JAX ran
     0.5B full fine-tuning's proxy in fp32 at TF32 speed, 3x faster than the strict FP32 that
     PyTorch runs a float32 product as, and a checkpointed job's proxy without recomputing its
-    layers (Keras does not); modelled the job's way, its residual moved every GPU 2.7-3.3x too
-    fast (docs/BENCHMARKS.md, "A GPU probe of an LLM job")."""
+    layers (Keras does not), as it steps a QLoRA job's base unquantised; modelled the job's way,
+    its residual moved every GPU 2.7-3.3x too fast (docs/BENCHMARKS.md, "The H100 session")."""
     import dataclasses
 
     from advisor.estimate.llm_predict import probe_run_seconds
@@ -386,6 +386,9 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
     assert probed(full, "jax") < probed(full, "torch") / 3  # TF32 against strict FP32
     unchecked = job_for("qwen2.5-1.5b", tokens=10**6, checkpointing=False)
     assert probed(full, "jax") == pytest.approx(probed(unchecked, "jax"))
+    qlora = job_for("qwen2.5-1.5b", method="qlora", tokens=10**6, checkpointing=False)
+    lora = job_for("qwen2.5-1.5b", method="lora", tokens=10**6, checkpointing=False)
+    assert probed(qlora, "jax") == pytest.approx(probed(lora, "jax"))  # Keras steps no 4-bit base
     checkpointed = predict_job(dataclasses.replace(full, precision="bf16"), Target("H100", 1))
     plain = predict_job(dataclasses.replace(unchecked, precision="bf16"), Target("H100", 1))
     assert checkpointed.seconds > 1.2 * plain.seconds  # the job itself recomputes
