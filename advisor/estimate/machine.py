@@ -40,8 +40,11 @@ class Stack:
 
     framework: Framework = TENSORFLOW_2
     """Which framework, version and container: what float32 runs as (``frameworks``)."""
-    vectorised: bool = True
-    """CPU kernels built with AVX2/FMA or wider (oneDNN); False for TensorFlow 1's pip wheel."""
+    cpu_isa: str = "avx2"
+    """The vector instructions its CPU kernels were built for (``CPU_ISAS``): ``avx2`` (AVX2 and
+    FMA, or wider chosen at run time: oneDNN, a compiled build), ``avx`` (TensorFlow's pip
+    wheels from 1.6, whose release notes say "Prebuilt binaries will use AVX instructions", until
+    oneDNN's kernels became the default in 2.9: no FMA), ``sse`` (older pip wheels)."""
     cudnn_rnn: bool | None = None
     """Recurrent layers on a GPU run cuDNN's fused kernel; None: Keras's default (from TF 2 on;
     TensorFlow 1 needed the explicit ``CuDNNLSTM`` layer)."""
@@ -58,6 +61,11 @@ class Stack:
     under autocast the softmax runs in float32 (PyTorch's autocast op reference lists softmax
     among the ops that autocast to float32), so the scores cross memory at 32 bits, casts
     included, whatever the precision."""
+
+    @property
+    def vectorised(self) -> bool:
+        """CPU kernels built with AVX2 and FMA or wider."""
+        return self.cpu_isa == "avx2"
 
     @property
     def uses_cudnn_rnn(self) -> bool:
@@ -164,6 +172,23 @@ def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -
     return n / (slowdown + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
 
 
+CPU_ISAS = ("sse", "avx", "avx2")
+
+
+def build_speed(cpu_isa: str, calibration: Calibration) -> float:
+    """A build's arithmetic speed against one built for AVX2 and FMA: an SSE build's is fitted
+    (``generic_build_speed``); an AVX build's is twice that, its vectors twice as wide at the same
+    instruction mix (per cycle SSE, AVX and AVX2 with FMA issue 8, 16 and 32 FP32 operations on
+    two vector ports), never above 1."""
+    if cpu_isa == "avx2":
+        return 1.0
+    if cpu_isa == "avx":
+        return min(1.0, 2.0 * calibration.generic_build_speed)
+    if cpu_isa == "sse":
+        return calibration.generic_build_speed
+    raise ValueError(f"unknown CPU build {cpu_isa!r}")
+
+
 def cpu_machine(
     family_name: str | None,
     vcpus: float,
@@ -177,14 +202,18 @@ def cpu_machine(
     ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them)."""
     family, defaulted = catalog.cpu_family(family_name)
     speedup = usl_speedup(vcpus, calibration)
-    build = 1.0 if stack.vectorised else calibration.generic_build_speed
+    build = build_speed(stack.cpu_isa, calibration)
     per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
     peak = per_cpu * vcpus
     threads = usl_speedup(vcpus, calibration, 1 / build)  # the build slows their work alone
     compute = per_cpu * calibration.cpu_efficiency * threads
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
-    path = "oneDNN fp32" if stack.vectorised else "generic build (no AVX2/FMA), fp32"
+    path = {
+        "avx2": "oneDNN fp32",
+        "avx": "AVX build (no AVX2/FMA), fp32",
+        "sse": "generic build (no AVX), fp32",
+    }[stack.cpu_isa]
     if precision in HALF_PRECISIONS:
         path += " (mixed precision gives no speed-up here: fp32 kernels assumed)"
     return Machine(

@@ -189,12 +189,12 @@ def predict(
 
 def same_software(stack: Stack, own: Stack) -> bool:
     """Whether ``stack`` runs what the probe measured: its framework at the same major version
-    with the same CPU kernels (TensorFlow before 2.9 ran Eigen's, later ones oneDNN's), a
-    vectorised build; layouts and containers do not move a CPU's step."""
+    with the same CPU kernels (TensorFlow before 2.9 ran Eigen's, later ones oneDNN's), built
+    for the same vector instructions; layouts and containers do not move a CPU's step."""
     return (
         stack.framework.same_generation(own.framework)
         and stack.framework.cpu_kernels == own.framework.cpu_kernels
-        and stack.vectorised == own.vectorised
+        and stack.cpu_isa == own.cpu_isa
     )
 
 

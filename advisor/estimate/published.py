@@ -41,10 +41,17 @@ class ReferenceRow(Row):
         return "nchw" if self.software.endswith("-nchw") else "nhwc"
 
     @property
-    def vectorised(self) -> bool:
-        """False for TensorFlow 1's generic pip wheel (no AVX2/FMA); True otherwise."""
-        generic = self.framework.tensorflow_1 and "pip" in self.software
-        return not (generic and "compiled" not in self.software)
+    def cpu_isa(self) -> str:
+        """What the row's CPU kernels were built for (``Stack.cpu_isa``): TensorFlow's pip wheels
+        before 1.6 SSE, from 1.6 AVX ("Prebuilt binaries will use AVX instructions", the 1.6.0
+        release notes) until oneDNN's kernels, dispatched to the CPU's widest, became the
+        default in 2.9; a compiled build or any other stack AVX2 and FMA or wider."""
+        framework = self.framework
+        if framework.name != "tensorflow" or "pip" not in self.software:
+            return "avx2"
+        if "compiled" in self.software or framework.cpu_kernels == "onednn":
+            return "avx2"
+        return "avx" if framework.version >= (1, 6) else "sse"
 
     @property
     def cudnn_rnn(self) -> bool | None:
@@ -64,7 +71,7 @@ class ReferenceRow(Row):
         optimizer and attention."""
         return Stack(
             framework=self.framework,
-            vectorised=self.vectorised,
+            cpu_isa=self.cpu_isa,
             cudnn_rnn=self.cudnn_rnn,
             layout=self.layout,
             fused_optimizer=self.fused_optimizer,
@@ -89,7 +96,7 @@ class ReferenceRow(Row):
         """The device and stack, as a row of the per-device table."""
         if self.is_cpu:
             family = self.cpu_family or "family unknown"
-            build = "" if self.vectorised else " generic-build"
+            build = {"avx2": "", "avx": " avx-build", "sse": " generic-build"}[self.cpu_isa]
             return f"CPU {self.vcpus:g} vCPU {family}{build}"
         return f"{self.device} {self.precision}"
 

@@ -145,7 +145,7 @@ def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
     vCPUs and tied with it on 32-64 (Woolf 2017-07): the build stretches each thread's work,
     not the contention and coherency waits that dominate many threads."""
     calibration = shipped_calibration()
-    generic = Stack(framework=Framework("tensorflow", (1, 2)), vectorised=False)
+    generic = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="sse")
 
     def penalty(vcpus: int) -> float:
         slow = cpu_machine("skylake", vcpus, calibration, stack=generic)
@@ -155,6 +155,39 @@ def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
     assert penalty(1) == pytest.approx(1 / calibration.generic_build_speed)
     assert penalty(8) > penalty(32) > penalty(64) > 1.0
     assert penalty(64) < 0.6 * penalty(1)
+
+
+def test_tensorflow_pip_wheels_from_1_6_run_avx_twice_as_fast_as_the_older_sse_ones() -> None:
+    """TensorFlow 1.6's release notes: "Prebuilt binaries will use AVX instructions". Until
+    oneDNN's kernels became the default in 2.9 a pip wheel had no AVX2/FMA: its vectors are twice
+    an SSE build's and half an AVX2-with-FMA build's operations a cycle."""
+    from advisor.estimate.machine import build_speed
+    from advisor.estimate.published import ReferenceRow
+
+    def isa(software: str) -> str:
+        row = ReferenceRow("s", "mnist_mlp", "CPU", 4, "skylake", software, "fp32", 128, None,
+                           "samples_per_second", 1.0)  # fmt: skip
+        return row.cpu_isa
+
+    assert isa("tensorflow-1.2-pip-keras") == "sse"
+    assert isa("tensorflow-1.7-pip-keras") == "avx"
+    assert isa("tensorflow-2.4-pip") == "avx"
+    assert isa("tensorflow-2.16-pip") == "avx2"
+    assert isa("tensorflow-1.2-compiled-avx2-fma-keras") == "avx2"
+    assert isa("pytorch-1.9-pip") == "avx2"
+    calibration = shipped_calibration()
+    assert build_speed("avx", calibration) == pytest.approx(2 * build_speed("sse", calibration))
+    assert build_speed("avx", calibration) <= build_speed("avx2", calibration) == 1.0
+
+    def rate(cpu_isa: str) -> float:
+        stack = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa=cpu_isa)
+        return cpu_machine("skylake", 1, calibration, stack=stack).conv_flops
+
+    assert rate("avx") == pytest.approx(2 * rate("sse"))
+    avx = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa="avx")
+    assert "AVX build" in cpu_machine("skylake", 4, calibration, stack=avx).kernel_path
+    with pytest.raises(ValueError):
+        build_speed("neon", calibration)
 
 
 def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_its_tf32() -> None:
@@ -529,7 +562,7 @@ def test_tf_data_waits_reach_only_a_run_that_drops_tf_data_iterators() -> None:
         teardown_seconds=waits,
     )
     target = Target(None, 0, 16.0, "skylake")
-    tf1 = Stack(framework=Framework("tensorflow", (1, 2)), vectorised=False)
+    tf1 = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="sse")
     assert predict(stalled, target, stack=tf1).seconds == pytest.approx(
         predict(plain, target, stack=tf1).seconds, rel=1e-9
     )
