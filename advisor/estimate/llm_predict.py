@@ -154,8 +154,10 @@ def probe_run_seconds(probe: ProbeResult, calibration: Calibration) -> float | N
     (float32 runs its products as TF32 under Keras on JAX or TensorFlow, as strict FP32 under
     PyTorch: up to 8x apart), without activation checkpointing, which a Keras proxy does not do,
     and with QLoRA's base unquantised, as Keras steps it. Whether the whole model would fit
-    there does not matter: the probe stepped a proxy. None: an accelerator outside the
-    catalog."""
+    there does not matter: the probe stepped a proxy. None: a probe on a CPU, or on an
+    accelerator outside the catalog."""
+    if not probe.device.accelerator:
+        return None
     config = probe.config
     probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
     stack = Stack(framework=probe_framework(probe))

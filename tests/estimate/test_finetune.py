@@ -392,6 +392,9 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
     checkpointed = predict_job(dataclasses.replace(full, precision="bf16"), Target("H100", 1))
     plain = predict_job(dataclasses.replace(unchecked, precision="bf16"), Target("H100", 1))
     assert checkpointed.seconds > 1.2 * plain.seconds  # the job itself recomputes
+    config = WorkloadConfig(probe_name(full), 64, 0, 1, 4)
+    on_cpu = dataclasses.replace(probe("mnist_mlp", 0.1, device=LOCAL_CPU), config=config)
+    assert probe_run_seconds(on_cpu, calibration) is None  # a CPU probe measures no GPU
 
 
 def test_a_gpu_probe_that_beats_its_hardware_corrects_no_gpu_past_the_roofline() -> None:
