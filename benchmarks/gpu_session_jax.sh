@@ -7,7 +7,8 @@
 # $OUT: smoke.txt, jax/{summary.md,summary.json,probes.csv,measured.csv}, llm/{llm-probes.csv,
 # llm-gpu.jsonl}, logs.tgz (8 files, the device tool's most; the PyTorch check's files go into
 # logs.tgz). Ran 2026-11-26 on an H200 without the LLM step (354 s with TORCH_MINUTES=1.3), and on
-# an H100 with it (367 s with LLM_SECONDS=90).
+# an H100 with it (367 s with LLM_SECONDS=90). LLM_PRECISION=mixed probes the LLM jobs under
+# mixed_bfloat16, their own precision (the H100 session probed them in float32).
 #
 #   device run, carry [".whl"], timeout_s 600:  LLM_SECONDS=90 bash benchmarks/gpu_session_jax.sh
 set -uo pipefail
@@ -40,7 +41,8 @@ if grep -q "^ok" "$OUT/smoke.txt"; then
     check jax "${JAX_MINUTES:-4.0}" "$CASES" /tmp/check/jax
     if [ "$LLM_SECONDS" != 0 ]; then
         KERAS_BACKEND=jax timeout "$((LLM_SECONDS + 40))" python3 benchmarks/llm_probe_gpu.py \
-            --out /tmp/check/llm/llm-probes.csv --seconds "$LLM_SECONDS" 2>&1 \
+            --out /tmp/check/llm/llm-probes.csv --seconds "$LLM_SECONDS" \
+            --precision "${LLM_PRECISION:-fp32}" 2>&1 \
             | grep -v -E "^(I0000|W0000|WARNING)" | tail -c 2000
         timeout 120 python3 benchmarks/llm_gpu_check.py --only 0,1,2 \
             --out /tmp/check/llm/llm-gpu.jsonl 2>&1 | grep -v -i warn | tail -c 2000

@@ -5,9 +5,10 @@ device model was from it there (``advisor.estimate.llm_predict.job_residuals``).
 helps depends on whether a Keras probe on a GPU sees what a real fine-tune (transformers and
 peft in bf16) does. On a GPU machine, under JAX or PyTorch (no TensorFlow there):
 
-    KERAS_BACKEND=jax python3 benchmarks/llm_probe_gpu.py --out $OUT/llm-probes.csv
+    KERAS_BACKEND=jax python3 benchmarks/llm_probe_gpu.py --out $OUT/llm-probes.csv [--precision mixed]
 
-probes the jobs of ``JOBS`` (each a run of ``benchmarks/llm_gpu_check.py``'s ``RUNS``, which
+probes the jobs of ``JOBS`` (in float32, or with ``--precision mixed`` under ``mixed_bfloat16``,
+the jobs' own precision) (each a run of ``benchmarks/llm_gpu_check.py``'s ``RUNS``, which
 times them for real: ``--only 0,1,2``) and writes them in the exchange format. Here, with both
 files back:
 
@@ -50,13 +51,22 @@ def job(index: int) -> Any:
     )  # fmt: skip
 
 
-def probe_all(out: Path, budget: float, seconds: float) -> int:
-    """Probe every job on this machine's accelerator, one after another until ``seconds``."""
+def probe_all(out: Path, budget: float, seconds: float, precision: str = "fp32") -> int:
+    """Probe every job on this machine's accelerator, one after another until ``seconds``;
+    ``mixed``: under Keras' ``mixed_bfloat16`` policy (bf16 products, fp32 weights), the jobs'
+    own precision, so that the residual compares bf16 with bf16 (the probe's device says
+    ``mixed``, and ``llm_predict.probe_run_seconds`` models its run so)."""
+    from dataclasses import replace
+
     from probes import exchange
     from probes.llm_job import probe_name
     from probes.run import probe
     from probes.spec import spec_for
 
+    if precision == "mixed":
+        import keras
+
+        keras.config.set_dtype_policy("mixed_bfloat16")
     deadline = time.monotonic() + seconds
     results = []
     for index in range(len(JOBS)):
@@ -71,6 +81,7 @@ def probe_all(out: Path, budget: float, seconds: float) -> int:
         except Exception as error:  # one job's failure is a line, not the end
             print(f"job {index} {name}: {type(error).__name__}: {error}"[:300], flush=True)
             continue
+        result = replace(result, device=replace(result.device, precision=precision))
         results.append(result)
         print(f"job {index} {name}: {result.samples_per_second:.3g} sequences/s "
               f"({result.extrapolated_from or 'stepped whole'})", flush=True)  # fmt: skip
@@ -120,6 +131,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per probe")
     parser.add_argument("--seconds", type=float, default=120.0, help="for all the probes")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("PROBES_CSV", "REAL_JSONL"))
+    parser.add_argument(
+        "--precision", choices=("fp32", "mixed"), default="fp32",
+        help="mixed: probe under mixed_bfloat16, the jobs' own precision",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.compare:
         missing = [str(p) for p in args.compare if not p.is_file()]
@@ -141,7 +156,7 @@ def main(argv: list[str]) -> int:
         parser.error("--out FILE (on the GPU machine) or --compare PROBES_CSV REAL_JSONL (here)")
     if not (args.budget > 0 and args.seconds > 0):  # NaN fails both
         parser.error("--budget and --seconds must be positive")
-    return probe_all(args.out, args.budget, args.seconds)
+    return probe_all(args.out, args.budget, args.seconds, args.precision)
 
 
 if __name__ == "__main__":

@@ -373,9 +373,9 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
     calibration = llm_calibration()
     h100 = dataclasses.replace(LOCAL_CPU, accelerator="H100", accelerator_memory_gib=79.6)
 
-    def probed(job: object, backend: str) -> float:
+    def probed(job: object, backend: str, precision: str = "fp32") -> float:
         version = {"jax": "0.11.2", "torch": "2.11.0"}[backend]
-        device = dataclasses.replace(h100, backend=backend, tensorflow=version)
+        device = dataclasses.replace(h100, backend=backend, tensorflow=version, precision=precision)
         config = WorkloadConfig(probe_name(job), 64, 0, 1, 4)  # type: ignore[arg-type]
         result = dataclasses.replace(probe("mnist_mlp", 0.1, device=device), config=config)
         seconds = probe_run_seconds(result, calibration)
@@ -384,6 +384,7 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
 
     full = job_for("qwen2.5-1.5b", tokens=10**6, checkpointing=True)
     assert probed(full, "jax") < probed(full, "torch") / 3  # TF32 against strict FP32
+    assert probed(full, "jax", "mixed") < probed(full, "jax") / 1.5  # llm_probe_gpu --precision
     unchecked = job_for("qwen2.5-1.5b", tokens=10**6, checkpointing=False)
     assert probed(full, "jax") == pytest.approx(probed(unchecked, "jax"))
     qlora = job_for("qwen2.5-1.5b", method="qlora", tokens=10**6, checkpointing=False)
