@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import re
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -67,6 +68,19 @@ class Accelerator:
     """Of ``fp32_lanes_per_sm``, those that run INT32 instructions too (GA10x and AD10x: 64
     of 128, NVIDIA's Ampere GA102 and Ada whitepapers), which a matrix product's integer
     work takes from its FP32 issue slots."""
+    mamf_tflops: float = 0.0
+    """Maximum achievable matmul FLOPS, measured: the fastest BF16 product with FP32
+    accumulation found on the card over many shapes (Stas Bekman's ``mamf-finder``, the table
+    of ``mag-/gpu_benchmark``; docs/SOURCES.md); 0 where not measured."""
+
+    @property
+    def tensor_share(self) -> float:
+        """Share of its dense 16-bit datasheet peak the card sustains in a matrix product
+        (``mamf_tflops``; 0: not measured): 1.08-1.10 on GeForce cards, which run above their
+        rated boost clock, 0.59-0.70 on power-capped ones (H100 PCIe and NVL, L40S)."""
+        if self.mamf_tflops <= 0 or self.half_tflops <= 0:
+            return 0.0
+        return self.mamf_tflops / self.half_tflops
 
     @property
     def fp32_gemm_share(self) -> float:
@@ -159,8 +173,27 @@ def accelerators() -> dict[str, Accelerator]:
             fp32_lanes_per_sm=int(row.get("fp32_lanes_per_sm") or 0),
             clock_mhz=_float(row.get("clock_mhz") or ""),
             fp32_lanes_shared_with_int32=int(row.get("fp32_lanes_shared_with_int32") or 0),
+            mamf_tflops=_float(row.get("mamf_tflops") or ""),
         )
     return catalog
+
+
+@lru_cache(maxsize=1)
+def typical_tensor_share() -> float:
+    """The median ``tensor_share`` of the measured cards: the share the fitted tensor-core
+    efficiencies stand on for a card that was not measured."""
+    shares = [a.tensor_share for a in accelerators().values() if a.tensor_share > 0]
+    return statistics.median(shares) if shares else 1.0
+
+
+def tensor_speed(spec: Accelerator) -> float:
+    """How much faster than a typical card, per datasheet FLOP, ``spec``'s tensor cores run:
+    its measured ``tensor_share`` over ``typical_tensor_share``, never below 1 (1 where not
+    measured). A card that sustains more than its rated clock (a GeForce) runs every kernel
+    faster; one that throttles under back-to-back products at its power cap (H100 PCIe, L40S)
+    need not in a training step, whose memory-bound kernels draw less."""
+    share = spec.tensor_share
+    return max(1.0, share / typical_tensor_share()) if share > 0 else 1.0
 
 
 @lru_cache(maxsize=1)

@@ -329,7 +329,7 @@ def accelerator_machine(
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
         # TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead
         host_overlap=not stack.framework.tensorflow_1,
-        attention_flops=attention.peak * calibration.attention_efficiency,
+        attention_flops=attention.peak * attention.speed * calibration.attention_efficiency,
         peak_attention_flops=attention.peak,
     )
 
@@ -359,11 +359,14 @@ class Unit:
     issue_share: float = 1.0
     """Share of ``peak`` a matrix product can issue there: below 1 on CUDA cores whose FP32
     lanes also run the product's integer work (``catalog.Accelerator.fp32_gemm_share``)."""
+    speed: float = 1.0
+    """How much faster than a typical card, per datasheet FLOP, the card's tensor cores run
+    (``catalog.tensor_speed``: its measured GEMM peak; 1 where not measured)."""
 
     @property
     def attainable(self) -> float:
         """The FLOP/s a matrix product's instruction mix can issue (before any efficiency)."""
-        return self.peak * self.issue_share
+        return self.peak * self.issue_share * self.speed
 
     @property
     def half(self) -> bool:
@@ -381,18 +384,19 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
     tensor cores under mixed precision (when the GPU has a fast 16-bit type), TF32 where asked
     for or where the framework's float32 default is TF32 (``frameworks``), else FP32."""
     fp32 = fp32_cores(spec)
+    speed = catalog.tensor_speed(spec) if spec.has_tensor_cores else 1.0
     if precision == "fp8" and kernel == "matmul" and spec.fp8_tflops > 0:
-        return Unit("fp8", spec.fp8_tflops * 1e12, True)
+        return Unit("fp8", spec.fp8_tflops * 1e12, True, speed=speed)
     if precision in HALF_PRECISIONS:
         peak, name = _half_peak(spec, precision)
         if peak * 1e12 > fp32.attainable:
-            return Unit(name, peak * 1e12, spec.has_tensor_cores)
+            return Unit(name, peak * 1e12, spec.has_tensor_cores, speed=speed)
         return fp32
     tf32 = precision == "tf32" or (precision == "fp32" and framework.tf32(kernel))
     # the library takes the tensor cores wherever they outrun what the CUDA cores can issue (a
     # GeForce's or an L40's TF32 peak equals its FP32 one, half of whose lanes also run INT32)
     if tf32 and spec.tf32_tflops * 1e12 > fp32.attainable:
-        return Unit("tf32", spec.tf32_tflops * 1e12, True)
+        return Unit("tf32", spec.tf32_tflops * 1e12, True, speed=speed)
     return fp32
 
 

@@ -12,16 +12,20 @@ from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, optimizer_slots
 from probes import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
-_HALF = {"fp16", "bf16", "mixed"}
+_HALF = {"fp16", "bf16", "mixed", "fp8"}  # fp8 on a GPU without FP8 units runs bf16
 
 
 def _peak(spec: catalog.Accelerator, precision: str) -> float:
-    """The fastest datasheet FLOP/s any unit of ``spec`` offers a kernel at ``precision``."""
+    """The fastest FLOP/s any unit of ``spec`` offers a kernel at ``precision``: its datasheet
+    peaks, or the matrix product measured on the card where that is faster (a GeForce runs
+    above its rated boost clock: ``catalog.Accelerator.mamf_tflops``)."""
     if spec.kind == "tpu":
         return spec.half_tflops * 1e12
     units = [spec.fp32_tflops, spec.tf32_tflops]
     if precision in _HALF:
-        units += [spec.fp16_tflops, spec.bf16_tflops, spec.half_tflops]
+        units += [spec.fp16_tflops, spec.bf16_tflops, spec.half_tflops, spec.mamf_tflops]
+    if precision == "fp8":
+        units.append(spec.fp8_tflops)
     return max(units) * 1e12
 
 

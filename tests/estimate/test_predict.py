@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from advisor.errors import UsageError
-from advisor.estimate import Target, measured_on, predict
+from advisor.estimate import Target, catalog, measured_on, predict
 from advisor.estimate.frameworks import Framework
 from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
 from advisor.estimate.parameters import shipped_calibration
@@ -201,7 +201,9 @@ def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_it
         "L40", 1, calibration, precision="tf32", stack=Stack(framework=torch)
     )
     assert strict is not None and tf32 is not None
-    assert tf32.matmul_flops == pytest.approx(1.6 * strict.matmul_flops)
+    l40 = catalog.accelerator("L40")
+    assert l40 is not None  # TF32 on its tensor cores, at the card's measured GEMM speed
+    assert tf32.matmul_flops == pytest.approx(1.6 * catalog.tensor_speed(l40) * strict.matmul_flops)
     assert strict.peak_matmul_flops == tf32.peak_matmul_flops  # the bound keeps the datasheet
     assert "half the FP32 lanes also run INT32" in strict.kernel_path  # and the path says so
     assert "INT32" not in tf32.kernel_path
@@ -567,3 +569,23 @@ def test_tf_data_waits_reach_only_a_run_that_drops_tf_data_iterators() -> None:
         predict(plain, target, stack=tf1).seconds, rel=1e-9
     )
     assert predict(stalled, target).seconds > predict(plain, target).seconds
+
+
+def test_a_card_that_sustains_more_than_its_rated_clock_runs_its_tensor_work_faster() -> None:
+    """Measured matrix products (``mamf_tflops``): an RTX 3090 runs 78.0 TFLOP/s where its
+    datasheet says 71, 1.10 of it, against a typical card's 0.83; its tensor cores run that
+    much faster per datasheet FLOP. A card throttling at its power cap under back-to-back
+    products (H100 PCIe, 0.66) is not slowed, and an unmeasured one (T4) is as typical."""
+    calibration = shipped_calibration()
+    rtx3090, h100_pcie, t4 = (catalog.accelerator(n) for n in ("RTX3090", "H100-PCIe", "T4"))
+    assert rtx3090 is not None and h100_pcie is not None and t4 is not None
+    assert rtx3090.tensor_share == pytest.approx(78.0 / 71.0)
+    assert 0.75 < catalog.typical_tensor_share() < 0.9
+    speed = catalog.tensor_speed(rtx3090)
+    assert speed == pytest.approx(rtx3090.tensor_share / catalog.typical_tensor_share())
+    assert speed > 1.25
+    assert catalog.tensor_speed(h100_pcie) == 1.0 and catalog.tensor_speed(t4) == 1.0
+    machine = accelerator_machine("RTX3090", 1, calibration, precision="fp16")
+    assert machine is not None
+    assert machine.conv_flops == pytest.approx(71e12 * speed * calibration.tensor_efficiency)
+    assert machine.peak_conv_flops == 71e12  # the datasheet stays the bound the model keeps
