@@ -90,7 +90,7 @@ def predict_job(
         how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""
         return _excluded(f"{machine.label}: {fit.reason(plan.micro_batch)}{how}", fits=False)
     step = step_of(tune, plan, machine, calibration, host_seconds)
-    steps = -(-job.sequences // plan.global_batch) * job.epochs
+    steps = optimizer_steps(job, plan)
     seconds = steps * step.seconds
     if machine.kind == "cpu":
         return _excluded(
@@ -168,8 +168,12 @@ def probe_run_seconds(probe: ProbeResult, calibration: Calibration) -> float | N
         return None
     tune = replace(probed.tune, checkpointing=False, quantisation="none")
     plan = layout(1, config.batch_size, config.batch_size, "none")
-    steps = -(-config.samples // plan.global_batch) * config.epochs
-    return steps * step_of(tune, plan, machine, calibration).seconds
+    return optimizer_steps(probed, plan) * step_of(tune, plan, machine, calibration).seconds
+
+
+def optimizer_steps(job: Job, plan: Layout) -> int:
+    """The optimizer steps of every epoch of ``job`` in ``plan``'s global batches."""
+    return -(-job.sequences // plan.global_batch) * job.epochs
 
 
 def startup_seconds(job: Job) -> float:

@@ -126,11 +126,6 @@ class Machine:
     kernel_path: str = ""
     """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
 
-    @property
-    def winograd(self) -> bool:
-        """A 3x3 convolution runs as Winograd transforms here, faster than a direct product."""
-        return self.winograd_flops * WINOGRAD_REDUCTION > self.conv_flops
-
     lstm_kernel: str = ""
     """How a recurrent layer runs (``cuDNN LSTM``, ``generic LSTM``)."""
     extrapolated: bool = False
@@ -156,6 +151,11 @@ class Machine:
     allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
     multiprocessors' cycles times the elements each keeps in flight per cycle (0: bandwidth
     alone)."""
+
+    @property
+    def winograd(self) -> bool:
+        """A 3x3 convolution runs as Winograd transforms here, faster than a direct product."""
+        return self.winograd_flops * WINOGRAD_REDUCTION > self.conv_flops
 
 
 WINOGRAD_REDUCTION = 2.25
@@ -186,7 +186,7 @@ def build_speed(cpu_isa: str, calibration: Calibration) -> float:
         return min(1.0, 2.0 * calibration.generic_build_speed)
     if cpu_isa == "sse":
         return calibration.generic_build_speed
-    raise ValueError(f"unknown CPU build {cpu_isa!r}")
+    raise ValueError(f"unknown CPU build {cpu_isa!r} (one of {', '.join(CPU_ISAS)})")
 
 
 def cpu_machine(
