@@ -166,7 +166,7 @@ def score(
                 "held_out": held_out,
                 "workload": row.workload,
                 "device": row.label,
-                "kind": "cpu" if row.is_cpu else "gpu",
+                "kind": kind_of(row),
                 "precision": row.precision,
                 "batch_size": row.batch_size,
                 "metric": row.metric,
@@ -179,6 +179,16 @@ def score(
             }
         )
     return rows
+
+
+def kind_of(row: ReferenceRow) -> str:
+    """``cpu``, ``gpu`` or ``tpu``: what ran the row."""
+    if row.is_cpu:
+        return "cpu"
+    from advisor.estimate import catalog
+
+    spec = catalog.accelerator(row.device)
+    return spec.kind if spec else "gpu"
 
 
 def _with_spread(fit: Calibration) -> Calibration:
@@ -218,6 +228,7 @@ def report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "all": summary(rows),
         "gpu": summary([r for r in rows if r["kind"] == "gpu"]),
         "cpu": summary([r for r in rows if r["kind"] == "cpu"]),
+        "tpu": summary([r for r in rows if r["kind"] == "tpu"]),
         **{key: {name: summary(g) for name, g in sorted(groups[key].items())} for key in groups},
         "targets": TARGETS,
     }
@@ -231,8 +242,8 @@ def print_report(figures: dict[str, Any]) -> None:
             )
 
     print(factor_table.header(42, ("spread",)))
-    for name in ("all", "gpu", "cpu"):
-        line(name, figures[name])
+    for name in ("all", "gpu", "cpu", "tpu"):
+        line(name, figures.get(name, {}))
     for key in ("set", "precision", "workload", "device", "source"):
         print(f"-- by {key}")
         for name, s in figures.get(key, {}).items():
