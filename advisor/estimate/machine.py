@@ -272,7 +272,9 @@ def accelerator_machine(
             interconnect_bytes_s=spec.interconnect_gbs * 1e9,
             interconnect=spec.interconnect,
             memory_bytes=spec.memory_gib * 2**30,
-            half_precision=True,
+            # XLA converts a float32 product's operands for the MXU; the activations between the
+            # products stay float32 in memory unless the model computes in bfloat16
+            half_precision=precision in HALF_PRECISIONS,
             kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
             + _tpu_precision_note(precision),
             lstm_kernel="XLA while-loop LSTM",

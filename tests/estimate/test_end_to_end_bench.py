@@ -29,20 +29,26 @@ def test_the_jax_run_on_the_h200_and_h100_rows_rescores_within_its_published_bou
 
 
 def test_the_tpu_rows_are_scored_as_tpus_within_their_published_bounds() -> None:
-    """DeepMind's Haiku runs on TPU v3 slices (held out; the TPU efficiencies are priors) are
-    predicted from the stored ResNet-50 probes as TPU rows: the four float32 runs within 1.25x,
-    the bfloat16 run slow (docs/BENCHMARKS.md, "TPUs against published runs")."""
-    blob = end_to_end.rescore(
-        RESULTS / "end_to_end.json", "haiku-imagenet-2020,haiku-imagenet-2021"
-    )
+    """Two publishers' ResNet-50 runs on TPU v3 slices of 16 to 1,024 chips, held out (no TPU
+    row is fitted): DeepMind's Haiku example in float32 and bfloat16, Google's MLPerf v0.6 runs
+    in bfloat16, all predicted from the stored ResNet-50 probes as TPU rows within 1.35x; the
+    float32 run at 128 images a TensorCore, whose activations cross memory at 32 bits, well below
+    the bfloat16 run of the same slice at 256 (docs/BENCHMARKS.md, "TPUs against published runs")."""
+    sources = "haiku-imagenet-2020,haiku-imagenet-2021,mlperf-v0.6-google"
+    blob = end_to_end.rescore(RESULTS / "end_to_end.json", sources)
     rows = blob["rows"]
-    assert len(rows) == 5 and {r["kind"] for r in rows} == {"tpu"}
+    assert len(rows) == 11 and {r["kind"] for r in rows} == {"tpu"}
     assert all(r["held_out"] and r["workload"] == "resnet50" for r in rows)
-    float32 = [math.exp(abs(r["log_error"])) for r in rows if r["precision"] == "fp32"]
-    assert len(float32) == 4 and max(float32) < 1.25
-    (bf16,) = [r for r in rows if r["precision"] == "bf16"]
-    assert bf16["predicted"] < bf16["published"]
-    assert blob["figures"]["tpu"]["rows"] == 5 and blob["figures"]["gpu"] == {"rows": 0}
+    assert max(math.exp(abs(r["log_error"])) for r in rows) < 1.35
+    on_v3_32 = {  # images a second
+        r["precision"]: r["predicted"]
+        for r in rows
+        if r["device"].startswith("tpu-v3-32 ")
+        and r["source"].startswith("haiku")
+        and r["batch_size"] >= 4096
+    }
+    assert on_v3_32["fp32"] < 0.75 * on_v3_32["bf16"]
+    assert blob["figures"]["tpu"]["rows"] == 11 and blob["figures"]["gpu"] == {"rows": 0}
 
 
 def test_a_file_that_is_no_run_is_one_line_and_exit_2(

@@ -16,7 +16,7 @@ from advisor.estimate.frameworks import Framework
 from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
-from advisor.estimate.steps import facts_of, step_parts
+from advisor.estimate.steps import allreduce_seconds, facts_of, step_parts
 from probes import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -589,3 +589,18 @@ def test_a_card_that_sustains_more_than_its_rated_clock_runs_its_tensor_work_fas
     assert machine is not None
     assert machine.conv_flops == pytest.approx(71e12 * speed * calibration.tensor_efficiency)
     assert machine.peak_conv_flops == 71e12  # the datasheet stays the bound the model keeps
+
+
+def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
+    """A ring's all-reduce waits 2 (n - 1) hops; a TPU slice's ICI reduces along each dimension
+    of its 2D torus in turn, 2 (sqrt(n) - 1) hops a dimension: on 1,024 chips 124 hops, not
+    2,046, and a step's exchange stays milliseconds where MLPerf's v3-2048 ran 25 ms steps."""
+    calibration = shipped_calibration()
+    pod = accelerator_machine("tpu-v3-2048", 1, calibration, precision="bf16")
+    nodes = accelerator_machine("H100", 8, calibration, precision="bf16")
+    assert pod is not None and nodes is not None and pod.replicas == 1024
+    resnet = 25_560_000
+    assert allreduce_seconds(resnet, pod) < 0.010
+    ring = 2 * (pod.replicas - 1) * 30e-6
+    assert allreduce_seconds(resnet, pod) < ring / 5
+    assert allreduce_seconds(resnet, nodes) > 14 * 30e-6  # a ring of 8 waits its 14 hops

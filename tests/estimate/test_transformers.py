@@ -88,9 +88,12 @@ def test_each_precision_uses_its_datasheet_peak() -> None:
         "tf32 does not run faster"
         in accelerator_machine("T4", 1, calibration, precision="tf32").kernel_path
     )  # type: ignore[union-attr]
-    # a TPU runs bf16 whatever is asked
+    # a TPU's MXU multiplies bf16 whatever is asked; float32 activations stay 32-bit in memory
     tpu = accelerator_machine("tpu-v5p-8", 1, calibration, precision="bf16")
     assert tpu is not None and tpu.half_precision and "bf16 MXU" in tpu.kernel_path
+    tpu32 = accelerator_machine("tpu-v5p-8", 1, calibration, precision="fp32")
+    assert tpu32 is not None and not tpu32.half_precision and "bf16 MXU" in tpu32.kernel_path
+    assert tpu32.matmul_flops == tpu.matmul_flops
     # a CPU runs fp32 kernels and says so
     assert (
         "fp32 kernels assumed"
