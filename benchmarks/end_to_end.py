@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.estimate import Target, calibrate, predict
+from advisor.estimate import Target, calibrate, catalog, predict
 from advisor.estimate.parameters import Calibration, shipped_calibration
 from advisor.estimate.published import ReferenceRow
 from advisor.locations import shipped_data_dir
@@ -101,8 +101,6 @@ def probe_here(workload: str, budget: float, home: Path, backend: str = "") -> P
 
 def target_of(row: ReferenceRow) -> Target:
     if row.is_cpu:
-        from advisor.estimate import catalog
-
         return Target(None, 0, float(row.vcpus or 1), catalog.resolve_family(row.cpu_family))
     return Target(row.device, 1)
 
@@ -185,8 +183,6 @@ def kind_of(row: ReferenceRow) -> str:
     """``cpu``, ``gpu`` or ``tpu``: what ran the row."""
     if row.is_cpu:
         return "cpu"
-    from advisor.estimate import catalog
-
     spec = catalog.accelerator(row.device)
     return spec.kind if spec else "gpu"
 
