@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from advisor.estimate import Target, calibrate, catalog, predict
 from advisor.estimate.parameters import Calibration, shipped_calibration
 from advisor.estimate.published import ReferenceRow
+from advisor.estimate.residual import kind_of
 from advisor.locations import shipped_data_dir
 from benchmarks import factor_table
 from probes import history, reference, zoo
@@ -164,7 +165,7 @@ def score(
                 "held_out": held_out,
                 "workload": row.workload,
                 "device": row.label,
-                "kind": kind_of(row),
+                "kind": kind_of(target(row)),
                 "precision": row.precision,
                 "batch_size": row.batch_size,
                 "metric": row.metric,
@@ -177,14 +178,6 @@ def score(
             }
         )
     return rows
-
-
-def kind_of(row: ReferenceRow) -> str:
-    """``cpu``, ``gpu`` or ``tpu``: what ran the row."""
-    if row.is_cpu:
-        return "cpu"
-    spec = catalog.accelerator(row.device)
-    return spec.kind if spec else "gpu"
 
 
 def _with_spread(fit: Calibration) -> Calibration:

@@ -146,6 +146,10 @@ class Machine:
     """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
     scores_32bit: bool = False
     """A transformer's attention scores stay 32-bit in mixed precision (``Stack.eager_attention``)."""
+    roofline: bool = False
+    """The step takes the larger of its arithmetic and its memory traffic, not their sum less
+    ``kernel_overlap``'s share: XLA on a TPU fuses the elementwise work (batch norm, activations,
+    residual adds) into the products around it."""
     element_rate: float = 0.0
     """Activation elements/s that the memory-bound kernels move at most, whatever ``bandwidth``
     allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
@@ -280,6 +284,7 @@ def accelerator_machine(
             lstm_kernel="XLA while-loop LSTM",
             extrapolated=True,
             host_overlap=True,
+            roofline=True,
         )
     conv = gpu_unit(spec, precision, stack.framework, "conv")
     matmul = gpu_unit(spec, precision, stack.framework, "matmul")

@@ -294,7 +294,8 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
 
 
 def _allreduce_hops(n: int, machine: Machine) -> float:
-    """Latency-bound hops of one all-reduce over ``n`` replicas: a ring's 2 (n - 1); a TPU
+    """Latency-bound hops of one collective (an all-reduce, or a gather and a reduce-scatter)
+    over ``n`` replicas: a ring's 2 (n - 1); a TPU
     slice's ICI is a 2D torus (v2 and v3 Pods, v5e, v6e; v4 and v5p a 3D one, fewer hops still),
     reduced along each dimension's ring in turn (Ying et al., "Image Classification at
     Supercomputer Scale", 2018: 2D gradient summation on the TPU v3 Pod), 2 (sqrt(n) - 1) hops
@@ -318,7 +319,10 @@ def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibra
         else calibration.collective_efficiency
     )
     bandwidth = max(machine.interconnect_bytes_s, 1e9) * efficiency
-    return facts.accumulation * per_pass / bandwidth + 2 * (n - 1) * _ALLREDUCE_LATENCY_S
+    return (
+        facts.accumulation * per_pass / bandwidth
+        + _allreduce_hops(n, machine) * _ALLREDUCE_LATENCY_S
+    )
 
 
 def communication_seconds(
@@ -371,9 +375,8 @@ def step_parts(
         activation_bytes, activation_elements, machine
     )
     # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
-    # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline). XLA
-    # on a TPU fuses the elementwise work into the products around it: a roofline there
-    exposed = 0.0 if machine.kind == "tpu" else 1 - calibration.kernel_overlap
+    # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
+    exposed = 0.0 if machine.roofline else 1 - calibration.kernel_overlap
     compute, memory = (
         compute * exposed if compute < memory else compute,
         memory * exposed if memory <= compute else memory,

@@ -16,7 +16,7 @@ from advisor.estimate.frameworks import Framework
 from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
-from advisor.estimate.steps import allreduce_seconds, facts_of, step_parts
+from advisor.estimate.steps import allreduce_seconds, facts_of, sharded_seconds, step_parts
 from probes import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -604,3 +604,7 @@ def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
     ring = 2 * (pod.replicas - 1) * 30e-6
     assert allreduce_seconds(resnet, pod) < ring / 5
     assert allreduce_seconds(resnet, nodes) > 14 * 30e-6  # a ring of 8 waits its 14 hops
+    # sharded data parallelism's gathers wait on the same torus
+    tiny = dataclasses.replace(facts_of(zoo.get("mnist_mlp")), parameters=1, sharded_bytes=1.0)
+    assert sharded_seconds(tiny, pod, calibration) < ring / 5
+    assert sharded_seconds(tiny, nodes, calibration) > 14 * 30e-6
