@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import statistics
 import subprocess
@@ -34,22 +35,30 @@ def steady_rate(log: str) -> tuple[float, int, int]:
     starts: dict[int, tuple[float, int]] = {}
     rates: list[float] = []
     batch = train_images = 0
-    for line in log.splitlines():
+    for number, line in enumerate(log.splitlines(), 1):
         match = _LINE.match(line)
         if not match:
             continue
-        stamp, key, value = float(match[1]), match[2], json.loads(match[3])
-        meta = value.get("metadata", {})
-        if key == "global_batch_size":
-            batch = int(value["value"])
-        elif key == "num_train_examples":
-            train_images = int(value["value"])
-        elif key == "block_start":
-            starts[meta["first_epoch_num"]] = (stamp, meta["epoch_count"])
-        elif key == "block_stop":
-            begun, epochs = starts[meta["first_epoch_num"]]
-            rates.append(epochs * train_images / (stamp - begun))
-    if len(rates) < 2 or not batch:
+        try:
+            stamp, key, value = float(match[1]), match[2], json.loads(match[3])
+            meta = value.get("metadata", {})
+            if key == "global_batch_size":
+                batch = int(value["value"])
+            elif key == "num_train_examples":
+                train_images = int(value["value"])
+            elif key == "block_start":
+                starts[int(meta["first_epoch_num"])] = (stamp, int(meta["epoch_count"]))
+            elif key == "block_stop":
+                begun, epochs = starts[int(meta["first_epoch_num"])]
+                rate = epochs * train_images / (stamp - begun)
+                if not (math.isfinite(rate) and rate > 0):
+                    raise ValueError("a block of no positive rate")
+                rates.append(rate)
+        except (ValueError, TypeError, KeyError, AttributeError, ZeroDivisionError) as error:
+            raise ValueError(
+                f"line {number}: not an MLPerf log line we can read ({error})"
+            ) from error
+    if len(rates) < 2 or batch <= 0:
         raise ValueError("a run with fewer than two blocks or no global batch size")
     return statistics.median(rates[1:]), batch, len(rates) - 1
 

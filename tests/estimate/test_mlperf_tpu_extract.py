@@ -52,6 +52,25 @@ def test_a_run_without_steady_blocks_is_refused() -> None:
         mlperf_tpu_extract.steady_rate(_log([90.0]))
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ":::MLL 5.0 block_stop: 7\n",  # a value that is no object
+        _line(5.0, "block_stop", first_epoch_num=4),  # a block that never started
+        _line(5.0, "block_start", first_epoch_num=4, epoch_count="NaN")
+        + "\n"
+        + _line(5.0, "block_stop", first_epoch_num=4),
+        _line(5.0, "block_start", first_epoch_num=4, epoch_count=4)
+        + "\n"
+        + _line(5.0, "block_stop", first_epoch_num=4),  # no time at all
+        ":::MLL 5.0 global_batch_size: {not json\n",
+    ],
+)
+def test_a_hostile_log_is_one_error_naming_its_line(bad: str) -> None:
+    with pytest.raises(ValueError, match=r"line \d+: not an MLPerf log line"):
+        mlperf_tpu_extract.steady_rate(_log([90.0, 41.0, 40.0]) + bad)
+
+
 def test_rows_from_a_repository_of_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "results"
     for name in mlperf_tpu_extract.SLICES:
