@@ -72,6 +72,10 @@ class Accelerator:
     """Maximum achievable matmul FLOPS, measured: the fastest BF16 product with FP32
     accumulation found on the card over many shapes (Stas Bekman's ``mamf-finder``, the table
     of ``mag-/gpu_benchmark``; docs/SOURCES.md); 0 where not measured."""
+    architecture: str = ""
+    """The GPU's architecture (``volta``, ``turing``, ``ga100``, ``ga10x``, ``ada``,
+    ``hopper``, ...; NVIDIA's whitepapers), whose convolutions reach their own share of its
+    datasheet peaks (``Calibration.conv_speed``); '' on a TPU."""
 
     @property
     def tensor_share(self) -> float:
@@ -174,6 +178,7 @@ def accelerators() -> dict[str, Accelerator]:
             clock_mhz=_float(row.get("clock_mhz") or ""),
             fp32_lanes_shared_with_int32=int(row.get("fp32_lanes_shared_with_int32") or 0),
             mamf_tflops=_float(row.get("mamf_tflops") or ""),
+            architecture=row.get("architecture") or "",
         )
     return catalog
 

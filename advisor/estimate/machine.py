@@ -288,6 +288,7 @@ def accelerator_machine(
         )
     conv = gpu_unit(spec, precision, stack.framework, "conv")
     matmul = gpu_unit(spec, precision, stack.framework, "matmul")
+    conv_speed = calibration.conv_speed(spec.architecture)
     attention = conv if matmul.name == "fp8" else matmul  # FlashAttention runs in 16 bits
     conv_efficiency = (
         calibration.tensor_efficiency if conv.tensor_cores else calibration.gpu_efficiency
@@ -307,7 +308,7 @@ def accelerator_machine(
     return Machine(
         kind="gpu",
         label=label,
-        conv_flops=conv.attainable * conv_efficiency,
+        conv_flops=conv.attainable * conv_efficiency * conv_speed,
         matmul_flops=matmul.attainable * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         element_rate=(
@@ -325,7 +326,7 @@ def accelerator_machine(
         interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
-        winograd_flops=winograd_cores.attainable * calibration.gpu_efficiency
+        winograd_flops=winograd_cores.attainable * calibration.gpu_efficiency * conv_speed
         if winograd_cores
         else 0.0,
         transposes=transposes,

@@ -31,6 +31,17 @@ LLM_PARAMETERS = (
 """What only an LLM fine-tuning step uses: fitted apart, on published fine-tuning runs."""
 
 
+CONV_SPEEDS = {
+    "turing": "turing_conv_speed",
+    "ga100": "ga100_conv_speed",
+    "ga10x": "ga10x_conv_speed",
+    "ada": "ada_conv_speed",
+    "hopper": "hopper_conv_speed",
+}
+"""The GPU architectures whose convolutions have a fitted speed of their own
+(``catalog.Accelerator.architecture``)."""
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Free parameters of the step model (seconds, fractions of peak, bytes)."""
@@ -53,6 +64,23 @@ class Calibration:
     """Share of the tensor cores' peak (TF32, fp16, bf16) that convolutions reach (prior:
     NVIDIA's DeepLearningExamples ResNet-50 AMP training on V100 reaches ~20-25% of the 125
     TFLOPS, batch norm and ReLU included)."""
+    turing_conv_speed: float = 1.0
+    """Rate of a Turing GPU's convolutions (T4, Quadro RTX 6000 and 8000) per datasheet FLOP,
+    over the efficiencies above, which Volta, Pascal and Kepler rows set; with the four below,
+    fitted on published absolute rows (``Calibration.conv_speed``). cuDNN's convolutions reach
+    a share of the peak of their own on each generation, which its datasheet does not say:
+    Lambda's ResNet-50 in fp16 ran an RTX A6000 at 0.59-0.74 of an A100's speed under
+    TensorFlow 1, TensorFlow 2 and PyTorch alike, where the two datasheets, tensor cores and
+    bandwidth both, say 0.50, and an RTX 3090 as fast as the A6000 on half its tensor peak. A
+    matrix product's share is the card's own, measured (``catalog.tensor_speed``)."""
+    ga100_conv_speed: float = 1.0
+    """The same for the A100's GA100."""
+    ga10x_conv_speed: float = 1.0
+    """The same for Ampere's GA10x chips (A10, A10G, A40, RTX A6000, RTX 3090)."""
+    ada_conv_speed: float = 1.0
+    """The same for Ada (L4, L40, L40S, RTX 6000 Ada, RTX 4090)."""
+    hopper_conv_speed: float = 1.0
+    """The same for Hopper (H100, H200, GH200)."""
     gemm_efficiency: float = 0.6
     """Share of the datasheet peak of its unit (FP32 CUDA cores, TF32 or 16-bit tensor cores)
     that a wide matrix product reaches (prior: DeepBench's large SGEMMs reach 0.76 of the FP32
@@ -146,6 +174,12 @@ class Calibration:
     measured_devices: tuple[str, ...] = ()
     """Accelerators and CPU families the fitted measurements ran on: a prediction for anything
     else is flagged extrapolated."""
+
+    def conv_speed(self, architecture: str) -> float:
+        """How fast a GPU architecture's convolutions run per datasheet FLOP, over the fitted
+        efficiencies (1 for Volta, the older generations, Blackwell and a TPU)."""
+        name = CONV_SPEEDS.get(architecture)
+        return float(getattr(self, name)) if name else 1.0
 
 
 NUMBERS: tuple[str, ...] = tuple(

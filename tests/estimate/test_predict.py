@@ -14,7 +14,7 @@ from advisor.errors import UsageError
 from advisor.estimate import Target, catalog, measured_on, predict
 from advisor.estimate.frameworks import Framework
 from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
-from advisor.estimate.parameters import shipped_calibration
+from advisor.estimate.parameters import CONV_SPEEDS, shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import allreduce_seconds, facts_of, sharded_seconds, step_parts
 from probes import zoo
@@ -587,8 +587,41 @@ def test_a_card_that_sustains_more_than_its_rated_clock_runs_its_tensor_work_fas
     assert catalog.tensor_speed(h100_pcie) == 1.0 and catalog.tensor_speed(t4) == 1.0
     machine = accelerator_machine("RTX3090", 1, calibration, precision="fp16")
     assert machine is not None
-    assert machine.conv_flops == pytest.approx(71e12 * speed * calibration.tensor_efficiency)
+    conv_speed = calibration.conv_speed("ga10x")
+    assert machine.conv_flops == pytest.approx(
+        71e12 * speed * calibration.tensor_efficiency * conv_speed
+    )
+    assert machine.matmul_flops == pytest.approx(71e12 * speed * calibration.gemm_efficiency)
     assert machine.peak_conv_flops == 71e12  # the datasheet stays the bound the model keeps
+
+
+def test_each_gpu_generation_runs_its_convolutions_at_its_own_fitted_speed() -> None:
+    """Every GPU of the catalog names its architecture; the fit gives Turing, GA100, GA10x, Ada
+    and Hopper convolutions a speed of their own over the efficiencies Volta's rows set, which
+    moves convolutions only: an RTX A6000's matrix products keep their card's measured share,
+    and a V100 and a B200 stand at 1. The shipped fit found GA10x's convolutions faster per
+    datasheet FLOP than the rest (docs/BENCHMARKS.md, "Convolutions by GPU generation")."""
+    gpus = [a for a in catalog.accelerators().values() if a.kind == "gpu"]
+    assert gpus and all(a.architecture for a in gpus)
+    assert {a.architecture for a in gpus} >= set(CONV_SPEEDS) | {"volta", "blackwell"}
+    calibration = shipped_calibration()
+    assert calibration.conv_speed("volta") == 1.0 == calibration.conv_speed("blackwell")
+    assert calibration.conv_speed("") == 1.0  # a TPU
+    assert calibration.conv_speed("ga10x") > 1.1
+    doubled = dataclasses.replace(calibration, ga10x_conv_speed=2 * calibration.ga10x_conv_speed)
+    base, faster = (
+        accelerator_machine("A6000", 1, c, precision="fp16") for c in (calibration, doubled)
+    )
+    assert base is not None and faster is not None
+    assert faster.conv_flops == pytest.approx(2 * base.conv_flops)
+    assert faster.matmul_flops == base.matmul_flops and faster.bandwidth == base.bandwidth
+    fp32 = [
+        accelerator_machine("A6000", 1, c, precision="fp32-strict") for c in (calibration, doubled)
+    ]
+    assert fp32[0] is not None and fp32[1] is not None
+    assert fp32[1].winograd_flops == pytest.approx(2 * fp32[0].winograd_flops)
+    v100 = accelerator_machine("V100", 1, doubled, precision="fp16")
+    assert v100 == accelerator_machine("V100", 1, calibration, precision="fp16")
 
 
 def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
