@@ -288,6 +288,7 @@ def accelerator_machine(
         )
     conv = gpu_unit(spec, precision, stack.framework, "conv")
     matmul = gpu_unit(spec, precision, stack.framework, "matmul")
+    # a generation's convolutions reach their own share of the peak, never more than all of it
     conv_speed = calibration.conv_speed(spec.architecture)
     attention = conv if matmul.name == "fp8" else matmul  # FlashAttention runs in 16 bits
     conv_efficiency = (
@@ -308,7 +309,7 @@ def accelerator_machine(
     return Machine(
         kind="gpu",
         label=label,
-        conv_flops=conv.attainable * conv_efficiency * conv_speed,
+        conv_flops=conv.attainable * min(1.0, conv_efficiency * conv_speed),
         matmul_flops=matmul.attainable * gemm_efficiency,
         bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
         element_rate=(
@@ -326,7 +327,7 @@ def accelerator_machine(
         interconnect=spec.interconnect,
         memory_bytes=spec.memory_gib * 2**30,
         half_precision=conv.half,
-        winograd_flops=winograd_cores.attainable * calibration.gpu_efficiency * conv_speed
+        winograd_flops=winograd_cores.attainable * min(1.0, calibration.gpu_efficiency * conv_speed)
         if winograd_cores
         else 0.0,
         transposes=transposes,
