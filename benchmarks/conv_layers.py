@@ -28,7 +28,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,23 +44,15 @@ TRAINING_CONVOLUTIONS = 3
 _KEY = ("h", "w", "c", "k", "r", "s", "stride", "padding")
 
 
-def layers_of(model: Any) -> Iterable[Any]:
-    """Every layer of a Keras model, nested models walked."""
-    for layer in model.layers:
-        if hasattr(layer, "layers"):
-            yield from layers_of(layer)
-        else:
-            yield layer
-
-
 def shapes(workloads: Sequence[str] = CONVNETS) -> list[dict[str, Any]]:
     """Each 2D convolution of the zoo's ``workloads``, channels last."""
     from probes import networks, zoo
+    from probes.profile import leaf_layers
 
     found = []
     for workload in workloads:
         model = networks.build(zoo.get(workload))
-        for index, layer in enumerate(layers_of(model)):
+        for index, layer in enumerate(leaf_layers(model)):
             if type(layer).__name__ != "Conv2D":
                 continue
             r, s, c, k = (int(d) for d in layer.kernel.shape)

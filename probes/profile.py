@@ -128,7 +128,7 @@ def layer_split(model: Any) -> dict[str, float]:
     (``layer_flops``), classed by its type. A split for backends with no profiler here: it
     cannot see the executor's overhead or a slow kernel, only where the arithmetic is."""
     totals = dict.fromkeys(CLASSES, 0.0)
-    for layer in _leaf_layers(model):
+    for layer in leaf_layers(model):
         kind, flops = layer_class(layer), layer_flops(layer)
         totals[kind] += flops
     busy = sum(totals.values())
@@ -173,13 +173,13 @@ def _shape(tensor: Any) -> tuple[int, ...]:
     return tuple(int(d) if d is not None else 1 for d in tuple(shape)[1:])
 
 
-def _leaf_layers(model: Any) -> list[Any]:
+def leaf_layers(model: Any) -> list[Any]:
     """Every layer that does the work itself (nested models and a Bidirectional's wrapped
     layers counted once, as the wrapper)."""
     found = []
     for layer in getattr(model, "layers", []):
         if hasattr(layer, "layers") and layer_class(layer) != "recurrent":
-            found.extend(_leaf_layers(layer))
+            found.extend(leaf_layers(layer))
         else:
             found.append(layer)
     return found

@@ -31,15 +31,9 @@ LLM_PARAMETERS = (
 """What only an LLM fine-tuning step uses: fitted apart, on published fine-tuning runs."""
 
 
-CONV_SPEEDS = {
-    "turing": "turing_conv_speed",
-    "ga100": "ga100_conv_speed",
-    "ga10x": "ga10x_conv_speed",
-    "ada": "ada_conv_speed",
-    "hopper": "hopper_conv_speed",
-}
+CONV_SPEEDS = ("turing", "ga100", "ga10x", "ada", "hopper")
 """The GPU architectures whose convolutions have a fitted speed of their own
-(``catalog.Accelerator.architecture``)."""
+(``catalog.Accelerator.architecture``): ``Calibration.<architecture>_conv_speed``."""
 
 
 @dataclass(frozen=True)
@@ -178,8 +172,9 @@ class Calibration:
     def conv_speed(self, architecture: str) -> float:
         """How fast a GPU architecture's convolutions run per datasheet FLOP, over the fitted
         efficiencies (1 for Volta, the older generations, Blackwell and a TPU)."""
-        name = CONV_SPEEDS.get(architecture)
-        return float(getattr(self, name)) if name else 1.0
+        if architecture not in CONV_SPEEDS:
+            return 1.0
+        return float(getattr(self, f"{architecture}_conv_speed"))
 
 
 NUMBERS: tuple[str, ...] = tuple(

@@ -295,11 +295,10 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
 
 def _allreduce_hops(n: int, machine: Machine) -> float:
     """Latency-bound hops of one collective (an all-reduce, or a gather and a reduce-scatter)
-    over ``n`` replicas: a ring's 2 (n - 1); a TPU
-    slice's ICI is a 2D torus (v2 and v3 Pods, v5e, v6e; v4 and v5p a 3D one, fewer hops still),
-    reduced along each dimension's ring in turn (Ying et al., "Image Classification at
-    Supercomputer Scale", 2018: 2D gradient summation on the TPU v3 Pod), 2 (sqrt(n) - 1) hops
-    a dimension."""
+    over ``n`` replicas: a ring's 2 (n - 1); a TPU slice's ICI is a 2D torus (v2 and v3 Pods,
+    v5e, v6e; v4 and v5p a 3D one, fewer hops still), reduced along each dimension's ring in
+    turn (Ying et al., "Image Classification at Supercomputer Scale", 2018: 2D gradient
+    summation on the TPU v3 Pod), 2 (sqrt(n) - 1) hops a dimension."""
     if machine.interconnect == "ici":
         return 2 * 2 * (math.sqrt(n) - 1)
     return 2 * (n - 1)

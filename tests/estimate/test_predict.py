@@ -607,6 +607,7 @@ def test_each_gpu_generation_runs_its_convolutions_at_its_own_fitted_speed() -> 
     calibration = shipped_calibration()
     assert calibration.conv_speed("volta") == 1.0 == calibration.conv_speed("blackwell")
     assert calibration.conv_speed("") == 1.0  # a TPU
+    assert all(calibration.conv_speed(a) > 0 for a in CONV_SPEEDS)  # each has its parameter
     assert calibration.conv_speed("ga10x") > 1.1
     calibration = dataclasses.replace(
         calibration, tensor_efficiency=0.3, gpu_efficiency=0.3, ga10x_conv_speed=1.2
