@@ -42,6 +42,8 @@ CONVNETS = (
 TRAINING_CONVOLUTIONS = 3
 """A training step's convolutions of a layer: forward, backward to the input, to the filter."""
 _KEY = ("h", "w", "c", "k", "r", "s", "stride", "padding")
+_LARGEST = 65_536
+"""The largest size a shapes file may give (height, width, channels, filter, stride)."""
 
 
 def shapes(workloads: Sequence[str] = CONVNETS) -> list[dict[str, Any]]:
@@ -149,6 +151,26 @@ def report(
     return out
 
 
+def read_shapes(path: Path) -> list[dict[str, Any]]:
+    """The layers of a shapes file; a layer whose sizes are not positive whole numbers (up to
+    ``_LARGEST``), whose padding is not SAME or VALID or whose FLOPs are not a positive finite
+    number is refused, naming its place."""
+    layers = json.loads(path.read_text())
+    if not isinstance(layers, list):
+        raise ValueError(f"{path}: not a list of convolutions")
+    for number, layer in enumerate(layers, 1):
+        sizes = [layer.get(name) for name in _KEY[:-1]] if isinstance(layer, dict) else [None]
+        flops = layer.get("forward_flops") if isinstance(layer, dict) else None
+        if not (
+            all(type(size) is int and 0 < size <= _LARGEST for size in sizes)
+            and layer.get("padding") in ("SAME", "VALID")
+            and isinstance(layer.get("workload"), str)
+            and isinstance(flops, (int, float)) and math.isfinite(flops) and flops > 0
+        ):  # fmt: skip
+            raise ValueError(f"{path}: convolution {number} is not a valid layer")
+    return layers
+
+
 def read_timed(path: Path) -> list[dict[str, Any]]:
     """The rows of a timing file; a row without a positive time or batch is refused, naming its
     line."""
@@ -189,10 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("[\n" + ",\n".join(json.dumps(layer) for layer in shapes()) + "\n]")
         return 0
     try:
-        layers = json.loads(args.shapes.read_text())
+        layers = read_shapes(args.shapes)
         if args.command == "time":
-            if args.batch < 1 or args.reps < 1 or args.limit < 0:
-                parser.error("--batch and --reps must be positive, --limit not negative")
+            if not (0 < args.batch <= _LARGEST and 0 < args.reps <= 1000 and args.limit >= 0):
+                parser.error("--batch (up to 65536) and --reps (up to 1000) must be positive")
             rows = time_all(layers, args.batch, args.dtype, args.reps, args.limit)
             args.out.write_text("".join(json.dumps(row) + "\n" for row in rows))
             print(f"{len(rows)} shapes timed on {rows[0]['device'] if rows else '-'}: {args.out}")

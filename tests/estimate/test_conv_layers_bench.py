@@ -71,3 +71,45 @@ def test_a_damaged_timing_file_is_one_line_and_exit_1(
     assert conv_layers.main(["report", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("conv_layers: ") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",  # no list
+        "[1]",  # no layer
+        '[{"workload": "x", "h": -1, "w": 4, "c": 1, "k": 1, "r": 1, "s": 1, "stride": 1,'
+        ' "padding": "SAME", "forward_flops": 1}]',
+        '[{"workload": "x", "h": 4, "w": 4, "c": 1, "k": 1, "r": 1, "s": 1, "stride": 1,'
+        ' "padding": "SAME", "forward_flops": NaN}]',
+        '[{"workload": "x", "h": 1e9, "w": 4, "c": 1, "k": 1, "r": 1, "s": 1, "stride": 1,'
+        ' "padding": "SAME", "forward_flops": 1}]',
+        '[{"workload": "x", "h": 4, "w": 4, "c": 1, "k": 1, "r": 1, "s": 1, "stride": 1,'
+        ' "padding": "import os", "forward_flops": 1}]',
+    ],
+)
+def test_a_hostile_shapes_file_is_one_line_and_exit_1(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text(text)
+    out = tmp_path / "timed.jsonl"
+    argv = ["time", "--shapes", str(shapes), "--batch", "1", "--reps", "1", "--out", str(out)]
+    assert conv_layers.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("conv_layers: ") and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_the_shipped_shapes_pass_their_own_check() -> None:
+    assert conv_layers.read_shapes(conv_layers.SHAPES) == json.loads(conv_layers.SHAPES.read_text())
+
+
+@pytest.mark.parametrize("option", [["--batch", "0"], ["--batch", "99999999"], ["--reps=-1"]])
+def test_a_bad_option_is_a_usage_error(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        conv_layers.main(["time", *option, "--out", str(tmp_path / "t.jsonl")])
+    assert stopped.value.code == 2
+    assert "error: --batch (up to 65536)" in capsys.readouterr().err.strip().splitlines()[-1]
