@@ -75,7 +75,10 @@ def duration_span(low: float, high: float) -> str:
         value = seconds / size
         return _significant(value, 2, strip=False) if value < 10 else f"{value:,.0f}"
 
-    return f"{number(low)}-{number(high)} {unit}"
+    low_text, high_text = number(low), number(high)
+    if low_text == high_text:  # one figure where both ends read the same
+        return f"{high_text} {unit}"
+    return f"{low_text}-{high_text} {unit}"
 
 
 MONEY_FLOOR = 0.0001
@@ -98,10 +101,12 @@ def money(value: float, *, floor: float = MONEY_FLOOR) -> str:
 
 
 def money_span(low: float, high: float) -> str:
-    """``$0.0019-$0.0037``; ``never`` when the low end is infinite."""
+    """``$0.0019-$0.0037``; ``$0.020`` when both ends read the same (a minimum charge);
+    ``never`` when the low end is infinite."""
     if not math.isfinite(low):
         return "never"
-    return f"{money(low)}-{money(high) if math.isfinite(high) else 'never'}"
+    high_text = money(high) if math.isfinite(high) else "never"
+    return high_text if money(low) == high_text else f"{money(low)}-{high_text}"
 
 
 def rate(usd_per_hour: float, digits: int = 3) -> str:

@@ -30,10 +30,10 @@ def lines(rec: Recommendation) -> list[str]:
         f"Time: {time_words(best)}.",
     ]
     contrasts = _contrasts(rec, best)
-    against = [_against(label, o, best) for label, o in contrasts]
     itself = [label for label, o in _contrasts(rec, None) if (label, o) not in contrasts]
-    if itself:
-        against.append(f"it is itself the {' and the '.join(itself)} option")
+    # said first and by its number, so that "itself" cannot be read as the option before it
+    against = [f"#1 is itself the {' and the '.join(itself)} option"] if itself else []
+    against += [_against(label, o, best) for label, o in contrasts]
     said.append(f"Against: {'; '.join(against)}.")
     return said
 

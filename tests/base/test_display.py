@@ -24,7 +24,8 @@ def test_duration(seconds: float, text: str) -> None:
 @pytest.mark.parametrize(
     ("low", "high", "text"),
     [(145, 276, "2.4-4.6 min"), (24, 66, "24-66 s"), (24, 100, "0.40-1.7 min"), (14_760, 17_640, "4.1-4.9 h"),
-     (30, 45, "30-45 s"), (240, 474, "4.0-7.9 min"), (60, math.inf, "60 s-never"), (math.inf, math.inf, "never")],
+     (30, 45, "30-45 s"), (240, 474, "4.0-7.9 min"), (60, math.inf, "60 s-never"), (math.inf, math.inf, "never"),
+     (60, 60.2, "60 s")],
 )  # fmt: skip
 def test_duration_span(low: float, high: float, text: str) -> None:
     assert display.duration_span(low, high) == text
@@ -44,6 +45,12 @@ def test_money_never_rounds_to_nothing() -> None:
     assert display.money(0.003, floor=0.01) == "<$0.01"
     assert display.money(0.0030) != "$0.00"
     assert display.money_span(0.0019, 0.0037) == "$0.0019-$0.0037"
+
+
+def test_a_span_whose_ends_read_the_same_is_one_figure() -> None:
+    """A minimum charge bills p50 and p90 alike: ``$0.020``, not ``$0.020-$0.020``."""
+    assert display.money_span(0.0201, 0.0203) == "$0.020"
+    assert display.money_span(0.0201, math.inf) == "$0.020-never"
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,18 @@ def test_the_main_job_fits_in_25_lines_at_100_columns(
     assert "advisor bench" not in said  # not worth running here: no command shown
 
 
+def test_where_1_is_itself_the_cheapest_on_demand_it_is_said_by_its_number_first(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On-demand only, #1 is the cheapest on-demand option: the comparison says so of #1 before
+    naming the fastest, so that "itself" cannot be read as the fastest option."""
+    store("imdb_bilstm")
+    lines = recommend(monkeypatch, 120, "lstm", "8h", "--no-spot")
+    said = " ".join(" ".join(lines).split())
+    assert " Against: #1 is itself the cheapest on-demand option; the fastest (" in said
+    assert "it is itself" not in said
+
+
 def test_a_stand_in_mark_is_explained_one_line_away(
     fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
