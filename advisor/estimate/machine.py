@@ -40,11 +40,13 @@ class Stack:
 
     framework: Framework = TENSORFLOW_2
     """Which framework, version and container: what float32 runs as (``frameworks``)."""
-    cpu_isa: str = "avx2"
-    """The vector instructions its CPU kernels were built for (``CPU_ISAS``): ``avx2`` (AVX2 and
-    FMA, or wider chosen at run time: oneDNN, a compiled build), ``avx`` (TensorFlow's pip
-    wheels from 1.6, whose release notes say "Prebuilt binaries will use AVX instructions", until
-    oneDNN's kernels became the default in 2.9: no FMA), ``sse`` (older pip wheels)."""
+    cpu_isa: str = "native"
+    """The vector instructions its CPU kernels were built for (``CPU_ISAS``): ``native`` (the
+    CPU's widest, chosen at run time or built for the machine: oneDNN, PyTorch, JAX, a build from
+    source for its host), ``avx2`` (built for AVX2 and FMA and no wider: Woolf's compiled
+    TensorFlow 1.2, ``-mavx2 -mfma``), ``avx`` (TensorFlow's pip wheels from 1.6, whose release
+    notes say "Prebuilt binaries will use AVX instructions", until oneDNN's kernels became the
+    default in 2.9: no FMA), ``sse`` (older pip wheels)."""
     cudnn_rnn: bool | None = None
     """Recurrent layers on a GPU run cuDNN's fused kernel; None: Keras's default (from TF 2 on;
     TensorFlow 1 needed the explicit ``CuDNNLSTM`` layer)."""
@@ -65,7 +67,7 @@ class Stack:
     @property
     def vectorised(self) -> bool:
         """CPU kernels built with AVX2 and FMA or wider."""
-        return self.cpu_isa == "avx2"
+        return self.cpu_isa in ("avx2", "native")
 
     @property
     def uses_cudnn_rnn(self) -> bool:
@@ -176,18 +178,27 @@ def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -
     return n / (slowdown + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
 
 
-CPU_ISAS = ("sse", "avx", "avx2")
+CPU_ISAS = ("sse", "avx", "avx2", "native")
+AVX2_FLOPS_PER_CYCLE = 32
+"""FP32 operations a core issues per cycle in AVX2 with FMA: two 256-bit FMA pipes, 8 lanes, 2
+operations each. A core with AVX-512 on two 512-bit pipes (``catalog.CpuFamily``'s 64) issues
+twice as many, but only to code built for them."""
 
 
-def build_speed(cpu_isa: str, calibration: Calibration) -> float:
-    """A build's arithmetic speed against one built for AVX2 and FMA: an SSE build's is fitted
-    (``generic_build_speed``); an AVX build's is twice that, its vectors twice as wide at the same
-    instruction mix (per cycle SSE, AVX and AVX2 with FMA issue 8, 16 and 32 FP32 operations on
-    two vector ports), never above 1."""
-    if cpu_isa == "avx2":
+def build_speed(cpu_isa: str, calibration: Calibration, flops_per_cycle: int = 32) -> float:
+    """A build's arithmetic speed on a core of ``flops_per_cycle`` FP32 operations a cycle,
+    against kernels that use all of them (``native``). An AVX2 build uses AVX2's 32 of them: half
+    of an AVX-512 core with two 512-bit pipes (Skylake-SP to Emerald Rapids, Zen 5), all of any
+    other. An SSE build's speed is fitted (``generic_build_speed``); an AVX build's is twice
+    that, its vectors twice as wide at the same instruction mix (per cycle SSE, AVX and AVX2 with
+    FMA issue 8, 16 and 32 FP32 operations on two vector ports), never above an AVX2 build's."""
+    avx2 = min(1.0, AVX2_FLOPS_PER_CYCLE / flops_per_cycle)
+    if cpu_isa == "native":
         return 1.0
+    if cpu_isa == "avx2":
+        return avx2
     if cpu_isa == "avx":
-        return min(1.0, 2.0 * calibration.generic_build_speed)
+        return min(avx2, 2.0 * calibration.generic_build_speed)
     if cpu_isa == "sse":
         return calibration.generic_build_speed
     raise ValueError(f"unknown CPU build {cpu_isa!r} (one of {', '.join(CPU_ISAS)})")
@@ -206,7 +217,7 @@ def cpu_machine(
     ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them)."""
     family, defaulted = catalog.cpu_family(family_name)
     speedup = usl_speedup(vcpus, calibration)
-    build = build_speed(stack.cpu_isa, calibration)
+    build = build_speed(stack.cpu_isa, calibration, family.fp32_flops_per_cycle)
     per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
     peak = per_cpu * vcpus
     threads = usl_speedup(vcpus, calibration, 1 / build)  # the build slows their work alone
@@ -214,7 +225,8 @@ def cpu_machine(
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
     path = {
-        "avx2": "oneDNN fp32",
+        "native": f"{'oneDNN' if stack.framework.cpu_kernels == 'onednn' else 'Eigen'} fp32",
+        "avx2": "AVX2 build (no AVX-512), fp32",
         "avx": "AVX build (no AVX2/FMA), fp32",
         "sse": "generic build (no AVX), fp32",
     }[stack.cpu_isa]

@@ -45,12 +45,15 @@ class ReferenceRow(Row):
         """What the row's CPU kernels were built for (``Stack.cpu_isa``): TensorFlow's pip wheels
         before 1.6 SSE, from 1.6 AVX ("Prebuilt binaries will use AVX instructions", the 1.6.0
         release notes) until oneDNN's kernels, dispatched to the CPU's widest, became the
-        default in 2.9; a compiled build or any other stack AVX2 and FMA or wider."""
+        default in 2.9; a build compiled for AVX2 and FMA (``compiled-avx2``: Woolf's, whose
+        flags stop at ``-mavx2 -mfma``) AVX2; any other compiled build or stack the CPU's own."""
         framework = self.framework
+        if "compiled-avx2" in self.software:
+            return "avx2"
         if framework.name != "tensorflow" or "pip" not in self.software:
-            return "avx2"
+            return "native"
         if "compiled" in self.software or framework.cpu_kernels == "onednn":
-            return "avx2"
+            return "native"
         return "avx" if framework.version >= (1, 6) else "sse"
 
     @property
@@ -96,7 +99,12 @@ class ReferenceRow(Row):
         """The device and stack, as a row of the per-device table."""
         if self.is_cpu:
             family = self.cpu_family or "family unknown"
-            build = {"avx2": "", "avx": " avx-build", "sse": " generic-build"}[self.cpu_isa]
+            build = {
+                "native": "",
+                "avx2": " avx2-build",
+                "avx": " avx-build",
+                "sse": " generic-build",
+            }[self.cpu_isa]
             return f"CPU {self.vcpus:g} vCPU {family}{build}"
         return f"{self.device} {self.precision}"
 

@@ -172,22 +172,47 @@ def test_tensorflow_pip_wheels_from_1_6_run_avx_twice_as_fast_as_the_older_sse_o
     assert isa("tensorflow-1.2-pip-keras") == "sse"
     assert isa("tensorflow-1.7-pip-keras") == "avx"
     assert isa("tensorflow-2.4-pip") == "avx"
-    assert isa("tensorflow-2.16-pip") == "avx2"
+    assert isa("tensorflow-2.16-pip") == "native"
     assert isa("tensorflow-1.2-compiled-avx2-fma-keras") == "avx2"
-    assert isa("pytorch-1.9-pip") == "avx2"
+    assert isa("tensorflow-1.x-source-built") == "native"
+    assert isa("pytorch-1.9-pip") == "native"
     calibration = shipped_calibration()
     assert build_speed("avx", calibration) == pytest.approx(2 * build_speed("sse", calibration))
     assert build_speed("avx", calibration) <= build_speed("avx2", calibration) == 1.0
+    assert build_speed("native", calibration) == 1.0
 
-    def rate(cpu_isa: str) -> float:
+    def rate(cpu_isa: str, family: str = "broadwell") -> float:
         stack = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa=cpu_isa)
-        return cpu_machine("skylake", 1, calibration, stack=stack).conv_flops
+        return cpu_machine(family, 1, calibration, stack=stack).conv_flops
 
     assert rate("avx") == pytest.approx(2 * rate("sse"))
+    # on an AVX-512 core an AVX wheel is held to an AVX2 build's half: never faster than it
+    assert rate("avx", "skylake") == pytest.approx(rate("avx2", "skylake"))
     avx = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa="avx")
     assert "AVX build" in cpu_machine("skylake", 4, calibration, stack=avx).kernel_path
     with pytest.raises(ValueError):
         build_speed("neon", calibration)
+
+
+def test_an_avx2_build_uses_half_of_an_avx512_core_and_all_of_an_avx2_one() -> None:
+    """Woolf's compiled TensorFlow 1.2 stopped at ``-mavx2 -mfma``: on GCE's Skylake, two 512-bit
+    FMA pipes a core, its kernels issue AVX2's 32 FP32 operations a cycle of the core's 64; on a
+    Broadwell, whose widest is AVX2, it is the native build. An AVX build never outruns it."""
+    from advisor.estimate.machine import build_speed
+
+    calibration = shipped_calibration()
+    avx2 = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="avx2")
+    native = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="native")
+
+    def rate(family: str, stack: Stack) -> float:
+        return cpu_machine(family, 1, calibration, stack=stack).conv_flops
+
+    assert rate("skylake", avx2) == pytest.approx(0.5 * rate("skylake", native))
+    assert rate("turin", avx2) == pytest.approx(0.5 * rate("turin", native))
+    assert rate("broadwell", avx2) == pytest.approx(rate("broadwell", native))
+    assert build_speed("avx2", calibration, 64) == 0.5
+    assert build_speed("avx", calibration, 64) <= build_speed("avx2", calibration, 64)
+    assert "AVX2 build" in cpu_machine("skylake", 8, calibration, stack=avx2).kernel_path
 
 
 def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_its_tf32() -> None:
