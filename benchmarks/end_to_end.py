@@ -141,9 +141,9 @@ def score(
     target: Callable[[ReferenceRow], Target] = target_of,
 ) -> list[dict[str, Any]]:
     """Every published row predicted from every pass's probe of its workload (on the machine
-    ``target`` makes of its row)."""
-    _, _, fits = calibrate.leave_one_source_out(fitted, shipped_calibration())
-    fits = {lab: _with_spread(fit) for lab, fit in fits.items()}
+    ``target`` makes of its row): a fitted row by a fit without its publisher, a held-out row by
+    the shipped fit."""
+    fits = publisher_fits(fitted)
     rows: list[dict[str, Any]] = []
     for row, held_out in [*((r, False) for r in fitted), *((r, True) for r in held)]:
         calibration = shipped_calibration() if held_out else fits[calibrate.lab(row.source)]
@@ -178,6 +178,23 @@ def score(
             }
         )
     return rows
+
+
+def publisher_fits(scored: Sequence[ReferenceRow]) -> dict[str, Calibration]:
+    """For each publisher of ``scored``, the fit on every other publisher's fitted rows: the
+    whole fit set, however few rows are scored (a fit on the scored rows alone would be another
+    model), from the shipped fit as ``calibrate.leave_one_source_out`` starts it."""
+    everything, _ = published_rows()
+    labs = sorted({calibrate.lab(row.source) for row in scored})
+    return {
+        lab: _with_spread(
+            calibrate.fit(
+                [row for row in everything if calibrate.lab(row.source) != lab],
+                shipped_calibration(),
+            )
+        )
+        for lab in labs
+    }
 
 
 def _with_spread(fit: Calibration) -> Calibration:

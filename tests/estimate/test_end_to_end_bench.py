@@ -42,6 +42,24 @@ def test_ga10x_convnets_held_out_from_another_publisher_come_within_their_bounds
     assert sum(r["inside_80"] for r in rows) >= 7
 
 
+def test_cpu_builds_run_the_vectors_they_were_built_for() -> None:
+    """The fitted CPU publishers, each predicted by a fit without it: Woolf's July builds are
+    named by what they ran (the compiled one AVX2 and FMA on an AVX-512 Skylake, the pip wheel
+    SSE), FloydHub's source builds the CPU's own; their CPU-VM rows within a median 1.25x (before
+    an AVX2 build ran at half an AVX-512 core: July 1.27x, FloydHub 1.37x; docs/BENCHMARKS.md,
+    "An AVX2 build on an AVX-512 core")."""
+    blob = end_to_end.rescore(RESULTS / "end_to_end.json", "woolf-2017-07,floydhub-2017-12")
+    cpu = [r for r in blob["rows"] if r["kind"] == "cpu"]
+    assert len(cpu) == 58 and not any(r["held_out"] for r in cpu)
+    july = {r["device"].split("skylake")[-1] for r in cpu if r["source"] == "woolf-2017-07"}
+    assert july == {" avx2-build", " generic-build"}
+    assert all(
+        r["device"].endswith("family unknown") for r in cpu if r["source"] != "woolf-2017-07"
+    )
+    errors = sorted(math.exp(abs(r["log_error"])) for r in cpu)
+    assert (errors[28] + errors[29]) / 2 < 1.25
+
+
 def test_the_tpu_rows_are_scored_as_tpus_within_their_published_bounds() -> None:
     """Two publishers' ResNet-50 runs on TPU v3 slices of 16 to 1,024 chips, held out (no TPU
     row is fitted): DeepMind's Haiku example in float32 and bfloat16, Google's MLPerf v0.6 runs
