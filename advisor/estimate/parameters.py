@@ -50,8 +50,8 @@ class Calibration:
     """Share of a vectorised build's peak FP32 FLOPS that matmul/conv kernels reach on a CPU."""
     generic_build_speed: float = 0.35
     """Compute speed of a generic (SSE: no AVX) TensorFlow build relative to one using all of a
-    CPU's vectors (``machine.build_speed``):
-    it slows each thread's arithmetic, not the threads' contention (``machine.usl_speedup``)."""
+    CPU's vectors (``machine.build_speed``): it slows each thread's arithmetic, not the threads'
+    contention (``machine.usl_speedup``)."""
     gpu_efficiency: float = 0.45
     """Share of peak FP32 (CUDA cores) that convolutions reach on a GPU, counting the
     multiplications they execute (3x3 convolutions after the Winograd reduction)."""
