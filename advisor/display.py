@@ -105,8 +105,8 @@ def money_span(low: float, high: float) -> str:
     ``never`` when the low end is infinite."""
     if not math.isfinite(low):
         return "never"
-    high_text = money(high) if math.isfinite(high) else "never"
-    return high_text if money(low) == high_text else f"{money(low)}-{high_text}"
+    low_text, high_text = money(low), money(high) if math.isfinite(high) else "never"
+    return high_text if low_text == high_text else f"{low_text}-{high_text}"
 
 
 def rate(usd_per_hour: float, digits: int = 3) -> str:

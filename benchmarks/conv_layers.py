@@ -141,7 +141,7 @@ def report(
         if not all(rows):
             continue
         flops = sum(TRAINING_CONVOLUTIONS * layer["forward_flops"] for layer in mine)
-        spent = sum(row["seconds"] / row["batch"] for row in rows if row)
+        spent = sum(row["seconds"] / row["batch"] for row in rows)
         rate = flops / spent / 1e12
         out[workload] = {
             "layers": len(mine),
@@ -210,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "shapes":
         print("[\n" + ",\n".join(json.dumps(layer) for layer in shapes()) + "\n]")
         return 0
+    if args.command == "report" and not (math.isfinite(args.peak_tflops) and args.peak_tflops >= 0):
+        parser.error("--peak-tflops must be a finite number, 0 or more (0: no share)")
     try:
         layers = read_shapes(args.shapes)
         if args.command == "time":

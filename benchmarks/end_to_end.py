@@ -185,13 +185,11 @@ def publisher_fits(scored: Sequence[ReferenceRow]) -> dict[str, Calibration]:
     whole fit set, however few rows are scored (a fit on the scored rows alone would be another
     model), from the shipped fit as ``calibrate.leave_one_source_out`` starts it."""
     everything, _ = published_rows()
+    start = shipped_calibration()
     labs = sorted({calibrate.lab(row.source) for row in scored})
     return {
         lab: _with_spread(
-            calibrate.fit(
-                [row for row in everything if calibrate.lab(row.source) != lab],
-                shipped_calibration(),
-            )
+            calibrate.fit([row for row in everything if calibrate.lab(row.source) != lab], start)
         )
         for lab in labs
     }

@@ -185,10 +185,10 @@ operations each. A core with AVX-512 on two 512-bit pipes (``catalog.CpuFamily``
 twice as many, but only to code built for them."""
 
 
-def build_speed(cpu_isa: str, calibration: Calibration, flops_per_cycle: int = 32) -> float:
-    """A build's arithmetic speed on a core of ``flops_per_cycle`` FP32 operations a cycle (the
-    family's; 32 when none is named, a core whose widest is AVX2), against kernels that use all
-    of them (``native``). An AVX2 build uses AVX2's 32 of them: half
+def build_speed(cpu_isa: str, calibration: Calibration, flops_per_cycle: int) -> float:
+    """A build's arithmetic speed on a core of ``flops_per_cycle`` FP32 operations a cycle (its
+    family's), against kernels that use all of them (``native``). An AVX2 build uses AVX2's 32
+    of them: half
     of an AVX-512 core with two 512-bit pipes (Skylake-SP to Emerald Rapids, Zen 5), all of any
     other. An SSE build's speed is fitted (``generic_build_speed``); an AVX build's is twice
     that, its vectors twice as wide at the same instruction mix (per cycle SSE, AVX and AVX2 with

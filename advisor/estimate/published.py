@@ -50,9 +50,8 @@ class ReferenceRow(Row):
         framework = self.framework
         if "compiled-avx2" in self.software:
             return "avx2"
-        if framework.name != "tensorflow" or "pip" not in self.software:
-            return "native"
-        if "compiled" in self.software or framework.cpu_kernels == "onednn":
+        wheel = framework.name == "tensorflow" and "pip" in self.software
+        if not wheel or "compiled" in self.software or framework.cpu_kernels == "onednn":
             return "native"
         return "avx" if framework.version >= (1, 6) else "sse"
 

@@ -113,3 +113,19 @@ def test_a_bad_option_is_a_usage_error(
         conv_layers.main(["time", *option, "--out", str(tmp_path / "t.jsonl")])
     assert stopped.value.code == 2
     assert "error: --batch (up to 65536)" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("peak", ["nan", "inf", "-5"])
+def test_a_peak_that_is_no_number_is_a_usage_error(
+    peak: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --peak-tflops`` takes a finite peak, 0 or more: NaN, infinity or a negative
+    peak would print shares of no meaning."""
+    timed = tmp_path / "t.jsonl"
+    timed.write_text("")
+    with pytest.raises(SystemExit) as stopped:
+        conv_layers.main(["report", str(timed), f"--peak-tflops={peak}"])
+    assert stopped.value.code == 2
+    assert (
+        "error: --peak-tflops must be a finite number" in capsys.readouterr().err.splitlines()[-1]
+    )
