@@ -182,7 +182,12 @@ def probe_replay(mode: str) -> list[tuple[str, float, float, float, float]]:
         # oneDNN of the probe's TensorFlow), as the end-to-end benchmark predicts every row
         stack = Stack(framework=from_software(cpu["software"]))
         on_cpu = predict(probe, Target(None, 0, vcpus=float(cpu["vcpus"])), stack=stack)
-        on_gpu = predict(probe, Target(gpu["device"], int(gpu["count"] or 1)), stack=stack)
+        on_gpu = predict(  # the published global batch, split over the GPUs (MirroredStrategy)
+            probe,
+            Target(gpu["device"], int(gpu["count"] or 1)),
+            stack=stack,
+            global_batch=int(gpu["batch_size"]),
+        )
         samples = probe.config.samples * probe.config.epochs
         measured_ratio = float(gpu["samples_per_second"]) / float(cpu["samples_per_second"])
         cpu_factor = on_cpu.seconds / samples * float(cpu["samples_per_second"])

@@ -119,7 +119,7 @@ def predicted_figure(
         target(row),
         precision=row.precision,
         stack=row.stack,
-        batch_size=row.batch_size,
+        global_batch=row.batch_size,  # a published run states its global batch
         calibration=calibration,
         augmented=row.augmented,
     )

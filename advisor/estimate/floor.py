@@ -120,17 +120,21 @@ def step_floor(
     *,
     own_software: bool = True,
     step_input_bytes: float = 0.0,
+    host_scale: float = 1.0,
 ) -> Floor:
     """The floor of one training step of ``probe``'s workload on an accelerator of ``kind``
     under ``framework``: the probe's own host figures when the target runs its software, never
     below the GPU host's where those were measured, and the copy of ``step_input_bytes`` (one
     replica's share: each GPU's over its own link, side by side); neither: the calibrated
-    per-step overhead."""
+    per-step overhead. ``host_scale`` stretches the probe's own host figures to the target's
+    host CPU (``predict.host_time_scale``); those measured on a GPU host stand as they are."""
     measured = own_software and probe.dispatch_seconds > 0
     figures = gpu_host(framework, kind) or GpuHost(0.0, 0.0, math.inf)
     unmeasured = 0.0 if figures.dispatch_seconds else calibration.gpu_overhead_s
-    dispatch = max(probe.dispatch_seconds if measured else unmeasured, figures.dispatch_seconds)
-    per_layer = max(probe.layer_dispatch_seconds if own_software else 0.0, figures.layer_seconds)
+    own_dispatch = probe.dispatch_seconds * host_scale if measured else unmeasured
+    dispatch = max(own_dispatch, figures.dispatch_seconds)
+    own_layer = probe.layer_dispatch_seconds * host_scale if own_software else 0.0
+    per_layer = max(own_layer, figures.layer_seconds)
     feed = step_input_bytes / figures.feed_bytes_per_second
     host = dispatch + probe.host_layers * per_layer
     latency = launch_latency().get(kind, launch_latency()["gpu"])

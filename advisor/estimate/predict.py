@@ -83,6 +83,7 @@ def predict(
     run_log_sigma: float | None = None,
     stack: Stack | None = None,
     batch_size: int | None = None,
+    global_batch: int | None = None,
     calibration: Calibration | None = None,
     augmented: bool | None = None,
 ) -> Prediction:
@@ -93,8 +94,14 @@ def predict(
     software the training runs under on the target (what ``fp32`` means there, the CPU build,
     the tensor layout); by default the probe's own framework. A probe's measurement carries
     over only to its own software: on another (a published 2017 run under TensorFlow 1) the
-    device model alone predicts. ``batch_size`` trains at another batch than the probe's.
-    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks).
+    device model alone predicts.
+
+    ``batch_size`` is the batch each device (data-parallel replica) computes, the probe's by
+    default: on N devices the global batch is N times it and an epoch takes N times fewer steps,
+    as DDP, ``tf.distribute``, Keras's distribution API and JAX sharding train (weak scaling).
+    Where that batch does not fit a device, the largest that does is predicted, and said.
+    ``global_batch`` fixes the global batch instead, whatever the devices (strong scaling: a
+    recipe that fixes it, or a published run that states it). ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks).
     ``augmented`` False: the training feeds its arrays unaugmented, whatever the workload's
     recipe (a published run of synthetic data)."""
     check_precision(precision)
@@ -102,14 +109,14 @@ def predict(
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
     if not target.accelerator and not target.vcpus:
         return _excluded("the target has neither an accelerator nor a vCPU count")
-    batch = batch_size or probe.config.batch_size
+    per_device = batch_size or probe.config.batch_size
     # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
     same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
         precision
     )
     own_stack = Stack(framework=probe_framework(probe))
     stack = stack or own_stack
-    same_job = batch == probe.config.batch_size and stack == own_stack
+    same_job = (global_batch or per_device) == probe.config.batch_size and stack == own_stack
     if (
         is_same_device(probe.device, target)
         and (same_precision or not target.accelerator)
@@ -127,10 +134,21 @@ def predict(
         )
     facts = with_inferred_recurrence(probe, facts, source, calibration)
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
+    batch = global_batch or per_device * machine.replicas
+    fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer, batch)
+    smaller = _largest_fitting(fit, machine, per_device) if global_batch is None else None
+    if fit is not None and smaller is not None:
+        return _at_smaller_batch(
+            predict(
+                probe, target, precision=precision, run_log_sigma=run_log_sigma, stack=stack,
+                batch_size=smaller, calibration=calibration, augmented=augmented,
+            ),
+            machine, per_device, fit,
+        )  # fmt: skip
     parts_t = step_parts(facts, machine, batch, calibration)
     allreduce = parts_t.exchange
     own_software = same_software(stack, own_stack)
-    floor = _floor(probe, machine, calibration, stack, own_software, facts, batch)
+    floor = _floor(probe, target, machine, calibration, stack, own_software, facts, batch)
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
@@ -151,7 +169,6 @@ def predict(
     seconds = scaled * step_ratio + per_epoch + allreduce * train_steps
     rate = achieved_flops(facts, batch, step)
     recurrent = facts.family == "recurrent"
-    fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer, batch)
     # cuDNN's recurrent path is fitted on measured kernels (advisor.estimate.kernels) and
     # checked on held-out CPU<->GPU results, so it no longer flags a prediction by itself.
     # the probe's own step reaches the target only on the scaled path: its extrapolation and
@@ -178,13 +195,46 @@ def predict(
             f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s "
             f"at batch {probe.config.batch_size}",
             *steps,
-            f"target: {machine.label}, {path}; step {step * 1e3:.4g} ms at batch {batch}"
+            f"target: {machine.label}, {path}; step {step * 1e3:.4g} ms at "
+            + describe_batch(batch, machine.replicas)
             + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else "")
             + (f", {rate / 1e12:.3g} TFLOP/s" if rate else ""),
             f"full training: {probe.predicted_seconds:.4g} s here -> {seconds:.4g} s",
         ),
         step_seconds=step + allreduce,
+        batch_per_device=batch / machine.replicas,
+        global_batch=batch,
     )
+
+
+def describe_batch(global_batch: int, replicas: int) -> str:
+    """``batch 64`` on one device, ``batch 64 per device x 8 = 512`` on several."""
+    if replicas <= 1:
+        return f"batch {global_batch}"
+    return f"batch {global_batch / replicas:.4g} per device x {replicas} = {global_batch}"
+
+
+def _largest_fitting(fit: memory.Fit | None, machine: Machine, per_device: int) -> int | None:
+    """The largest per-device batch that fits where ``per_device`` does not (None: it fits, or
+    not even one sample does)."""
+    if fit is None or fit.fits or not fit.largest_batch:
+        return None
+    largest = fit.largest_batch // machine.replicas
+    return largest if 1 <= largest < per_device else None
+
+
+def _at_smaller_batch(
+    prediction: Prediction, machine: Machine, asked: int, fit: memory.Fit
+) -> Prediction:
+    """``prediction`` at the largest per-device batch that fits, saying so: people train at the
+    batch their device holds rather than not at all."""
+    need, have = fit.needed_bytes / 2**30, fit.available_bytes / 2**30
+    note = (
+        f"batch {asked} per device needs ~{need:.1f} GiB on {machine.label}, which has "
+        f"{have:.1f} GiB a device: predicted at batch {prediction.batch_per_device:g} per "
+        "device, the largest that fits"
+    )
+    return replace(prediction, steps=(note, *prediction.steps), batch_note=note)
 
 
 def same_software(stack: Stack, own: Stack) -> bool:
@@ -226,6 +276,7 @@ def _kind(machine: Machine) -> str:
 
 def _floor(
     probe: ProbeResult,
+    target: Target,
     machine: Machine,
     calibration: Calibration,
     stack: Stack,
@@ -235,7 +286,8 @@ def _floor(
 ) -> Floor | None:
     """The step floor on an accelerator where the host's work is measured: the target runs the
     probe's software, or its framework's GPU host was measured (``advisor.estimate.floor``);
-    None on a CPU or where only the calibrated overhead is known."""
+    None on a CPU or where only the calibrated overhead is known. Each replica's process
+    dispatches its own step on the target's host (``host_time_scale``)."""
     if machine.kind == "cpu":
         return None
     floor = step_floor(
@@ -245,8 +297,29 @@ def _floor(
         stack.framework,
         own_software=own_software,
         step_input_bytes=facts.input_bytes_per_sample * batch / machine.replicas,
+        host_scale=host_time_scale(probe, target),
     )
     return floor if own_software or floor.gpu_host else None
+
+
+def host_time_scale(probe: ProbeResult, target: Target) -> float:
+    """How the host work a probe measured here (its dispatch, its layers' Python) stretches on
+    the target's host CPU: freed of the other processes' share of this machine while it ran
+    (``ProbeResult.contention``: a busy laptop must not slow a cloud prediction), at the target
+    family's clock against this CPU's (the datasheets' all-core clocks, ``data/cpu-families.csv``;
+    the stated default family where an offering does not name its host's). Dispatch is one
+    thread's work: a core's clock sets it, not the host's count of cores. Each data-parallel
+    replica runs its own process (DDP, one process per GPU; a TPU host's per-chip feed), so
+    the host's share of a step does not grow with the replicas."""
+    here, _ = catalog.family_of_cpu_model(probe.device.cpu_model)
+    there, _ = catalog.cpu_family(target.cpu_family)
+    busy = min(max(probe.contention, 0.0), MAX_CONTENTION)
+    return (1 - busy) * catalog.cpu_family(here)[0].all_core_ghz / there.all_core_ghz
+
+
+MAX_CONTENTION = 0.9
+"""The most of this machine's CPU that other processes are taken to have used while a probe ran
+(``probes.reference``): past it the probe's host figures say too little to be rescaled."""
 
 
 def _absolute_step(parts: Parts, floor: Floor | None) -> tuple[float, list[str]]:

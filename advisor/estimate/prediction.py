@@ -49,6 +49,13 @@ class Prediction:
     environment: tuple[tuple[str, str], ...] = ()
     """How the run is laid out there, as variables a task file hands the training script (an
     LLM fine-tuning job's GPUs, sharding, micro-batch); empty for the zoo's workloads."""
+    batch_per_device: float = 0.0
+    """The batch each device (data-parallel replica) computes a step (0 where not predicted)."""
+    global_batch: int = 0
+    """The batch of one step over every device: ``batch_per_device`` times the replicas, unless
+    a fixed global batch was asked (0 where not predicted)."""
+    batch_note: str = ""
+    """Why the batch differs from the one asked (it did not fit a device), or ''."""
     least_seconds: float = 0.0
     """The least the training's steps can take on the target at its datasheet peaks (the
     roofline, ``advisor.estimate.roofline``); 0 where not computed. A measurement's correction

@@ -18,6 +18,7 @@ from advisor.estimate.parameters import CONV_SPEEDS, shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import allreduce_seconds, facts_of, sharded_seconds, step_parts
 from probes import zoo
+from probes.result import ProbeResult
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
 T4_HOST = replace(LOCAL_CPU, accelerator="T4", accelerator_memory_gib=15.0, logical_cpus=4)
@@ -88,18 +89,39 @@ def test_a_memory_bound_workload_is_faster_where_only_bandwidth_grew() -> None:
     assert a100_80.seconds < a100_40.seconds
 
 
-def test_a_big_batch_that_does_not_fit_is_excluded_with_a_smaller_batch_suggested() -> None:
+def test_a_fixed_global_batch_that_does_not_fit_is_excluded_with_a_smaller_batch_suggested() -> (
+    None
+):
     p = probe("vgg16", 30.0, batch_size=512)
-    result = predict(p, Target("P4", 1))
+    result = predict(p, Target("P4", 1), global_batch=512)
     assert not result.fits
     assert result.reason is not None and "or smaller would fit" in result.reason
-    assert predict(p, Target("A100-80GB", 8)).fits  # 64 per GPU on 80 GB
+    assert predict(p, Target("A100-80GB", 8), global_batch=512).fits  # 64 per GPU on 80 GB
+
+
+def test_a_per_device_batch_that_does_not_fit_is_predicted_at_the_largest_that_does() -> None:
+    p = probe("vgg16", 30.0, batch_size=512)
+    result = predict(p, Target("P4", 1))
+    assert result.fits and 1 <= result.batch_per_device < 512
+    assert "the largest that fits" in result.batch_note and result.steps[0] == result.batch_note
+    # a smaller batch takes more steps of the same samples: never faster than the batch asked
+    roomy = predict(p, Target("A100-80GB", 1))
+    assert roomy.batch_per_device == 512 and not roomy.batch_note
+    assert memory_fits(p, "P4", int(result.batch_per_device))
+    assert not memory_fits(p, "P4", int(result.batch_per_device) + 1)
+
+
+def memory_fits(p: ProbeResult, accelerator: str, batch: int) -> bool:
+    return predict(p, Target(accelerator, 1), global_batch=batch).fits
 
 
 def test_a_measured_device_footprint_decides_the_fit() -> None:
     measured = probe("mnist_mlp", 0.01, device=T4_HOST, peak_device_bytes=14 * 2**30)
-    assert not predict(measured, Target("P4", 1)).fits  # 14 GiB measured vs 8 GiB
-    assert predict(measured, Target("A10G", 1)).fits
+    on_p4 = predict(measured, Target("P4", 1))  # 14 GiB measured vs 8 GiB
+    assert on_p4.batch_per_device < 128 and on_p4.batch_note
+    assert not predict(measured, Target("P4", 1), global_batch=128).fits
+    on_a10g = predict(measured, Target("A10G", 1))
+    assert on_a10g.fits and on_a10g.batch_per_device == 128
 
 
 def test_gpus_beat_cpus_on_a_large_convnet_and_mixed_precision_helps_only_tensor_cores() -> None:

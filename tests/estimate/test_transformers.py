@@ -115,7 +115,7 @@ def test_bf16_on_an_h100_predicts_a_shorter_gpt2_run_than_fp32() -> None:
 
 
 def test_a_gpu_left_out_for_memory_is_named_with_the_batch_that_would_fit() -> None:
-    result = predict(probe("gpt2_large", 250.0), Target("H100", 1))
+    result = predict(probe("gpt2_large", 250.0), Target("H100", 1), global_batch=12)
     assert not result.fits and result.reason is not None
     assert result.reason.startswith("H100: needs ~") and "or smaller would fit" in result.reason
     assert predict(probe("gpt2_large", 250.0), Target("H200", 1), precision="bf16").fits
