@@ -50,6 +50,10 @@ class Request:
     """Zoo id, alias or a .keras file."""
     epochs: int | None = None
     batch_size: int | None = None
+    """The batch each device computes (the zoo's by default)."""
+    global_batch: int | None = None
+    """A global batch held whatever the devices (a recipe that fixes it); None: the per-device
+    batch times the devices."""
     samples: int | None = None
     validation_samples: int | None = None
     precision: str | None = None
@@ -92,6 +96,7 @@ def job_for_request(request: Request) -> Job | None:
     for flag, value in (
         ("--samples", request.samples),
         ("--validation-samples", request.validation_samples),
+        ("--global-batch", request.global_batch),
     ):
         if value is not None:
             raise UsageError(f"{flag} is for the zoo's models; an LLM takes --tokens or --examples")
@@ -206,6 +211,7 @@ def rank(
         measured,
         precision=request.precision or "fp32",
         run_log_sigma=spread[0] if spread else None,
+        global_batch=request.global_batch,
     )
     offers = query.offer_groups(db, request.filters)
     busy = reference.busy_note(probe.contention, probe.machine_drift)

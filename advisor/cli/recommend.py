@@ -41,8 +41,15 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option(
     "--batch-size",
     type=BoundedInt(1, MAX_BATCH),
-    help="Batch size (default: the zoo's); for an LLM the sequences a GPU computes at once "
+    help="Batch size a device computes (default: the zoo's); on N GPUs or TPU chips the global "
+    "batch is N times it. For an LLM the sequences a GPU computes at once "
     "(default: the most up to 8 that fit).",
+)
+@click.option(
+    "--global-batch",
+    type=BoundedInt(1, MAX_BATCH),
+    help="Hold this global batch on any number of devices, each computing its share "
+    "(a recipe that fixes it); default: --batch-size per device.",
 )
 @click.option("--method", type=click.Choice(METHODS), help="LLM: how to fine-tune (default lora).")
 @click.option(
@@ -132,6 +139,7 @@ def recommend(
     model: str,
     epochs: int | None,
     batch_size: int | None,
+    global_batch: int | None,
     method: str | None,
     tokens: int | None,
     examples: int | None,
@@ -210,6 +218,7 @@ def recommend(
         model=model,
         epochs=epochs,
         batch_size=batch_size,
+        global_batch=global_batch,
         samples=samples,
         validation_samples=validation_samples,
         precision=precision,

@@ -204,6 +204,7 @@ def predict(
         step_seconds=step + allreduce,
         batch_per_device=batch / machine.replicas,
         global_batch=batch,
+        batch_grown=global_batch is None and machine.replicas > 1,
     )
 
 

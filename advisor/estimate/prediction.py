@@ -56,10 +56,19 @@ class Prediction:
     a fixed global batch was asked (0 where not predicted)."""
     batch_note: str = ""
     """Why the batch differs from the one asked (it did not fit a device), or ''."""
+    batch_grown: bool = False
+    """The global batch grew with the devices (weak scaling), rather than held fixed."""
     least_seconds: float = 0.0
     """The least the training's steps can take on the target at its datasheet peaks (the
     roofline, ``advisor.estimate.roofline``); 0 where not computed. A measurement's correction
     never takes a prediction below it."""
+
+    @property
+    def replicas(self) -> int:
+        """Data-parallel replicas the step is split over (1 where not predicted)."""
+        if not self.batch_per_device:
+            return 1
+        return max(1, round(self.global_batch / self.batch_per_device))
 
     def quantile(self, q: float) -> float:
         return self.seconds * math.exp(_STANDARD_NORMAL.inv_cdf(q) * self.log_sigma)

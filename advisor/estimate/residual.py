@@ -134,17 +134,25 @@ def predictor_for(
     *,
     precision: str = "fp32",
     run_log_sigma: float | None = None,
+    global_batch: int | None = None,
 ) -> Predictor:
     """Predict ``probe``'s workload on a target: measured there if a probe of the same
-    configuration was, else scaled from ``probe`` and corrected by the residual of its kind."""
+    configuration was, else scaled from ``probe`` and corrected by the residual of its kind
+    (``global_batch``: held whatever the target's devices, ``predict``'s)."""
     same = [other for other in measured if other.config == probe.config]
     found = residuals(probe, same, precision=precision)
 
     def predictor(target: Target) -> Prediction:
         source = measured_on(same, target)
         if source is not None:
-            return predict(source, target, precision=precision)
-        prediction = predict(probe, target, precision=precision, run_log_sigma=run_log_sigma)
+            return predict(source, target, precision=precision, global_batch=global_batch)
+        prediction = predict(
+            probe,
+            target,
+            precision=precision,
+            run_log_sigma=run_log_sigma,
+            global_batch=global_batch,
+        )
         return corrected_for(prediction, target, found)
 
     return predictor

@@ -28,6 +28,7 @@ def lines(rec: Recommendation) -> list[str]:
         f"Best: {where(best)} {machine(best)}, {pricing(best)}, {cost_span(best)}: "
         f"{_why(rec, best)}.",
         f"Time: {time_words(best)}.",
+        *batch_words(best),
     ]
     contrasts = _contrasts(rec, best)
     itself = [label for label, o in _contrasts(rec, None) if (label, o) not in contrasts]
@@ -36,6 +37,35 @@ def lines(rec: Recommendation) -> list[str]:
     against += [_against(label, o, best) for label, o in contrasts]
     said.append(f"Against: {'; '.join(against)}.")
     return said
+
+
+LINEAR_SCALING_LIMIT = 8192
+"""The largest global batch at which scaling the learning rate with the batch, after a warm-up,
+kept ResNet-50's ImageNet accuracy (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training
+ImageNet in 1 Hour", Figure 1: flat to 8k, falling beyond); LARS (You et al. 2017) held it to
+32k, LAMB (You et al. 2019) BERT's pre-training to 64k."""
+
+
+def batch_words(option: Option) -> list[str]:
+    """The batch a device and a step compute where the option splits the step over several
+    devices or had to shrink it to fit, with what a grown global batch asks of the recipe."""
+    p = option.outcome.prediction
+    if not p.global_batch or (p.replicas <= 1 and not p.batch_note):
+        return []
+    text = f"Batch: {p.batch_per_device:g} per device"
+    if p.replicas > 1:
+        text += f" x {p.replicas} devices = {p.global_batch:,} a step"
+    if p.batch_note:
+        text += " (the largest that fits a device)"
+    if p.batch_grown:
+        text += (
+            f"; it grows with the devices: scale the learning rate with it and warm up "
+            f"(Goyal et al. 2017 kept ResNet-50's accuracy so to {LINEAR_SCALING_LIMIT:,})"
+        )
+        if p.global_batch > LINEAR_SCALING_LIMIT:
+            text += ", past which it needs LARS or LAMB"
+        text += "; --global-batch holds a recipe's"
+    return [text + "."]
 
 
 def summary(option: Option) -> str:

@@ -80,6 +80,8 @@ def option_row(option: Option) -> dict[str, Any]:
         "spot_risk_stand_in": result.spot_risk.stand_in or None if result.spot_risk else None,
         "fallback": _fallback_row(result),
         "vcpus": r.vcpus,
+        "batch_per_device": _batch(result.prediction.batch_per_device),
+        "global_batch": result.prediction.global_batch or None,
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
@@ -87,6 +89,13 @@ def option_row(option: Option) -> dict[str, Any]:
         "p_cheaper_than_first": None if option.p_cheaper is None else round(option.p_cheaper, 4),
         "tie_stake_usd": _usd(option.stake_usd) if option.p_cheaper is not None else None,
     }
+
+
+def _batch(value: float) -> float | int | None:
+    """A per-device batch: whole where it is (a fixed global batch may split unevenly)."""
+    if not value:
+        return None
+    return int(value) if float(value).is_integer() else round(value, 3)
 
 
 def _fallback_row(result: Outcome) -> dict[str, Any] | None:
