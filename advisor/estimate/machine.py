@@ -9,6 +9,7 @@ pip build of TensorFlow 1 on a CPU.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from advisor.errors import UsageError
@@ -178,6 +179,23 @@ def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -
     return n / (slowdown + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
 
 
+def usl_peak(calibration: Calibration, slowdown: float = 1.0) -> float:
+    """The thread count past which ``usl_speedup`` falls: sqrt((slowdown - alpha) / beta)."""
+    if calibration.usl_beta <= 0:
+        return float("inf")
+    return math.sqrt(max(slowdown - calibration.usl_alpha, 0.0) / calibration.usl_beta)
+
+
+def threads_used(vcpus: float, calibration: Calibration, stack: Stack) -> float:
+    """The threads a step runs on among ``vcpus``: all of them under TensorFlow 1, whose runs
+    were measured slower on 64 vCPUs than on 32 (Woolf's 2017 rows, the fit's coherency term);
+    under today's frameworks no more than ``usl_peak``, since no measurement says more of them
+    slow a step and a run can be given fewer intra-op threads: more vCPUs are never slower."""
+    if stack.framework.tensorflow_1:
+        return vcpus
+    return min(vcpus, max(1.0, usl_peak(calibration)))
+
+
 CPU_ISAS = ("sse", "avx", "avx2", "native")
 AVX2_FLOPS_PER_CYCLE = 32
 """FP32 operations a core issues per cycle in AVX2 with FMA: two 256-bit FMA pipes, 8 lanes, 2
@@ -217,11 +235,12 @@ def cpu_machine(
     """``vcpus`` threads of a CPU family (the stated default family when unknown), each one of
     ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them)."""
     family, defaulted = catalog.cpu_family(family_name)
-    speedup = usl_speedup(vcpus, calibration)
+    used = threads_used(vcpus, calibration, stack)
+    speedup = usl_speedup(used, calibration)
     build = build_speed(stack.cpu_isa, calibration, family.fp32_flops_per_cycle)
     per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
     peak = per_cpu * vcpus
-    threads = usl_speedup(vcpus, calibration, 1 / build)  # the build slows their work alone
+    threads = usl_speedup(used, calibration, 1 / build)  # the build slows their work alone
     compute = per_cpu * calibration.cpu_efficiency * threads
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz
@@ -233,6 +252,8 @@ def cpu_machine(
     }[stack.cpu_isa]
     if precision in HALF_PRECISIONS:
         path += " (mixed precision gives no speed-up here: fp32 kernels assumed)"
+    if used < vcpus:
+        path += f" ({used:.0f} of {vcpus:g} threads: more add nothing in the model)"
     return Machine(
         kind="cpu",
         label=f"{vcpus:g} vCPU {family.name}{' (default family)' if defaulted else ''}",
@@ -241,12 +262,12 @@ def cpu_machine(
         bandwidth=bandwidth,
         overhead_s=calibration.cpu_overhead_s
         * clock
-        * (1 + calibration.cpu_sync_per_thread * vcpus),
+        * (1 + calibration.cpu_sync_per_thread * used),
         cell_step_s=calibration.cpu_cell_step_s * clock,
         peak_conv_flops=peak,
         peak_matmul_flops=peak,
         peak_bandwidth=family.memory_gbs_per_vcpu * 1e9 * vcpus,
-        threads=vcpus,
+        threads=used,
         kernel_path=path,
         lstm_kernel="oneDNN LSTM" if stack.vectorised else "generic LSTM",
         fused_optimizer=stack.fused_optimizer,
