@@ -7,13 +7,16 @@ label in the per-device tables and its figure as seconds per training sample.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+import csv
+import math
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from advisor.errors import UsageError
 from advisor.estimate.frameworks import Framework, from_software
 from advisor.estimate.machine import Stack
 from advisor.estimate.steps import WorkloadFacts
-from probes.exchange import Problem, Row, read_csv
+from probes.exchange import PRECISIONS, Problem, Row, read_csv
 
 
 class ReferenceRow(Row):
@@ -145,3 +148,84 @@ def read_reference_checked(
         return read_reference(path), []
     rows, problems = read_csv(path, strict=False)
     return [ReferenceRow(**asdict(row)) for row in rows], problems
+
+
+SCALING_COLUMNS = ("source", "workload", "device", "devices", "nodes", "software", "precision",
+                   "batch_per_device", "metric", "value", "notes")  # fmt: skip
+"""The published multi-device runs (``data/scaling-published.csv``): one run's throughput over
+all its devices, with the batch each device computed."""
+MAX_DEVICES = 65_536
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """A published data-parallel run on ``devices`` accelerators (GPUs, or a TPU slice's chips
+    named by ``row.device``) over ``nodes`` machines; ``row.batch_size`` is its global batch."""
+
+    row: ReferenceRow
+    devices: int
+    nodes: int
+
+    @property
+    def batch_per_device(self) -> float:
+        return self.row.batch_size / self.devices
+
+
+def read_scaling(path: Path | str) -> list[ScalingRow]:
+    """The rows of a published-scaling file, or one ``UsageError`` naming its file and line: its
+    header is ``SCALING_COLUMNS``, counts are whole and positive (at most ``MAX_DEVICES``
+    devices, no more nodes than devices), every figure a positive, finite samples/s."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            if tuple(reader.fieldnames or ()) != SCALING_COLUMNS:
+                raise UsageError(f"{path}: the header is not {','.join(SCALING_COLUMNS)}")
+            return [_scaling_row(path, reader.line_num, r) for r in reader]
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except csv.Error as exc:
+        raise UsageError(f"{path}: not a CSV file ({exc})") from None
+
+
+def _scaling_row(path: Path, line: int, fields: dict[str, str]) -> ScalingRow:
+    where = f"{path}:{line}"
+    devices = _whole(fields["devices"], f"{where}: devices", MAX_DEVICES)
+    nodes = _whole(fields["nodes"], f"{where}: nodes", devices)
+    per_device = _whole(fields["batch_per_device"], f"{where}: batch_per_device", 1 << 20)
+    value = _number(fields["value"], f"{where}: value")
+    if fields["metric"] != "samples_per_second":
+        raise UsageError(f"{where}: the metric must be samples_per_second")
+    if fields["precision"] not in PRECISIONS:
+        raise UsageError(f"{where}: unknown precision {fields['precision']!r}")
+    row = ReferenceRow(
+        source=fields["source"],
+        workload=fields["workload"],
+        device=fields["device"],
+        vcpus=None,
+        cpu_family=None,
+        software=fields["software"],
+        precision=fields["precision"],
+        batch_size=per_device * devices,
+        epochs=None,
+        metric="samples_per_second",
+        value=value,
+        notes=fields["notes"],
+    )
+    return ScalingRow(row, devices, nodes)
+
+
+def _whole(text: str, what: str, most: int) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= most:
+        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, not {text!r}")
+    return int(text)
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, not {text[:40]!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{what} must be positive and finite, not {text[:40]!r}")
+    return value
