@@ -26,9 +26,10 @@ from advisor import display, store
 from advisor.errors import AdvisorError, Cancelled, UsageError, did_you_mean
 from advisor.estimate import llm_predict, residual
 from advisor.recommend import ranker, spot
+from advisor.recommend.clusters import LINEAR_SCALING_LIMIT, clusters
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
-from pricing.offers import Filters, Rentable
+from pricing.offers import Filters, OfferGroup, Rentable
 from probes import llm, llm_job, reference, zoo
 from probes.llm_job import Job, Options, job_of
 from probes.result import ProbeResult, WorkloadConfig
@@ -191,6 +192,21 @@ def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     )
 
 
+def offers_for(
+    request: Request, db: sqlite_utils.Database, per_device: int | None = None
+) -> list[OfferGroup]:
+    """The offer groups ``request``'s filters keep, and the clusters of them it allows: a
+    ``per_device`` batch grows with the devices no further than the linear scaling rule is
+    known to hold, a fixed global batch gives each device one sample at least (None: the
+    planner sets the batch, an LLM's)."""
+    offers = query.offer_groups(db, request.filters)
+    if request.global_batch:
+        most: int | None = request.global_batch
+    else:
+        most = LINEAR_SCALING_LIMIT // per_device if per_device else None
+    return offers + clusters(offers, request.constraints.max_nodes, most)
+
+
 def rank(
     request: Request,
     probe: ProbeResult,
@@ -213,7 +229,7 @@ def rank(
         run_log_sigma=spread[0] if spread else None,
         global_batch=request.global_batch,
     )
-    offers = query.offer_groups(db, request.filters)
+    offers = offers_for(request, db, request.batch_size or probe.config.batch_size)
     busy = reference.busy_note(probe.contention, probe.machine_drift)
     if busy:
         warnings.warn(busy, stacklevel=2)
@@ -260,7 +276,7 @@ def rank_job(
     for correction in found.values():
         where += f"; {correction.describe()}"
     return ranker.recommend(
-        query.offer_groups(db, request.filters),
+        offers_for(request, db),
         llm_predict.predictor_for_job(job, host, found),
         query.billing_rules(db),
         workload=job.workload,

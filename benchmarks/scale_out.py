@@ -12,11 +12,16 @@ its software, and its throughput compared with the published one: the factor bet
 N times its table's smallest run (one GPU, or one node where a table starts there), the
 prediction's the same way, told apart in points.
 
+BERT-large's pre-training rows (sequences of 128 and 512 tokens, LAMB, gradient accumulation)
+are not the zoo's BERT-large (SQuAD fine-tuning at 384 tokens): they count for scaling efficiency
+alone (``EFFICIENCY_ONLY``), their absolute figures are listed but not scored.
+
 No parameter of the scaling (the per-device batch, the ring all-reduce on the node's
-interconnect, each replica's host) is fitted on these rows: every run of two or more devices is
-held out. The single-device runs of NVIDIA's and Lambda's tables are in the calibration's fit.
-Runs over several nodes are reported apart: the device model has no network between nodes yet
-and takes the node's own interconnect for it.
+interconnect and the nodes' network, each replica's host) is fitted on these rows: every run of
+two or more devices is held out. The single-device runs of NVIDIA's and Lambda's tables are in
+the calibration's fit. Runs over several nodes go over their system's published network
+(``data/node-networks.csv``: a DGX's InfiniBand ports, an AWS instance's network), named by
+their source (``SYSTEMS``).
 """
 
 from __future__ import annotations
@@ -42,13 +47,35 @@ from probes.result import ProbeResult
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ROOT / "benchmarks" / "results" / "end_to_end.json"
 TARGETS = {"median_factor": 1.25, "worst_factor": 2.0, "efficiency_points_8": 15.0}
+EFFICIENCY_ONLY = "pretrain"
+"""Sources whose id holds this ran another workload than the zoo's of the same name."""
+
+
+SYSTEMS = (
+    ("dgxa100", ("nvidia", "dgx-a100")),
+    ("dgx2h", ("nvidia", "dgx-2h")),
+    ("dgx2", ("nvidia", "dgx-2")),
+    ("dgx1", ("nvidia", "dgx-1")),
+    ("aws-k80", ("aws", "p2.8xlarge")),
+)
+"""The machine a published table's source ran on (its id names it), for its network."""
 
 
 def target_of(run: ScalingRow) -> Target:
-    """A TPU slice is named by its chips (``tpu-v3-32``); GPUs are counted."""
+    """A TPU slice is named by its chips (``tpu-v3-32``); GPUs are counted, per node, over the
+    system's network where the run spans nodes."""
     if run.row.device.lower().startswith("tpu"):
         return Target(run.row.device, 1)
-    return Target(run.row.device, run.devices)
+    if run.nodes <= 1:
+        return Target(run.row.device, run.devices)
+    system = next((s for key, s in SYSTEMS if key in run.row.source), None)
+    network = catalog.node_network(*system) if system else None
+    return Target(
+        run.row.device,
+        run.devices // run.nodes,
+        nodes=run.nodes,
+        network_gbps=network.gbps if network else 0.0,
+    )
 
 
 def predicted_rate(probes: list[ProbeResult], run: ScalingRow) -> float | None:
@@ -121,10 +148,11 @@ def with_efficiency(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    if not rows:
-        return {"rows": 0}
-    factors = sorted(row["factor"] for row in rows)
     points = [abs(row["efficiency_points"]) for row in rows if "efficiency_points" in row]
+    rows = [row for row in rows if EFFICIENCY_ONLY not in row["source"]]
+    if not rows:
+        return {"rows": 0, "efficiency_rows": len(points)}
+    factors = sorted(row["factor"] for row in rows)
     return {
         "rows": len(rows),
         "median_factor": round(statistics.median(factors), 3),
@@ -148,7 +176,7 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             row for row in one_node if row["devices"] > 8 and not _tpu(row)
         ],
         "TPU slices (held out)": [row for row in one_node if _tpu(row)],
-        "several nodes (no network model yet)": [row for row in rows if row not in one_node],
+        "several nodes (held out)": [row for row in rows if row not in one_node],
     }
     out = {name: summary(chosen) for name, chosen in sets.items()}
     for source in sorted({row["source"].split("-")[0] for row in rows}):
@@ -168,7 +196,7 @@ def print_report(found: dict[str, dict[str, Any]]) -> None:
     print(head + f" {'eff rows':>8s} {'eff pts median':>14s} {'worst':>6s}")
     for name, f in found.items():
         if not f["rows"]:
-            continue
+            continue  # efficiency-only sets are in the JSON
         print(
             f"{name:46s} {f['rows']:5d} {f['median_factor']:7.3f} {f['p90_factor']:6.3f} "
             f"{f['worst_factor']:6.2f} {f['median_signed_pct']:+8.1f} {f['efficiency_rows']:8d} "

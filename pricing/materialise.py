@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from advisor import locations
 from pricing import packing
-from pricing.offers import Rentable, machine_key
+from pricing.offers import STORED_FIELDS, machine_key
 
 if TYPE_CHECKING:
     import sqlite3
@@ -130,7 +130,7 @@ _MACHINE = (
     "interruptions_per_hour"
 )
 _GROUPED = f"""
-SELECT {", ".join(Rentable._fields)} FROM (
+SELECT {", ".join(STORED_FIELDS)} FROM (
     SELECT *, MIN(usd_per_hour) OVER (PARTITION BY {_MACHINE}) AS cheapest
     FROM rentables WHERE provider = ?
 ) ORDER BY cheapest, {_MACHINE}, usd_per_hour

@@ -6,7 +6,7 @@ import operator
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 PRICING_MODELS = ("on_demand", "spot")
 
@@ -62,6 +62,21 @@ class Rentable(NamedTuple):
     where published (AWS Spot Advisor), else the provider's stated default (``BillingRule``)."""
     fetched_at: str
     source: str
+    nodes: int = 1
+    """Machines of this kind rented together for one job: a cluster the recommender composes
+    (``advisor.recommend.clusters``), whose ``usd_per_hour`` and its parts are all of its nodes';
+    every other field is one machine's. The price database stores one machine a row
+    (``STORED_FIELDS``)."""
+
+
+STORED_FIELDS = Rentable._fields[:-1]
+"""The fields of one stored offering, in ``Rentable`` order: all but ``nodes``."""
+_FIELDS = len(Rentable._fields)
+
+
+def rentable(row: Sequence[Any]) -> Rentable:
+    """A ``Rentable`` from a stored row (one machine) or from a composed one."""
+    return Rentable._make(row) if len(row) == _FIELDS else Rentable._make((*row, 1))
 
 
 @dataclass(frozen=True)
@@ -120,7 +135,7 @@ class OfferGroup:
             raise ValueError("an offer group has at least one member")
         self._head = head
         self._rest = rest
-        self.first = Rentable._make(head[0])
+        self.first = rentable(head[0])
         self.prices = prices
 
     def __len__(self) -> int:
@@ -137,7 +152,7 @@ class OfferGroup:
         rows = self._head
         if stop > len(rows) and self._rest is not None:
             rows = [*rows, *self._rest()]
-        return list(map(Rentable._make, rows[start:stop]))
+        return list(map(rentable, rows[start:stop]))
 
     def count_up_to(self, usd: float, hours: float) -> int:
         """How many members cost at most ``usd`` for ``hours`` (a prefix: they are sorted)."""

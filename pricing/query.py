@@ -24,18 +24,20 @@ from advisor.errors import UsageError, did_you_mean
 from pricing import packing
 from pricing.offers import (
     PRICING_MODELS,
+    STORED_FIELDS,
     BillingRule,
     Filters,
     OfferGroup,
     Rentable,
     group_offers,
+    rentable,
 )
 
 if TYPE_CHECKING:
     import sqlite_utils
 
 ANY = Filters()
-_COLUMNS = ", ".join(Rentable._fields)
+_COLUMNS = ", ".join(STORED_FIELDS)
 """Named, not ``*``: a table changed by hand is a SQLite error the CLI explains, not a row of
 the wrong width."""
 _NAMED = {"provider": "provider", "region": "region", "accelerator": "accelerator"}
@@ -176,7 +178,7 @@ def rentable_rows(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [Rentable._make(row) for row in db.conn.execute(sql, params)]
+    return [rentable(row) for row in db.conn.execute(sql, params)]
 
 
 def resolve(db: sqlite_utils.Database, filters: Filters) -> Filters:
@@ -428,7 +430,7 @@ def show(db: sqlite_utils.Database, name: str) -> list[Rentable]:
             break
     if not rows:
         _unknown_instance(db, name)
-    return [Rentable._make(row) for row in rows]
+    return [rentable(row) for row in rows]
 
 
 def _unknown_instance(db: sqlite_utils.Database, name: str) -> None:

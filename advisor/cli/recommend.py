@@ -14,7 +14,7 @@ from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.estimate.machine import PRECISIONS
 from advisor.recommend.deadline import ACCEPTED, parse_duration
-from advisor.recommend.recommendation import OBJECTIVES, Constraints
+from advisor.recommend.recommendation import MAX_NODES, OBJECTIVES, Constraints
 from pricing.offers import Filters
 from probes.limits import MAX_BATCH, MAX_EPOCHS
 from probes.llm import METHODS, TARGETS
@@ -103,7 +103,17 @@ _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
 @click.option("--region", help="Only this region.")
 @click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
-@click.option("--max-accelerators", type=BoundedInt(1, 100_000), help="At most this many.")
+@click.option(
+    "--max-accelerators", type=BoundedInt(1, 100_000), help="At most this many per machine."
+)
+@click.option(
+    "--max-nodes",
+    type=BoundedInt(1, MAX_NODES),
+    default=MAX_NODES,
+    show_default=True,
+    help="At most this many machines together (clusters of on-demand machines whose network "
+    "is published; 1: one machine).",
+)
 @click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
 @click.option(
     "--precision",
@@ -159,6 +169,7 @@ def recommend(
     region: str | None,
     accelerator: str | None,
     max_accelerators: int | None,
+    max_nodes: int,
     cpu_only: bool,
     precision: str | None,
     confidence: float,
@@ -198,6 +209,7 @@ def recommend(
         budget_usd=budget,
         confidence=confidence,
         top=top,
+        max_nodes=max_nodes,
     )
     filters = Filters(
         provider=provider,

@@ -296,3 +296,34 @@ def cpu_family(name: str | None) -> tuple[CpuFamily, bool]:
     if name and name in families:
         return families[name], False
     return families[DEFAULT_CPU_FAMILY], True
+
+
+@dataclass(frozen=True)
+class NodeNetwork:
+    """What one machine of an instance type sends to the others of a cluster."""
+
+    gbps: float
+    """Its network's total bandwidth to the other nodes, gigabits a second."""
+    fabric: str
+    """``efa``, ``infiniband``, ``gpudirect-tcpx``, ``gpudirect-rdma``, ``ethernet``, ..."""
+    rdma: bool
+    """The GPUs' traffic bypasses the host's TCP stack (EFA, InfiniBand, GPUDirect RDMA)."""
+
+
+@lru_cache(maxsize=1)
+def node_networks() -> dict[tuple[str, str], NodeNetwork]:
+    """The network of each multi-GPU instance type with a published figure, by (provider,
+    instance type) lower-cased (``data/node-networks.csv``, each row with its source)."""
+    with shipped("node-networks.csv").open(newline="", encoding="utf-8") as handle:
+        return {
+            (row["provider"].lower(), row["instance_type"].lower()): NodeNetwork(
+                float(row["gbps"]), row["fabric"], row["rdma"] == "yes"
+            )
+            for row in csv.DictReader(handle)
+        }
+
+
+def node_network(provider: str, instance_type: str) -> NodeNetwork | None:
+    """The published network of ``instance_type`` at ``provider``, or None where there is none:
+    a machine whose network is not known is never composed into a cluster."""
+    return node_networks().get((provider.lower(), instance_type.lower()))

@@ -210,13 +210,16 @@ def machine_for(
     vcpus: float | None = None,
     cpu_family: str | None = None,
     stack: Stack = PYTORCH,
+    nodes: int = 1,
+    network_bytes_s: float = 0.0,
 ) -> Machine | None:
     """The target's machine under ``stack`` (PyTorch, as people fine-tune) at ``precision``
-    (None: an unknown accelerator)."""
+    (None: an unknown accelerator), ``nodes`` of them over a network of ``network_bytes_s``."""
     if accelerator:
         return accelerator_machine(
-            accelerator, count, calibration, stack=stack, precision=precision
-        )
+            accelerator, count, calibration, stack=stack, precision=precision,
+            nodes=nodes, network_bytes_s=network_bytes_s,
+        )  # fmt: skip
     return cpu_machine(cpu_family, vcpus or 1, calibration, stack=stack, precision=precision)
 
 

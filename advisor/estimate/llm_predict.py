@@ -72,9 +72,12 @@ def predict_job(
         return _excluded("the target has neither an accelerator nor a vCPU count")
     count = max(target.accelerator_count, 1) if target.accelerator else 1
     precision = _precision(job.precision, target.accelerator)
+    if target.nodes > 1 and (not target.accelerator or target.network_gbps <= 0):
+        return _excluded("no published network between these machines: one node only")
     machine = machine_for(
         target.accelerator, count, calibration, precision,
         vcpus=target.vcpus, cpu_family=target.cpu_family, stack=stack,
+        nodes=target.nodes, network_bytes_s=target.network_gbps * 1e9 / 8,
     )  # fmt: skip
     if machine is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")

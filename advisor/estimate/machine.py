@@ -10,7 +10,7 @@ pip build of TensorFlow 1 on a CPU.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog
@@ -115,7 +115,11 @@ class Machine:
     """CPU threads that share a step's batch (1 on an accelerator)."""
     interconnect_bytes_s: float = 0.0
     interconnect: str = ""
-    """How the replicas talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
+    """How the replicas of one node talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
+    nodes: int = 1
+    """Machines the replicas are spread over, ``replicas / nodes`` on each."""
+    network_bytes_s: float = 0.0
+    """Each node's network to the others, bytes/s (what crosses between nodes)."""
     memory_bytes: float | None = None
     """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
     half_precision: bool = False
@@ -158,6 +162,11 @@ class Machine:
     allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
     multiprocessors' cycles times the elements each keeps in flight per cycle (0: bandwidth
     alone)."""
+
+    @property
+    def per_node(self) -> int:
+        """Replicas on one node, joined by ``interconnect``."""
+        return max(1, self.replicas // max(self.nodes, 1))
 
     @property
     def winograd(self) -> bool:
@@ -283,8 +292,34 @@ def accelerator_machine(
     stack: Stack = MODERN,
     precision: str = "fp32",
     cudnn_eligible: bool = True,
+    nodes: int = 1,
+    network_bytes_s: float = 0.0,
 ) -> Machine | None:
-    """``count`` units of an accelerator (a TPU unit is a slice of chips); None if unknown."""
+    """``count`` units of an accelerator (a TPU unit is a slice of chips) on each of ``nodes``
+    machines joined by a network of ``network_bytes_s`` each; None if unknown."""
+    machine = _one_node(name, count, calibration, stack, precision, cudnn_eligible)
+    if machine is None or nodes <= 1:
+        return machine
+    return replace(
+        machine,
+        label=f"{nodes} nodes x {machine.label}",
+        replicas=machine.replicas * nodes,
+        nodes=nodes,
+        network_bytes_s=network_bytes_s,
+        kernel_path=machine.kernel_path.replace(f", {machine.replicas} GPUs data-parallel", "")
+        + f", {machine.replicas * nodes} {'chips' if machine.kind == 'tpu' else 'GPUs'} "
+        f"data-parallel over {nodes} nodes",
+    )
+
+
+def _one_node(
+    name: str,
+    count: int,
+    calibration: Calibration,
+    stack: Stack,
+    precision: str,
+    cudnn_eligible: bool,
+) -> Machine | None:
     spec = catalog.accelerator(name)
     if spec is None:
         return None

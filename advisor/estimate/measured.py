@@ -50,7 +50,8 @@ def measured_on(probes: Iterable[ProbeResult], target: Target) -> ProbeResult | 
 def is_same_device(device: Fingerprint, target: Target) -> bool:
     """True when a probe on ``device`` measured exactly what ``target`` rents."""
     if target.accelerator or device.accelerator:
-        return device.accelerator == target.accelerator and target.accelerator_count <= 1
+        one = target.accelerator_count <= 1 and target.nodes <= 1
+        return device.accelerator == target.accelerator and one
     if target.vcpus is None or float(target.vcpus) != float(device.logical_cpus):
         return False
     # a model string that names its family, or the family itself (a bench on a rented machine)

@@ -109,6 +109,8 @@ def predict(
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
     if not target.accelerator and not target.vcpus:
         return _excluded("the target has neither an accelerator nor a vCPU count")
+    if target.nodes > 1 and (not target.accelerator or target.network_gbps <= 0):
+        return _excluded("no published network between these machines: one node only")
     per_device = batch_size or probe.config.batch_size
     # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
     same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
@@ -414,6 +416,8 @@ def target_machine(
             stack=stack,
             precision=precision,
             cudnn_eligible=cudnn_rnn,
+            nodes=target.nodes,
+            network_bytes_s=target.network_gbps * 1e9 / 8,
         )
         if machine is None:  # checked by the caller; kept for the type checker
             raise UsageError(f"accelerator {target.accelerator} not in the device catalog")

@@ -22,6 +22,11 @@ class Target:
     threads_per_core: int = 0
     """Logical CPUs per core of the target's vCPUs (1: whole cores); 0: the family's, as a
     cloud VM rents its cores' threads."""
+    nodes: int = 1
+    """Machines of this kind the training runs on together (data parallel across them)."""
+    network_gbps: float = 0.0
+    """Each machine's network to the others, gigabits a second (``data/node-networks.csv``);
+    0: not known, and a job of several nodes is not predicted."""
 
 
 @dataclass(frozen=True)

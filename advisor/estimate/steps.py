@@ -284,13 +284,38 @@ def parameter_traffic_bytes(
 
 
 def allreduce_seconds(parameters: int, machine: Machine) -> float:
-    """Ring all-reduce of fp32 gradients across the machine's replicas (0 for one replica)."""
-    n = machine.replicas
-    if n <= 1:
+    """All-reduce of fp32 gradients across the machine's replicas (0 for one replica): a ring
+    inside each node, and between nodes a ring of the nodes (``transfer_seconds``)."""
+    if machine.replicas <= 1:
         return 0.0
-    payload = 2 * (n - 1) / n * 4.0 * parameters
-    bandwidth = max(machine.interconnect_bytes_s, 1e9)
-    return payload / bandwidth + _allreduce_hops(n, machine) * _ALLREDUCE_LATENCY_S
+    return 2 * transfer_seconds(4.0 * parameters, machine) + _hops(machine) * _ALLREDUCE_LATENCY_S
+
+
+def transfer_seconds(
+    payload: float, machine: Machine, link_efficiency: float = 1.0, network_efficiency: float = 1.0
+) -> float:
+    """Seconds of one pass of a ring collective (a reduce-scatter or an all-gather) of
+    ``payload`` bytes over the machine's replicas, hierarchically as NCCL runs it over several
+    nodes: each node's ring on its interconnect moves (g - 1) / g of it, and the nodes' ring
+    (k - 1) / k of it over each node's network, every GPU of a node sending its shard over its
+    own share of the node's NICs. An all-reduce is two passes."""
+    g, k = machine.per_node, max(machine.nodes, 1)
+    inside = 0.0
+    if g > 1:
+        link = max(machine.interconnect_bytes_s, 1e9) * link_efficiency
+        inside = (g - 1) / g * payload / link
+    between = 0.0
+    if k > 1:
+        network = max(machine.network_bytes_s, 1e8) * network_efficiency
+        between = (k - 1) / k * payload / network
+    return inside + between
+
+
+def _hops(machine: Machine) -> float:
+    """Latency-bound hops of an all-reduce over the nodes' rings and the nodes' ring."""
+    inside = _allreduce_hops(machine.per_node, machine) if machine.per_node > 1 else 0.0
+    between = 2 * (machine.nodes - 1) if machine.nodes > 1 else 0.0
+    return inside + between
 
 
 def _allreduce_hops(n: int, machine: Machine) -> float:
@@ -310,17 +335,15 @@ def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibra
     n = machine.replicas
     if n <= 1 or facts.sharded_bytes <= 0:
         return 0.0
-    share = (n - 1) / n
-    per_pass = share * (_GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters)
+    payload = _GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters
     efficiency = (
         calibration.pcie_collective_efficiency
         if machine.interconnect.startswith("pcie")
         else calibration.collective_efficiency
     )
-    bandwidth = max(machine.interconnect_bytes_s, 1e9) * efficiency
     return (
-        facts.accumulation * per_pass / bandwidth
-        + _allreduce_hops(n, machine) * _ALLREDUCE_LATENCY_S
+        facts.accumulation * transfer_seconds(payload, machine, efficiency, efficiency)
+        + _hops(machine) * _ALLREDUCE_LATENCY_S
     )
 
 

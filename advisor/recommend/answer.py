@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from advisor import display
 from advisor.recommend.cells import cost_span, machine, pricing, time_span, time_words, where
+from advisor.recommend.clusters import LINEAR_SCALING_LIMIT
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Option, Recommendation
 from advisor.recommend.report import infeasible_lines
@@ -37,13 +38,6 @@ def lines(rec: Recommendation) -> list[str]:
     against += [_against(label, o, best) for label, o in contrasts]
     said.append(f"Against: {'; '.join(against)}.")
     return said
-
-
-LINEAR_SCALING_LIMIT = 8192
-"""The largest global batch at which scaling the learning rate with the batch, after a warm-up,
-kept ResNet-50's ImageNet accuracy (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training
-ImageNet in 1 Hour", Figure 1: flat to 8k, falling beyond); LARS (You et al. 2017) held it to
-32k, LAMB (You et al. 2019) BERT's pre-training to 64k."""
 
 
 def batch_words(option: Option) -> list[str]:

@@ -26,9 +26,12 @@ def where(option: Option) -> str:
 
 
 def machine(option: Option) -> str:
-    """``g4dn.xlarge (T4)``, with ``MEASURED`` after it where the time was measured there."""
+    """``g4dn.xlarge (T4)``, ``4x p4d.24xlarge (A100 x8)`` for a cluster, with ``MEASURED``
+    after it where the time was measured there."""
     r = option.rentable
     label = display.machine_label(r.instance_type, r.accelerator, r.accelerator_count, r.vcpus)
+    if r.nodes > 1:
+        label = f"{r.nodes}x {label}"
     return f"{label} {MEASURED}" if option.outcome.prediction.measured else label
 
 

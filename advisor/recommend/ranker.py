@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from advisor.errors import AdvisorError, UsageError
+from advisor.estimate import catalog
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import fallback, ties
 from advisor.recommend.billing import rule_for
@@ -37,11 +38,18 @@ DEFAULTS, ASSUMED = Constraints(), Assumptions()
 
 
 def target_of(rentable: Rentable) -> Target:
+    network = (
+        catalog.node_network(rentable.provider, rentable.instance_type)
+        if rentable.nodes > 1
+        else None
+    )
     return Target(
         accelerator=rentable.accelerator,
         accelerator_count=rentable.accelerator_count if rentable.accelerator else 0,
         vcpus=rentable.vcpus,
         cpu_family=rentable.cpu_family,
+        nodes=rentable.nodes,
+        network_gbps=network.gbps if network else 0.0,
     )
 
 
@@ -131,7 +139,7 @@ class _PricedGroup(NamedTuple):
 
 
 def _twin_key(r: Rentable) -> tuple[object, ...]:
-    return (r.provider, r.accelerator, r.accelerator_count, r.vcpus, r.cpu_family)
+    return (r.provider, r.accelerator, r.accelerator_count, r.vcpus, r.cpu_family, r.nodes)
 
 
 def _fallbacks(

@@ -15,6 +15,10 @@ TIE_CHANCE = 0.2
 """An option with at least this chance of being really cheaper than #1 is a tie (one in five)."""
 
 
+MAX_NODES = 32
+"""The most machines an option composes: 256 GPUs of eight-GPU machines."""
+
+
 @dataclass(frozen=True)
 class Constraints:
     """The user's deadline, budget and objective."""
@@ -26,6 +30,9 @@ class Constraints:
     confidence: float = 0.9
     """An option meets the deadline when it finishes by then with at least this probability."""
     top: int = 10
+    max_nodes: int = 32
+    """Most machines one option may rent together (1: one machine; clusters are composed of
+    machines with a published network between them, ``advisor.recommend.clusters``)."""
 
     def __post_init__(self) -> None:
         """Every door (command line, app, service) gets the same one-line refusal of a number
@@ -41,6 +48,8 @@ class Constraints:
             raise UsageError(f"confidence must be between 0 and 1, not {self.confidence!r}")
         if not 1 <= self.top <= 100_000:
             raise UsageError(f"top must be between 1 and 100000, not {self.top!r}")
+        if not 1 <= self.max_nodes <= MAX_NODES:
+            raise UsageError(f"max nodes must be between 1 and {MAX_NODES}, not {self.max_nodes!r}")
 
 
 @dataclass(frozen=True)

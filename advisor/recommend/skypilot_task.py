@@ -27,6 +27,14 @@ MULTI_GPU_RUN = (
     "(the plan is in the ADVISOR_* variables)\n"
 )
 """The placeholder of a job planned over a node's GPUs (an LLM's, ``ADVISOR_GPUS``)."""
+MULTI_NODE_RUN = (
+    'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
+    "torchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE "
+    "--node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port=8008 "
+    "train.py  # advisor: replace train.py with your training script\n"
+)
+"""The placeholder of a job over several nodes: one ``torchrun`` a node, rendezvous at the
+first node's address (SkyPilot's distributed-jobs guide sets these variables on every node)."""
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 
@@ -55,6 +63,8 @@ def task(
         resources["accelerators"] = f"{rentable.accelerator}:{int(rentable.accelerator_count)}"
     resources["use_spot"] = rentable.pricing in {"spot", "spot_fallback"}
     body: dict[str, Any] = {"name": f"advisor-{workload}", "resources": resources}
+    if rentable.nodes > 1:
+        body["num_nodes"] = int(rentable.nodes)
     envs = {name: str(value) for name, value in environment}
     if plan is not None:
         # a managed job relaunches after each preemption (FAILOVER: same region first); the switch
@@ -64,7 +74,9 @@ def task(
     if envs:
         body["envs"] = envs
     gpus = envs.get("ADVISOR_GPUS", "")
-    if run == PLACEHOLDER_RUN and gpus.isdigit():
+    if run == PLACEHOLDER_RUN and rentable.nodes > 1:
+        run = MULTI_NODE_RUN
+    elif run == PLACEHOLDER_RUN and gpus.isdigit():
         run = MULTI_GPU_RUN.format(gpus=int(gpus))
     body["run"] = _Block(run)
     return body

@@ -34,7 +34,7 @@ def device_kind(option: Option) -> tuple[object, ...]:
     """What a prediction's error belongs to: the device, not where or how it is rented."""
     r = option.rentable
     if r.accelerator:
-        return (r.accelerator, r.accelerator_count)
+        return (r.accelerator, r.accelerator_count, r.nodes)
     return (r.vcpus, r.cpu_family)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 
@@ -85,7 +86,7 @@ def test_more_vcpus_of_one_family_are_never_slower_under_todays_frameworks() -> 
     p = resnet50()
     for family in ("skylake", "cascadelake", "icelake", "sapphirerapids", "milan"):
         times = [predict(p, Target(None, 0, n, family)).seconds for n in (8, 16, 32, 48, 64, 96)]
-        assert all(b <= a * (1 + 1e-9) for a, b in zip(times, times[1:], strict=False)), family
+        assert all(b <= a * (1 + 1e-9) for a, b in pairwise(times)), family
 
 
 def test_tensorflow_1_keeps_its_measured_slowdown_past_32_vcpus() -> None:

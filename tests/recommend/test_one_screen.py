@@ -110,7 +110,7 @@ def test_the_main_job_fits_in_25_lines_at_100_columns(
     assert re.search(r" Time: [\d.-]+ min of training \+ ~\d+ min waiting for a spot VM", said)
     assert re.search(r" ~[\d.]+ interruptions add ~\d+ s \(lost work, restarts\)", said)
     assert " Against: the cheapest on-demand (#1's machine) costs $" in said
-    assert "; the fastest (lambda " in said
+    assert re.search(r"; the fastest \(\w+ [\w-]+ \d+x ", said)  # a cluster of machines
     assert said.count("within the prediction's uncertainty of #1") == 1  # every tie, one line
     assert re.search(
         r"#\d+(-#\d+)?(, #\d+(-#\d+)?)* (are|is) within the prediction's uncertainty of #1, "
@@ -181,9 +181,9 @@ def test_nothing_feasible_says_what_would_be_and_names_each_alternative_once(
     fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store("imdb_bilstm")
-    lines = recommend(monkeypatch, 80, "lstm", "5s", "--top", "3")
+    lines = recommend(monkeypatch, 80, "lstm", "1s", "--top", "3")
     said = " ".join(" ".join(lines).split())
-    assert lines[0].startswith("No option finishes within 5 s with 90% confidence")
+    assert lines[0].startswith("No option finishes within 1 s with 90% confidence")
     assert "would be met (--deadline" in said
     assert said.count("cheapest on-demand") == 1 and said.count("fastest") == 1
     assert len(table_rows(lines)) == 3  # the table still shows the nearest misses, one line each
