@@ -28,7 +28,7 @@ from advisor.estimate.finetune import (
     machine_for,
     step_of,
 )
-from advisor.estimate.machine import Machine, Stack, check_precision
+from advisor.estimate.machine import Machine, Stack, check_precision, data_parallel
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
 from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA, probe_framework
 from advisor.estimate.prediction import Prediction, Target
@@ -201,7 +201,7 @@ def _precision(asked: str, accelerator: str | None) -> str:
 
 def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
     """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
-    path = machine.kernel_path.removesuffix(f", {machine.replicas} GPUs data-parallel")
+    path = machine.kernel_path.removesuffix(data_parallel(machine.replicas, machine.nodes))
     if tune.optimizer == "adamw8bit":
         path += f", {tune.master} weights, 8-bit AdamW"
     return f"{path}; {plan.describe()}"

@@ -300,16 +300,24 @@ def accelerator_machine(
     machine = _one_node(name, count, calibration, stack, precision, cudnn_eligible)
     if machine is None or nodes <= 1:
         return machine
+    replicas = machine.replicas * nodes
+    path = machine.kernel_path.removesuffix(data_parallel(machine.replicas))
     return replace(
         machine,
         label=f"{nodes} nodes x {machine.label}",
-        replicas=machine.replicas * nodes,
+        replicas=replicas,
         nodes=nodes,
         network_bytes_s=network_bytes_s,
-        kernel_path=machine.kernel_path.replace(f", {machine.replicas} GPUs data-parallel", "")
-        + f", {machine.replicas * nodes} {'chips' if machine.kind == 'tpu' else 'GPUs'} "
-        f"data-parallel over {nodes} nodes",
+        kernel_path=path + data_parallel(replicas, nodes),
     )
+
+
+def data_parallel(replicas: int, nodes: int = 1) -> str:
+    """How a GPU machine's kernel path ends where its step is split over several GPUs:
+    ``, 8 GPUs data-parallel`` (over ``nodes`` machines where more than one)."""
+    if replicas <= 1:
+        return ""
+    return f", {replicas} GPUs data-parallel" + (f" over {nodes} nodes" if nodes > 1 else "")
 
 
 def _one_node(
@@ -402,7 +410,7 @@ def _one_node(
         transposes=transposes,
         scores_32bit=stack.eager_attention,
         fused_optimizer=stack.fused_optimizer,
-        kernel_path=path + (f", {replicas} GPUs data-parallel" if replicas > 1 else ""),
+        kernel_path=path + data_parallel(replicas),
         lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
         # TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead

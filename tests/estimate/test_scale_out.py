@@ -100,3 +100,31 @@ def test_tensorflow_1_keeps_its_measured_slowdown_past_32_vcpus() -> None:
     on_32 = predict(p, Target(None, 0, 32, "skylake"), stack=stack).seconds
     on_64 = predict(p, Target(None, 0, 64, "skylake"), stack=stack).seconds
     assert on_64 > on_32
+
+
+@pytest.mark.parametrize(
+    ("method", "sequence", "micro", "nodes", "published"),
+    [
+        # data/llm-finetune-published.csv, source nemo-automodel-perf: Llama 3.1 70B under NeMo
+        # AutoModel on DGX H100s (3,200 Gb/s of InfiniBand a node), FSDP2; never fitted
+        ("lora", 4096, 2, 2, 984.9),  # LoRA r16 on every linear layer, 16 GPUs
+        ("full", 8192, 1, 8, 866.8),  # full weights, 64 GPUs (FSDP2 x context parallel 2)
+    ],
+)
+def test_an_llm_over_several_nodes_is_planned_within_20_percent_of_published_fsdp_runs(
+    method: str, sequence: int, micro: int, nodes: int, published: float
+) -> None:
+    from advisor.estimate.llm_predict import predict_job
+    from probes.llm_job import Options, job_of
+
+    options = Options(method=method, tokens=50_000_000, sequence=sequence, packed=True)
+    if method == "lora":
+        options = replace(options, rank=16, targets="all", checkpointing=True)
+    job = job_of("llama3.1-70b", options, micro_batch=micro)
+    target = Target("H100", 8, nodes=nodes, network_gbps=3200)
+    result = predict_job(job, target)
+    assert result.reason is None and f"over {nodes} nodes" not in result.kernel_path
+    rate = next(line for line in result.steps if "tokens/s per GPU" in line)
+    tokens_per_gpu = float(rate.split(" tokens/s")[0].replace(",", ""))
+    assert abs(tokens_per_gpu / published - 1) <= 0.20
+    assert predict_job(job, Target("H100", 8, nodes=nodes)).reason is not None  # no network
