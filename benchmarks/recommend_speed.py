@@ -6,7 +6,8 @@ runs. Three figures: grouping the plain rows into offer groups (``pricing.offers
 what a caller without the price database pays; the database stores the groups ready), the engine
 over the groups with the database's stated spot rates, and the engine with the measured spot risk
 the service passes (``pricing.spot_risk.shipped_risks()``: a Monte Carlo run per spot group and a
-fallback plan for the cheapest). Its first call in a process is what one command pays: the spells
+fallback plan for the cheapest), with the clusters of 2-32 machines the service composes of
+the groups whose network is published (``advisor.recommend.clusters``). Its first call in a process is what one command pays: the spells
 the simulations share are drawn then and kept for the process. The whole command, price database included, is
 ``benchmarks/recommend_command.py``.
 
@@ -24,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from advisor.recommend.clusters import clusters  # noqa: E402
 from advisor.recommend.ranker import recommend  # noqa: E402
-from advisor.recommend.recommendation import Assumptions, Constraints  # noqa: E402
+from advisor.recommend.recommendation import MAX_NODES, Assumptions, Constraints  # noqa: E402
 from benchmarks.recommend_seed import many_rentables, speed_predictor  # noqa: E402
 from pricing.offers import BillingRule, OfferGroup, group_offers  # noqa: E402
 from pricing.spot_risk import SpotRisks, shipped_risks  # noqa: E402
@@ -69,10 +71,20 @@ def main() -> None:
         grouping.append(time.perf_counter() - start)
     print(f"offerings: {len(rentables):,} in {len(groups)} groups")
     print(f"group_offers, median of {args.runs}: {statistics.median(grouping) * 1000:.0f} ms")
+    composing = []
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        composed = clusters(groups, MAX_NODES)
+        composing.append(time.perf_counter() - start)
+    members = sum(map(len, composed))
+    print(
+        f"clusters of 2-{MAX_NODES} machines: {members:,} in {len(composed)} groups, composed in "
+        f"{statistics.median(composing) * 1000:.0f} ms (median of {args.runs})"
+    )
     risks = shipped_risks()
     for name, table in (("measured spot risk", risks), ("stated rates", None)):
-        cold = engine_seconds(groups, table)
-        warm = [engine_seconds(groups, table) for _ in range(args.runs)]
+        cold = engine_seconds(groups + composed, table)
+        warm = [engine_seconds(groups + composed, table) for _ in range(args.runs)]
         print(f"engine, {name}, first call in the process: {cold * 1000:.0f} ms")
         print(
             f"engine, {name}, median of {args.runs} more: {statistics.median(warm) * 1000:.0f} ms "

@@ -16,6 +16,12 @@ BERT-large's pre-training rows (sequences of 128 and 512 tokens, LAMB, gradient 
 are not the zoo's BERT-large (SQuAD fine-tuning at 384 tokens): they count for scaling efficiency
 alone (``EFFICIENCY_ONLY``), their absolute figures are listed but not scored.
 
+Many-core CPUs: the published single-node fp32 runs of ``data/cpu-scaling-published.csv`` whose
+workload is the zoo's and whose figure is samples/s (PaddlePaddle with MKL-DNN and MKLML on 1-40
+Skylake cores, Keras on MXNet-MKL on 4 and 72 vCPUs; 2017-2018 builds of Intel's libraries, the
+nearest to today's oneDNN that publish core counts), predicted under today's software at their
+cores (whole cores where only cores are given) or vCPUs.
+
 No parameter of the scaling (the per-device batch, the ring all-reduce on the node's
 interconnect and the nodes' network, each replica's host) is fitted on these rows: every run of
 two or more devices is held out. The single-device runs of NVIDIA's and Lambda's tables are in
@@ -27,6 +33,7 @@ their source (``SYSTEMS``).
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import statistics
@@ -209,10 +216,55 @@ def _points(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def cpu_scored(path: Path, probes: dict[str, list[ProbeResult]]) -> list[dict[str, Any]]:
+    """The many-core CPU runs predicted from the stored probes (see the module's docstring)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        runs = [
+            row
+            for row in csv.DictReader(handle)
+            if row["workload"] in probes
+            and row["metric"] == "samples_per_second"
+            and row["precision"] == "fp32"
+            and row["nodes"] in ("", "1")
+            and row["cpu_family"]
+            and (row["vcpus"] or row["cores"])
+        ]
+    out = []
+    for row in runs:
+        whole = not row["vcpus"]
+        vcpus = float(row["cores"] if whole else row["vcpus"])
+        batch = int(row["batch_size"] or zoo.get(row["workload"]).batch_size)
+        target = Target(None, 0, vcpus, row["cpu_family"], threads_per_core=1 if whole else 0)
+        rates = []
+        for probe in probes[row["workload"]]:
+            result = predict(probe, target, global_batch=batch)
+            rates.append(batch / result.step_seconds)
+        rate, published = statistics.median(rates), float(row["value"])
+        out.append(
+            {
+                "source": row["source"],
+                "workload": row["workload"],
+                "framework": row["framework"],
+                "cpu_family": row["cpu_family"],
+                "vcpus": vcpus,
+                "whole_cores": whole,
+                "batch": batch,
+                "published": published,
+                "predicted": round(rate, 2),
+                "factor": round(max(rate / published, published / rate), 4),
+                "signed_pct": round(100 * (rate / published - 1), 2),
+            }
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--probes", type=Path, default=PROBES, help="stored probes (end_to_end)")
     parser.add_argument("--runs", type=Path, default=shipped_data_dir() / "scaling-published.csv")
+    parser.add_argument(
+        "--cpu-runs", type=Path, default=shipped_data_dir() / "cpu-scaling-published.csv"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
@@ -229,10 +281,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"scale_out: {error}\n")
     rows = scored(runs, probes)
     found = figures(rows)
+    try:
+        cpu = cpu_scored(args.cpu_runs, probes)
+    except (OSError, ValueError, KeyError) as error:
+        parser.exit(2, f"scale_out: cannot read the CPU runs: {error}\n")
+    found["many-core CPUs, one node (held out)"] = summary(cpu)
     print_report(found)
+    for row in sorted(cpu, key=lambda r: (r["source"], r["workload"], r["vcpus"])):
+        cores = "cores" if row["whole_cores"] else "vCPUs"
+        print(
+            f"  {row['source']:22s} {row['workload']:12s} {row['framework'][:30]:30s} "
+            f"{row['vcpus']:4g} {cores:5s} published {row['published']:8.2f} "
+            f"predicted {row['predicted']:8.2f} ({row['signed_pct']:+.0f}%)"
+        )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        result = {"machine": blob.get("machine"), "figures": found, "rows": rows}
+        result = {"machine": blob.get("machine"), "figures": found, "rows": rows, "cpu": cpu}
         args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
