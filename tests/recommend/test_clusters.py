@@ -58,3 +58,26 @@ def test_a_cluster_is_a_skypilot_task_of_as_many_nodes() -> None:
     assert parsed["resources"]["accelerators"] == "A100:8"
     assert parsed["run"] == MULTI_NODE_RUN
     assert "num_nodes" not in yaml.safe_load(task_yaml(P4D, workload="resnet50"))
+
+
+P5 = P4D._replace(
+    instance_type="p5.48xlarge", accelerator="H100", accelerator_memory_gib=80.0,
+    cpu_family="sapphirerapids", usd_per_hour=98.32, host_usd_per_hour=98.32,
+)  # fmt: skip
+
+
+def test_a_405b_lora_is_planned_over_nodes_with_its_layout_price_and_task() -> None:
+    from advisor.estimate.llm_predict import predict_job
+    from probes.llm_job import Options, job_of
+
+    job = job_of("llama3.1-405b", Options(method="lora", tokens=20_000_000))
+    one = predict_job(job, target_of(P5))
+    assert one.reason is not None and "does not fit" in one.reason  # 8 H100s cannot hold it
+    four = cluster(P5, 4)
+    planned = predict_job(job, target_of(four))
+    assert planned.reason is None and 0 < planned.seconds < 24 * 3600
+    assert "32 GPUs, FSDP" in planned.kernel_path
+    assert four.usd_per_hour == 4 * P5.usd_per_hour
+    parsed = yaml.safe_load(task_yaml(four, workload=job.workload, environment=planned.environment))
+    assert parsed["num_nodes"] == 4 and parsed["envs"]["ADVISOR_GPUS"] == "32"
+    assert parsed["run"] == MULTI_NODE_RUN
