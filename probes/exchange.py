@@ -268,9 +268,9 @@ def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row
         raise ValueError(
             f"unknown backend {framework!r} (expected one of {', '.join(backend.NAMES)})"
         )
-    vcpus = _whole("vcpus", text["vcpus"]) if text["vcpus"] else None
-    epochs = _whole("epochs", text["epochs"]) if text["epochs"] else None
-    batch_size, value = _whole("batch_size", text["batch_size"]), _figure(text["value"])
+    vcpus = whole_number("vcpus", text["vcpus"]) if text["vcpus"] else None
+    epochs = whole_number("epochs", text["epochs"]) if text["epochs"] else None
+    batch_size, value = whole_number("batch_size", text["batch_size"]), figure(text["value"])
     if text["metric"] == "seconds_total" and epochs is None:
         raise ValueError("seconds_total needs epochs")
     if text["device"].upper() == "CPU" and vcpus is None:
@@ -292,7 +292,8 @@ def _default_batch_size(workload: str) -> str:
         ) from None
 
 
-def _whole(column: str, text: str) -> int:
+def whole_number(column: str, text: str) -> int:
+    """``text`` as a positive whole number, or a ``ValueError`` naming ``column``."""
     try:
         number = int(text)
     except ValueError:
@@ -302,7 +303,9 @@ def _whole(column: str, text: str) -> int:
     return number
 
 
-def _figure(text: str) -> float:
+def figure(text: str) -> float:
+    """``text`` as a measured figure: positive, finite and within the format's bounds, or a
+    ``ValueError`` saying why."""
     try:
         value = float(text)
     except ValueError:

@@ -8,7 +8,6 @@ label in the per-device tables and its figure as seconds per training sample.
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from advisor.errors import UsageError
 from advisor.estimate.frameworks import Framework, from_software
 from advisor.estimate.machine import Stack
 from advisor.estimate.steps import WorkloadFacts
-from probes.exchange import PRECISIONS, Problem, Row, read_csv
+from probes.exchange import PRECISIONS, Problem, Row, figure, read_csv, whole_number
 
 
 class ReferenceRow(Row):
@@ -189,15 +188,22 @@ def read_scaling(path: Path | str) -> list[ScalingRow]:
 
 
 def _scaling_row(path: Path, line: int, fields: dict[str, str]) -> ScalingRow:
-    where = f"{path}:{line}"
-    devices = _whole(fields["devices"], f"{where}: devices", MAX_DEVICES)
-    nodes = _whole(fields["nodes"], f"{where}: nodes", devices)
-    per_device = _whole(fields["batch_per_device"], f"{where}: batch_per_device", 1 << 20)
-    value = _number(fields["value"], f"{where}: value")
+    try:
+        devices = whole_number("devices", fields["devices"])
+        nodes = whole_number("nodes", fields["nodes"])
+        per_device = whole_number("batch_per_device", fields["batch_per_device"])
+        value = figure(fields["value"])
+    except ValueError as error:
+        raise UsageError(f"{path}:{line}: {error}") from None
+    if devices > MAX_DEVICES or nodes > devices:
+        raise UsageError(
+            f"{path}:{line}: {nodes} nodes of {devices} devices (at most {MAX_DEVICES:,} devices,"
+            " no more nodes than devices)"
+        )
     if fields["metric"] != "samples_per_second":
-        raise UsageError(f"{where}: the metric must be samples_per_second")
+        raise UsageError(f"{path}:{line}: the metric must be samples_per_second")
     if fields["precision"] not in PRECISIONS:
-        raise UsageError(f"{where}: unknown precision {fields['precision']!r}")
+        raise UsageError(f"{path}:{line}: unknown precision {fields['precision']!r}")
     row = ReferenceRow(
         source=fields["source"],
         workload=fields["workload"],
@@ -213,19 +219,3 @@ def _scaling_row(path: Path, line: int, fields: dict[str, str]) -> ScalingRow:
         notes=fields["notes"],
     )
     return ScalingRow(row, devices, nodes)
-
-
-def _whole(text: str, what: str, most: int) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= most:
-        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, not {text!r}")
-    return int(text)
-
-
-def _number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{what} must be a number, not {text[:40]!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"{what} must be positive and finite, not {text[:40]!r}")
-    return value

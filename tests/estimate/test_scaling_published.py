@@ -28,11 +28,12 @@ def test_the_shipped_runs_read_with_their_global_batch() -> None:
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        (GOOD.replace(",8,1,", ",0,1,"), "devices must be a whole number"),
-        (GOOD.replace(",8,1,", ",8,9,"), "nodes must be a whole number from 1 to 8"),
+        (GOOD.replace(",8,1,", ",0,1,"), "devices must be positive"),
+        (GOOD.replace(",8,1,", ",8,9,"), "9 nodes of 8 devices"),
+        (GOOD.replace(",8,1,", ",99999,1,"), "at most 65,536 devices"),
         (GOOD.replace(",16621,", ",nan,"), "value must be positive and finite"),
         (GOOD.replace(",16621,", ",-3,"), "value must be positive and finite"),
-        (GOOD.replace(",256,", ",1e3,"), "batch_per_device must be a whole number"),
+        (GOOD.replace(",256,", ",1e3,"), "batch_per_device '1e3' is not a whole number"),
         (GOOD.replace(",fp16,", ",int4,"), "unknown precision"),
         (GOOD.replace("samples_per_second", "seconds_total"), "must be samples_per_second"),
     ],
