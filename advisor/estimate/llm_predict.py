@@ -201,7 +201,9 @@ def _precision(asked: str, accelerator: str | None) -> str:
 
 def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
     """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
-    path = machine.kernel_path.removesuffix(data_parallel(machine.replicas, machine.nodes))
+    path = machine.kernel_path.removesuffix(
+        data_parallel(machine.replicas, machine.nodes, machine.network_bytes_s)
+    )
     if tune.optimizer == "adamw8bit":
         path += f", {tune.master} weights, 8-bit AdamW"
     return f"{path}; {plan.describe()}"

@@ -308,16 +308,19 @@ def accelerator_machine(
         replicas=replicas,
         nodes=nodes,
         network_bytes_s=network_bytes_s,
-        kernel_path=path + data_parallel(replicas, nodes),
+        kernel_path=path + data_parallel(replicas, nodes, network_bytes_s),
     )
 
 
-def data_parallel(replicas: int, nodes: int = 1) -> str:
+def data_parallel(replicas: int, nodes: int = 1, network_bytes_s: float = 0.0) -> str:
     """How a GPU machine's kernel path ends where its step is split over several GPUs:
-    ``, 8 GPUs data-parallel`` (over ``nodes`` machines where more than one)."""
+    ``, 8 GPUs data-parallel``, or ``, 16 GPUs data-parallel over 2 nodes (1,000 Gb/s each)``."""
     if replicas <= 1:
         return ""
-    return f", {replicas} GPUs data-parallel" + (f" over {nodes} nodes" if nodes > 1 else "")
+    text = f", {replicas} GPUs data-parallel"
+    if nodes > 1:
+        text += f" over {nodes} nodes ({network_bytes_s * 8 / 1e9:,.0f} Gb/s each)"
+    return text
 
 
 def _one_node(

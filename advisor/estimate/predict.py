@@ -101,7 +101,9 @@ def predict(
     as DDP, ``tf.distribute``, Keras's distribution API and JAX sharding train (weak scaling).
     Where that batch does not fit a device, the largest that does is predicted, and said.
     ``global_batch`` fixes the global batch instead, whatever the devices (strong scaling: a
-    recipe that fixes it, or a published run that states it). ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks).
+    recipe that fixes it, or a published run that states it).
+
+    ``calibration`` replaces the shipped fit (a benchmark's fit without the source it checks).
     ``augmented`` False: the training feeds its arrays unaugmented, whatever the workload's
     recipe (a published run of synthetic data)."""
     check_precision(precision)

@@ -177,8 +177,10 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     r, result = option.rentable, option.outcome
     p = result.prediction
     device = f"{r.accelerator} x{r.accelerator_count}" if r.accelerator else f"{r.vcpus:g} vCPUs"
+    machines = f"{r.nodes} machines " if r.nodes > 1 else ""
     lines = [
-        f"Option: {r.provider} {r.region} {r.instance_type or '(attached)'} ({device}, {r.pricing})"
+        f"Option: {r.provider} {r.region} {machines}{r.instance_type or '(attached)'} "
+        f"({device}, {r.pricing})"
     ]
     lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
     lines.append(f"Time: {time_words(option)}")

@@ -109,3 +109,16 @@ def test_emit_skypilot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(UsageError, match="--force"):
         write_emit(sample(), str(target))
     write_emit(sample(), str(target), force=True)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--model", "resnet50", "--max-nodes", "33"], "33 must be <= 32"),
+        (["--model", "resnet50", "--global-batch", "0"], "0 must be >= 1"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--global-batch", "64"], "--global-batch is"),
+    ],
+)
+def test_many_device_options_out_of_range_are_usage_errors(arguments: list[str], said: str) -> None:
+    result = CliRunner().invoke(cli, ["recommend", *arguments, "--deadline", "8h"])
+    assert result.exit_code == 2 and said in result.output
