@@ -26,7 +26,7 @@ import math
 from dataclasses import replace
 
 from advisor.errors import UsageError
-from advisor.estimate import catalog, frameworks, memory
+from advisor.estimate import catalog, feed, frameworks, memory
 from advisor.estimate.floor import Floor, step_floor
 from advisor.estimate.machine import (
     HALF_PRECISIONS,
@@ -129,8 +129,10 @@ def predict(
         return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
     calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
     facts = facts_for(probe)
-    if augmented is not None:
-        facts = replace(facts, host_augmentation=augmented)
+    if augmented is not None:  # False: arrays fed as they are, no augmentation, no decoding
+        facts = replace(
+            facts, host_augmentation=augmented, decodes_jpeg=facts.decodes_jpeg and augmented
+        )
     source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
         return _excluded(
@@ -158,6 +160,11 @@ def predict(
         step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
     else:
         step, steps = _absolute_step(parts_t, floor)
+    if facts.decodes_jpeg:
+        loading = feed.input_seconds(target, machine, batch / machine.replicas)
+        if loading > step:
+            steps.append(feed.describe(loading, target, machine))
+            step = loading
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(

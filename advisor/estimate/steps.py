@@ -124,6 +124,9 @@ class WorkloadFacts:
     runs in float32 over materialised scores (``Machine.scores_32bit``)."""
     host_augmentation: bool = False
     """Images are augmented on the host CPU each step (an input-pipeline cost)."""
+    decodes_jpeg: bool = False
+    """The recipe trains on JPEGs decoded and augmented on the host (ImageNet's): on an
+    accelerator the host's vCPUs may bound the step (``advisor.estimate.feed``)."""
     winograd_share: float = 0.0
     """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
     conv_share: float = 0.0
@@ -216,6 +219,7 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
             else 0.0
         ),
         host_augmentation=workload.id in _HOST_AUGMENTED,
+        decodes_jpeg=workload.samples == zoo.IMAGENET_TRAIN,
         winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
         conv_share=_CONV_SHARE.get(workload.id, 0.0),
         conv_channels=_CONV_CHANNELS.get(workload.id, 0.0),

@@ -128,3 +128,20 @@ def test_an_llm_over_several_nodes_is_planned_within_20_percent_of_published_fsd
     tokens_per_gpu = float(rate.split(" tokens/s")[0].replace(",", ""))
     assert abs(tokens_per_gpu / published - 1) <= 0.20
     assert predict_job(job, Target("H100", 8, nodes=nodes)).reason is not None  # no network
+
+
+def test_a_gpu_box_with_too_few_vcpus_for_its_gpus_is_input_bound_and_says_so() -> None:
+    """ImageNet's JPEGs are decoded and augmented on the host (data/input-pipeline.csv): eight
+    H100s fed by 8 vCPUs wait for their images; by 192 they do not."""
+    p = resnet50()
+    starved = predict(p, Target("H100", 8, 8, "sapphirerapids"), precision="mixed")
+    fed = predict(p, Target("H100", 8, 192, "sapphirerapids"), precision="mixed")
+    assert starved.seconds > 2 * fed.seconds
+    assert any(line.startswith("input-bound: 1 vCPUs a GPU") for line in starved.steps)
+    assert not any("input-bound" in line for line in fed.steps)
+    # a run fed synthetic arrays decodes nothing
+    arrays = predict(p, Target("H100", 8, 8, "sapphirerapids"), precision="mixed", augmented=False)
+    assert arrays.seconds < starved.seconds / 2
+    # a model that reads no JPEGs (MNIST's arrays) is never held by them
+    mnist = probe("mnist_cnn", 0.05)
+    assert not any("input-bound" in s for s in predict(mnist, Target("T4", 4, 4)).steps)
