@@ -13,6 +13,7 @@ one machine.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache, partial
 
 from advisor.estimate import catalog
 from pricing.offers import OfferGroup, Rentable
@@ -37,14 +38,28 @@ def clusters(
         first = group.first
         if not _clusterable(first) or max_nodes < NODE_COUNTS[0]:
             continue
-        members = group.members()
+        head = group.members(0, HEAD)
         for nodes in NODE_COUNTS:
             too_many = max_devices is not None and nodes * first.accelerator_count > max_devices
             if nodes > max_nodes or too_many:
                 break
-            rows = [cluster(member, nodes) for member in members]
-            composed.append(OfferGroup(rows, [row.usd_per_hour for row in rows]))
+            composed.append(
+                OfferGroup(
+                    [cluster(member, nodes) for member in head],
+                    [price * nodes for price in group.prices],
+                    cache(partial(_rest, group, nodes)),
+                )
+            )
     return composed
+
+
+HEAD = 16
+"""Members of a cluster group composed at once: the ranker reads a group's cheapest ``--top``
+(10 by default), and composes the rest once, if it reaches past them."""
+
+
+def _rest(group: OfferGroup, nodes: int) -> list[Rentable]:
+    return [cluster(member, nodes) for member in group.members(HEAD)]
 
 
 def cluster(machine: Rentable, nodes: int) -> Rentable:

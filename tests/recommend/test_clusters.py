@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from advisor.estimate import Target, catalog, predict
-from advisor.recommend.clusters import NODE_COUNTS, cluster, clusters
+from advisor.recommend.clusters import HEAD, NODE_COUNTS, cluster, clusters
 from advisor.recommend.ranker import target_of
 from advisor.recommend.skypilot_task import MULTI_NODE_RUN, task_yaml
 from pricing.offers import OfferGroup, Rentable
@@ -81,3 +81,16 @@ def test_a_405b_lora_is_planned_over_nodes_with_its_layout_price_and_task() -> N
     parsed = yaml.safe_load(task_yaml(four, workload=job.workload, environment=planned.environment))
     assert parsed["num_nodes"] == 4 and parsed["envs"]["ADVISOR_GPUS"] == "32"
     assert parsed["run"] == MULTI_NODE_RUN
+
+
+def test_a_cluster_group_composes_its_members_past_the_head_once_asked() -> None:
+    regions = [P4D._replace(region=f"r{n:02d}", usd_per_hour=30.0 + n) for n in range(HEAD + 4)]
+    two = clusters([group(*regions)], 2)[0]
+    members = two.members()
+    assert len(members) == len(two) == HEAD + 4
+    assert [m.region for m in members] == [r.region for r in regions]
+    assert all(
+        m.nodes == 2 and m.usd_per_hour == 2 * r.usd_per_hour
+        for m, r in zip(members, regions, strict=True)
+    )
+    assert two.count_up_to(2 * 31.0 * 1, 1) == 2  # by the cluster's prices
