@@ -9,8 +9,10 @@ app refuse the same things. No TensorFlow here.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
+from advisor import display
 from advisor.errors import UsageError
 from probes.llm import (
     DEFAULT_RANK,
@@ -218,20 +220,37 @@ def is_probe_name(name: str) -> bool:
     return name.startswith(PROBE_PREFIX)
 
 
+_PROBE_NAME = re.compile(
+    r"(?P<model>[^:]{1,100}):(?P<method>full|lora|qlora):"
+    r"(?:all|r(?P<rank>[1-9][0-9]{0,3})-(?P<targets>[a-z]{1,20})):(?P<length>[1-9][0-9]{0,6})"
+    r"(?P<unchecked>:no-checkpointing)?(?P<fp32>:fp32-adapters)?"
+)
+"""A probe name as ``probe_name`` writes it, and nothing else."""
+
+
 def job_of_probe(name: str, sequences: int, epochs: int, micro_batch: int) -> Job:
-    """The job a probe name stands for (a child process probes it from its name)."""
-    parts = name.removeprefix(PROBE_PREFIX).split(":")
-    if len(parts) < 4:
-        raise UsageError(f"not an LLM probe name: {name!r}")
-    model, method, adapters, length = parts[:4]
-    rank, _, targets = adapters.partition("-")
-    adapted = method != "full"
-    return job_for(
-        model, method=method, examples=sequences, sequence=int(length), epochs=epochs,
-        packed=False, rank=int(rank[1:]) if adapted else None, targets=targets if adapted else None,
-        micro_batch=micro_batch, checkpointing="no-checkpointing" not in parts[4:],
-        fp32_adapters=adapted and "fp32-adapters" in parts[4:],
+    """The job a probe name stands for (a child process probes it from its name): a name that
+    ``probe_name`` would not have written for it is a usage error, naming it."""
+    found = _PROBE_NAME.fullmatch(name.removeprefix(PROBE_PREFIX))
+    wrong = UsageError(
+        f"not an LLM probe name: {display.quoted(name)} "
+        "(llm:MODEL:full|lora|qlora:all|rRANK-TARGETS:SEQUENCE, as 'advisor probe' names one)"
+    )
+    if not name.startswith(PROBE_PREFIX) or found is None:
+        raise wrong
+    adapted = found["method"] != "full"
+    if adapted != (found["rank"] is not None):
+        raise wrong
+    job = job_for(
+        found["model"], method=found["method"], examples=sequences,
+        sequence=int(found["length"]), epochs=epochs, packed=False,
+        rank=int(found["rank"]) if adapted else None, targets=found["targets"],
+        micro_batch=micro_batch, checkpointing=found["unchecked"] is None,
+        fp32_adapters=adapted and found["fp32"] is not None,
     )  # fmt: skip
+    if probe_name(job) != name:  # an alias of the model, or a flag on a full fine-tune
+        raise wrong
+    return job
 
 
 def workload_of(job: Job) -> Workload:
