@@ -7,6 +7,7 @@ of the probe store) and validates the sizes, so a bad command fails in milliseco
 from __future__ import annotations
 
 import hashlib
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,7 +120,8 @@ MAX_MODEL_ENTRIES = 256
 
 def check_model_file(path: Path) -> weights.Count:
     """Refuse, in one line and before TensorFlow loads anything, a model path that is not a
-    readable .keras archive within ``MAX_MODEL_BYTES`` unpacked and ``MAX_MODEL_ENTRIES``
+    readable .keras archive (a regular file: never a device such as ``/dev/zero``, which reads
+    forever, nor a named pipe, which blocks) within ``MAX_MODEL_BYTES`` unpacked and ``MAX_MODEL_ENTRIES``
     entries, whose entry names leave the archive, or whose layers declare more weights than
     ``MAX_MODEL_BYTES`` holds: a 4 MB zip bomb must not cost 8 GB, nor a 20 KB config that
     claims 1.6 billion weights 26 GB. Returns the weights its layers declare."""
@@ -135,6 +137,17 @@ def check_model_file(path: Path) -> weights.Count:
             raise UsageError(f"no such model file: {shown}")
         if path.suffix != ".keras":
             raise UsageError(f"{shown} is not a Keras model (expected a .keras file)")
+        status = path.stat()  # through a symbolic link: what would be read
+        if not stat.S_ISREG(status.st_mode):
+            raise UsageError(
+                f"{shown} is not a regular file (a device, a pipe or a socket): a .keras model "
+                "is a file"
+            )
+        if status.st_size > MAX_MODEL_BYTES:
+            raise AdvisorError(
+                f"{shown} is {status.st_size / 1024**3:.1f} GiB (at most "
+                f"{MAX_MODEL_BYTES / 1024**3:g} GiB); refused before reading it"
+            )
         with zipfile.ZipFile(path) as archive:
             entries = archive.infolist()
             unpacked = _check_entries(entries, shown)

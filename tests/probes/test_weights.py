@@ -171,3 +171,33 @@ def test_counts_match_keras(tmp_path: Path) -> None:
         with zipfile.ZipFile(tmp_path / f"{name}.keras") as archive:
             config = weights.read_config(archive.read("config.json"), name)
         assert weights.count(config).parameters == int(keras_count), name
+
+
+@pytest.mark.parametrize("kind", ["pipe", "device"])
+def test_a_model_path_that_is_no_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    """A device reads forever (/dev/zero through a link: 15 GB before a MemoryError) and a
+    named pipe blocks: both are refused before anything is opened, in one line (a thread, so
+    that a regression fails here instead of hanging the suite)."""
+    import threading
+
+    from advisor.errors import UsageError
+
+    path = tmp_path / "model.keras"
+    if kind == "pipe":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    raised: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            check_model_file(path)
+        except BaseException as error:
+            raised.append(error)
+
+    worker = threading.Thread(target=check, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "check_model_file blocked on a pipe or a device"
+    assert len(raised) == 1 and isinstance(raised[0], UsageError)
+    assert "is not a regular file" in str(raised[0])
