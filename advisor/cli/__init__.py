@@ -21,7 +21,7 @@ import click
 
 from advisor import __version__
 from advisor.cli.backend import backend_option
-from advisor.errors import AdvisorError, did_you_mean
+from advisor.errors import AdvisorError, UsageError, did_you_mean
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -175,9 +175,22 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     if verbose:  # read by probes.quiet in this process and in every probe child process
         os.environ["ADVISOR_VERBOSE"] = "1"
     if ctx.invoked_subcommand is None:
+        check_terminal()
         from advisor.tui import run_app
 
         run_app()
+
+
+def check_terminal() -> None:
+    """The app draws on a terminal and reads its keys: without one (standard input closed or
+    not a terminal, output to a file or a pipe) it would run forever writing screen escapes, so
+    it is refused in one line."""
+    streams = (sys.stdin, sys.stdout)
+    if any(stream is None or stream.closed or not stream.isatty() for stream in streams):
+        raise UsageError(
+            "the app needs a terminal (standard input and output); without one, use a command: "
+            "advisor recommend --model lstm --deadline 8h (see 'advisor --help')"
+        )
 
 
 def main() -> None:

@@ -99,3 +99,26 @@ def test_did_you_mean_ignores_case_and_keeps_the_known_spelling() -> None:
     assert "T4" not in hint
     assert did_you_mean("gpc", ["gcp", "aws"]) == "; did you mean 'gcp'?"
     assert did_you_mean("zzz", ["gcp", "aws"]) == ""
+
+
+@pytest.mark.parametrize("stdin", ["closed", "devnull"])
+def test_the_app_without_a_terminal_is_one_usage_error(stdin: str) -> None:
+    """`advisor <&-` printed Textual's traceback and exited 0; `advisor </dev/null >/dev/null`
+    ran forever writing screen escapes into the file."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "advisor"]
+    if stdin == "closed":
+        command = ["sh", "-c", 'exec "$0" -m advisor <&-', sys.executable]
+    run = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL if stdin == "devnull" else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the app needs a terminal" in lines[0]
+    assert run.stdout == ""
