@@ -193,8 +193,10 @@ def _readable(blob: str, workload: str) -> ProbeResult | None:
     """The stored result in ``blob``, or None (with a warning) when it is unreadable or insane."""
     try:
         result = from_json(blob)
+    except RecursionError:  # a hand-made or damaged row: JSON nested thousands deep
+        wrong: str | None = "unreadable (nested too deeply)"
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        wrong: str | None = f"unreadable ({type(exc).__name__})"
+        wrong = f"unreadable ({type(exc).__name__})"
     else:
         wrong = problem(result)
     if wrong is None:

@@ -139,3 +139,20 @@ def test_save_refuses_and_read_skips_a_bad_row(caplog: pytest.LogCaptureFixture)
     db.execute(f"UPDATE {history.TABLE} SET result = ?", ["{not json"])
     db.conn.commit()
     assert history.latest(db, CONFIG.workload) == []
+
+
+def test_a_stored_probe_nested_thousands_deep_is_skipped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A damaged row nested 400,000 levels deep failed every recommend of its workload with
+    "input nested too deeply to read"; it is skipped, named, as any unreadable row is."""
+    db = connect()
+    history.save(db, result())
+    db.execute(f"UPDATE {history.TABLE} SET result = ?", ["[" * 400_000 + "]" * 400_000])
+    db.conn.commit()
+    with caplog.at_level(logging.WARNING):
+        assert history.latest(db, CONFIG.workload) == []
+        assert history.find(db, CONFIG, result().device.key) is None
+    assert f"skipping a stored probe of {CONFIG.workload}: unreadable (nested too deeply)" in (
+        caplog.text
+    )
