@@ -126,7 +126,9 @@ def predict(
         and (same_precision or not target.accelerator)
         and same_job
     ):
-        return _measured(probe, run_log_sigma)  # on a CPU, mixed precision runs fp32 kernels
+        # on a CPU, mixed precision runs fp32 kernels
+        measured = _measured(probe, run_log_sigma)
+        return _held_to_hardware(measured, probe, target, precision, stack, calibration)
     calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
     facts = facts_for(probe)
     if augmented is not None:  # False: arrays fed as they are, no augmentation, no decoding
@@ -514,6 +516,36 @@ def _measured(probe: ProbeResult, run_log_sigma: float | None) -> Prediction:
         kernel_path=f"measured on this device ({probe.device.precision})",
         steps=(f"measured by a probe on this device: {probe.predicted_seconds:.4g} s",),
         step_seconds=probe.step_seconds,
+    )
+
+
+def _held_to_hardware(
+    measured: Prediction,
+    probe: ProbeResult,
+    target: Target,
+    precision: str,
+    stack: Stack,
+    calibration: Calibration | None,
+) -> Prediction:
+    """A measurement on the target itself, never faster than the target's hardware allows: an
+    imported probe that claims a whole ImageNet run in a microsecond is held at the roofline's
+    least time for its steps, and says so, like any prediction."""
+    facts = facts_for(probe)
+    calibration = calibration or shipped_calibration()
+    machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
+    batch = probe.config.batch_size
+    least = least_step_seconds(facts, machine, batch) * _steps(probe, batch) * probe.config.epochs
+    if measured.seconds >= least:
+        return replace(measured, least_seconds=least)
+    return replace(
+        measured,
+        seconds=least,
+        least_seconds=least,
+        steps=(
+            *measured.steps,
+            f"the measurement's {measured.seconds:.4g} s is below the {least:.4g} s "
+            f"{machine.label} needs at its datasheet peaks: held there",
+        ),
     )
 
 

@@ -81,12 +81,15 @@ def residuals(
     probe: ProbeResult, measured: Iterable[ProbeResult], *, precision: str = "fp32"
 ) -> dict[str, Residual]:
     """The residual of each kind of device, from the measurements of ``probe``'s workload
-    configuration on devices other than ``probe``'s."""
+    configuration on devices other than ``probe``'s; a measurement faster than its device's
+    hardware allows corrects nothing (it is held at that bound where it was taken)."""
     found: dict[str, list[tuple[str, float, float]]] = {}
     for other in measured:
         if other.config != probe.config or other.device.key == probe.device.key:
             continue
         target = device_target(other.device)
+        if predict(other, target, precision=precision).least_seconds > other.predicted_seconds:
+            continue
         predicted = predict(probe, target, precision=precision)
         if predicted.measured or not usable(predicted):
             continue

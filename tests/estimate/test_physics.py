@@ -69,3 +69,35 @@ def test_a_cpu_prediction_stays_below_the_cpus_peak() -> None:
             peak = family.vcpu_gflops * 1e9 * vcpus
             # Winograd is allowed on a CPU too: oneDNN has it for 3x3 convolutions
             assert rate <= peak * WINOGRAD_REDUCTION, (family.name, vcpus)
+
+
+def test_a_measurement_on_the_target_is_held_to_its_hardware_too() -> None:
+    """An imported probe taken on a T4 that claims ResNet-50's 90 epochs in a microsecond is
+    the T4's measurement, but no faster than the T4's datasheet peaks allow."""
+    from dataclasses import replace
+
+    from tests.estimate.test_predict import T4_HOST
+
+    fast = replace(
+        probe("resnet50", 1e-9, device=T4_HOST),
+        predicted_seconds=1e-6,
+        predicted_interval=(0.9e-6, 1.1e-6),
+    )
+    held = predict(fast, Target("T4", 1))
+    assert held.measured and held.seconds == held.least_seconds > 3600
+    assert "held there" in held.steps[-1]
+    honest = replace(fast, predicted_seconds=held.least_seconds * 3)
+    assert predict(honest, Target("T4", 1)).seconds == held.least_seconds * 3
+
+
+def test_a_measurement_faster_than_its_hardware_corrects_no_other_device() -> None:
+    from dataclasses import replace
+
+    from advisor.estimate.residual import residuals
+    from tests.estimate.test_predict import T4_HOST
+
+    here = probe("resnet50", 5.0)
+    on_t4 = replace(probe("resnet50", 0.3, device=T4_HOST), config=here.config)
+    assert residuals(here, [on_t4]).get("gpu") is not None  # a plausible T4 run corrects GPUs
+    impossible = replace(on_t4, predicted_seconds=1e-6, predicted_interval=(0.9e-6, 1.1e-6))
+    assert residuals(here, [impossible]) == {}
