@@ -95,4 +95,6 @@ class Count(BoundedInt):
         number = count_value(text)
         if number is None:
             self.fail(f"{value!r} is not a count like 20M, 500k or 20000", param, ctx)
-        return super().convert(number, param, ctx)
+        if not self.low <= number <= self.high:  # said as typed: 1e30, not its 31 digits
+            self.fail(f"{text} is not from {self.low:,} to {self.high:,}", param, ctx)
+        return number
