@@ -224,12 +224,17 @@ def refresh(sources: tuple[str, ...], url: str | None, allow_shrink: bool) -> No
         )
 
 
+NAME_CHARS = 40
+"""Longest accelerator name the refresh summary shows whole (a catalog's names are short; a
+hostile one of 5,000 characters is shown by its ends and length)."""
+
+
 def _unmapped(unmapped: tuple[tuple[str, int], ...]) -> str:
     """``; 7 offerings of 3 accelerators without a device (no prediction): RTX4090, ...``."""
     if not unmapped:
         return ""
     offerings = sum(count for _, count in unmapped)
-    names = ", ".join(display.plain(name) for name, _ in unmapped[:6])
+    names = ", ".join(display.plain(display.cut(name, NAME_CHARS)) for name, _ in unmapped[:6])
     more = f" and {len(unmapped) - 6} more" if len(unmapped) > 6 else ""
     count = len(unmapped)
     return (

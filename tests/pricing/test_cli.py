@@ -149,3 +149,12 @@ def test_prices_shows_providers_and_offerings_per_source(server: FixtureServer) 
     assert (runpod["providers"], runpod["offerings"]) == ("runpod", 4)
     code, out, _ = invoke("prices")
     assert code == 0 and "offerings" in out and "runpod" in out
+
+
+def test_the_refresh_summary_shows_a_huge_accelerator_name_by_its_ends() -> None:
+    from advisor.cli.prices import NAME_CHARS, _unmapped
+
+    said = _unmapped((("X" * 5_000 + "\x1b[2J", 3), ("RTX4090", 1)))
+    assert "(5,004 characters)" in said and "RTX4090" in said
+    assert "\x1b" not in said and len(said) < 200
+    assert NAME_CHARS < 100
