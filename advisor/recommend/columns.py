@@ -39,8 +39,9 @@ COLUMNS = (
            lambda o: -o.outcome.p_meet, right=True),
 )  # fmt: skip
 """Every column, in the order shown."""
-LEFT_OUT_FIRST = ("usd_per_hour", "meet", "wait", "where", "time")
-"""What a narrow screen loses first: ``#``, machine, pricing and cost always stay."""
+LEFT_OUT_FIRST = ("usd_per_hour", "meet", "wait", "where", "time", "pricing", "machine")
+"""What a narrow screen loses first: ``#`` and cost always stay; machine and pricing go last,
+where a screen (40 columns) cannot hold them beside a whole cost."""
 
 
 class Fit(NamedTuple):

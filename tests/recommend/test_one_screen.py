@@ -201,3 +201,19 @@ def test_the_frontier_says_what_it_left_out_too(
     for name in hidden[0].split(":")[1].split(";")[0].split(","):
         assert name.strip() not in header
     assert max(len(line) for line in lines) <= 80
+
+
+@pytest.mark.parametrize("width", [40, 50])
+def test_at_40_columns_a_cost_is_whole_and_what_is_left_out_is_said(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """Every cost whole (at 40 columns it was cut mid-number: ``$0.0017-$0.…``), the columns
+    that did not fit named."""
+    store("imdb_bilstm")
+    lines = recommend(monkeypatch, width, "lstm", "8h")
+    assert max(len(line) for line in lines) <= width
+    assert "\u2026" not in "\n".join(lines)
+    rows = table_rows(lines)
+    assert len(rows) == 10 and all(re.search(r"\$[\d.]+-\$[\d.]+$", row.strip()) for row in rows)
+    hidden = " ".join(lines[lines.index(next(x for x in lines if x.startswith("hidden at"))) :])
+    assert "where" in hidden and "time" in hidden
