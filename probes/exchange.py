@@ -238,8 +238,12 @@ def _read_rows(
                     raise UsageError(f"{name}:{reader.line_num}: {exc}") from None
                 problems.append(Problem(f"{name}:{reader.line_num}", str(exc)))
         return rows if strict else (rows, problems)
-    except csv.Error as exc:
-        raise UsageError(f"{name}:{reader.line_num}: not CSV: {exc}") from None
+    except csv.Error:  # Python's own wording ("universal-newline mode") says nothing here
+        where = f"{name}:{max(reader.line_num, 1)}"
+        raise UsageError(
+            f"{where}: not CSV text (a stray carriage return, a NUL byte or an unclosed quote; "
+            "is it a binary file?)"
+        ) from None
 
 
 def _row(raw: dict[Any, str | None], line: int, *, lenient: bool = False) -> Row:

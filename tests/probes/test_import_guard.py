@@ -156,3 +156,22 @@ def test_a_stored_probe_nested_thousands_deep_is_skipped_with_a_warning(
     assert f"skipping a stored probe of {CONFIG.workload}: unreadable (nested too deeply)" in (
         caplog.text
     )
+
+
+@pytest.mark.parametrize("data", [b'a\rb\rc"x\r', b"x\x00y\rz", bytes(range(256)) * 8])
+def test_binary_on_stdin_is_one_line_that_names_no_line_zero(data: bytes) -> None:
+    """Python's csv said 'new-line character seen in unquoted field - do you need to open the
+    file in universal-newline mode?' at '<stdin>:0'."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "advisor", "import", "-"], input=data, capture_output=True,
+        timeout=120,
+    )  # fmt: skip
+    err = run.stderr.decode()
+    assert run.returncode == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("advisor: error: <stdin>")
+    assert "universal-newline" not in err and "<stdin>:0" not in err
+    assert stored_count() == 0
