@@ -78,11 +78,11 @@ class WorkloadForm(VerticalScroll):
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
         yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
         yield Label("Epochs, samples, batch")
-        yield Input(s.epochs, placeholder="epochs", id="epochs", type="integer", compact=True)
-        yield Input(s.samples, placeholder="samples", id="samples", type="integer", compact=True)
-        yield Input(
-            s.batch_size, placeholder="batch size", id="batch_size", type="integer", compact=True
-        )
+        # numbers are typed as text and read as the command line reads them: an integer field
+        # would keep the digits of "1e999" and read 1999
+        yield Input(s.epochs, placeholder="epochs", id="epochs", compact=True)
+        yield Input(s.samples, placeholder="samples", id="samples", compact=True)
+        yield Input(s.batch_size, placeholder="batch size", id="batch_size", compact=True)
         with Vertical(id="llm_fields") as fields:
             fields.display = s.is_llm
             yield Label("LLM job")
@@ -97,7 +97,7 @@ class WorkloadForm(VerticalScroll):
         yield Label("Deadline (8h, 90m, 2d)")
         yield Input(s.deadline, id="deadline", compact=True)
         yield Label("Budget (USD)")
-        yield Input(s.budget, placeholder="e.g. 50", id="budget", type="number", compact=True)
+        yield Input(s.budget, placeholder="e.g. 50", id="budget", compact=True)
         yield Label("Objective")
         yield Select(
             [
@@ -121,7 +121,7 @@ class WorkloadForm(VerticalScroll):
             s.accelerator, placeholder="accelerator (T4, A100)", id="accelerator", compact=True
         )
         yield Label("Confidence")
-        yield Input(s.confidence, id="confidence", type="number", compact=True)
+        yield Input(s.confidence, id="confidence", compact=True)
 
     def _update(self, field: str, value: str | bool) -> None:
         if getattr(self.state, field) == value:

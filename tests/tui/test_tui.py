@@ -515,3 +515,23 @@ def test_the_app_refuses_bad_llm_fields_as_the_command_line_does(advisor_home: P
         actions.stored_probe(FormState(model="llama3.1-8b", tokens="1M", lora_rank="0"))
     with pytest.raises(UsageError, match="--tokens"):
         actions.stored_probe(FormState(model="llama3.1-8b"))
+
+
+def test_a_number_typed_in_the_form_is_read_as_the_command_line_reads_it(
+    fixed_device: Fingerprint,
+) -> None:
+    """'1e999' typed in the epochs field became 1999 (the integer field kept its digits)."""
+    stored_probe()
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        epochs = app.query_one("#epochs", Input)
+        epochs.focus()
+        await pilot.press(*"1e999")
+        assert epochs.value == "1e999"
+        summary = app.query_one("#summary")
+        await until(pilot, lambda: summary.has_class("infeasible"))
+        assert "epochs must be a whole number, not '1e999'" in str(summary.render())
+
+    run(app, scenario)
