@@ -158,7 +158,13 @@ def check_model_file(path: Path) -> weights.Count:
         raise AdvisorError(
             f"{shown} is not a .keras model file (not a zip archive: {display.cut(str(exc), 80)})"
         ) from None
-    declared = weights.count(weights.read_config(config, shown)) if config else weights.Count(0)
+    layers = weights.read_config(config, shown) if config else {}
+    wrong = weights.bad_size(layers)
+    if wrong is not None:
+        raise AdvisorError(
+            f"{shown}: {wrong}, where a positive whole number belongs; refused before building it"
+        )
+    declared = weights.count(layers) if config else weights.Count(0)
     stored = declared.parameters * weights.BYTES_PER_WEIGHT
     if stored > MAX_MODEL_BYTES:
         raise AdvisorError(

@@ -85,6 +85,28 @@ def count(config: dict[str, Any]) -> Count:
     return Count(total, slots, optimizer)
 
 
+SIZE_FIELDS = ("units", "filters", "input_dim", "output_dim", "num_heads", "key_dim")
+"""A layer's sizes that Keras needs as positive whole numbers to build it."""
+
+
+def bad_size(config: dict[str, Any]) -> str | None:
+    """The first layer size of ``config`` that is not a positive whole number, said with its
+    layer and value (``layer 'dense' has units -3``), or None: Keras refuses such a layer only
+    while building it, seconds later, in its own words without the value."""
+    for layer in _layers(config, 0):
+        inner = _table(layer.get("config"))
+        wrapped = _table(_table(inner.get("layer")).get("config"))
+        for settings in (inner, wrapped):
+            name = str(settings.get("name") or layer.get("class_name") or "?")[:60]
+            sizes = [(field, settings[field]) for field in SIZE_FIELDS if field in settings]
+            if "kernel_size" in settings:
+                sizes += [("kernel_size", k) for k in _listed(settings["kernel_size"])]
+            for field, value in sizes:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    return f"layer {name!r} has {field} {repr(value)[:40]}"
+    return None
+
+
 def _layers(model: Any, depth: int) -> Iterator[dict[str, Any]]:
     """Every layer of ``model`` and of the models nested in it."""
     config = model.get("config") if isinstance(model, dict) else None

@@ -201,3 +201,14 @@ def test_a_model_path_that_is_no_regular_file_is_refused_at_once(tmp_path: Path,
     assert not worker.is_alive(), "check_model_file blocked on a pipe or a device"
     assert len(raised) == 1 and isinstance(raised[0], UsageError)
     assert "is not a regular file" in str(raised[0])
+
+
+@pytest.mark.parametrize("units", [-3, 0, float("nan"), "64", 2.5, True])
+def test_a_layer_size_that_is_no_positive_whole_number_is_refused_naming_it(
+    tmp_path: Path, units: object
+) -> None:
+    """Keras refused these only while building the model, 6-16 s later, in its own words cut
+    mid-word and without the value."""
+    path = dense_model_file(tmp_path / "model.keras", 4, units)  # type: ignore[arg-type]
+    with pytest.raises(AdvisorError, match=r"layer 'dense' has units .+ a positive whole number"):
+        check_model_file(path)
