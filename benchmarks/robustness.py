@@ -44,6 +44,7 @@ from benchmarks.robustness_inputs import (  # noqa: E402
     result_csv,
     string_input_model,
 )
+from benchmarks.robustness_four import round_four  # noqa: E402
 from benchmarks.robustness_three import round_three  # noqa: E402
 from tests.fixtures import disks  # noqa: E402
 from tests.fixtures.pricing.server import FixtureServer, Reply  # noqa: E402
@@ -52,6 +53,8 @@ DOC = ROOT / "docs" / "BENCHMARKS.md"
 START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
 THREE = ("<!-- robustness-three:start -->", "<!-- robustness-three:end -->")
 THREE_HEADING = "Robustness, round three"
+FOUR = ("<!-- robustness-four:start -->", "<!-- robustness-four:end -->")
+FOUR_HEADING = "Robustness, round four"
 HUGE = "99999999999999999999"
 
 
@@ -253,6 +256,7 @@ def cases() -> list[Case]:
         ),
         *round_two(),
         *round_three(Case),
+        *round_four(Case),
     ]
 
 
@@ -822,10 +826,13 @@ def main() -> int:
 
     outcomes = run_all(cases(), progress)
     print(table(outcomes))
-    if write:  # round three's rows in its own section, with the count of every round
+    if write:  # rounds three and four in sections of their own, with the count of every round
         names = {case.name for case in round_three(Case)}
         three = table([o for o in outcomes if o.case.name in names])
-        write_doc(f"{three}\n\nAll three rounds: {summary(outcomes)}", THREE, THREE_HEADING)
+        write_doc(f"{three}\n\nAll rounds: {summary(outcomes)}", THREE, THREE_HEADING)
+        names = {case.name for case in round_four(Case)}
+        four = table([o for o in outcomes if o.case.name in names])
+        write_doc(f"{four}\n\nAll rounds: {summary(outcomes)}", FOUR, FOUR_HEADING)
     return 0 if all(o.ok for o in outcomes) else 1
 
 
