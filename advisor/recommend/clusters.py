@@ -19,6 +19,9 @@ from advisor.estimate import catalog
 from pricing.offers import OfferGroup, Rentable
 
 NODE_COUNTS = (2, 4, 8, 16, 32)
+HEAD = 16
+"""Members of a cluster group composed at once: the ranker reads a group's cheapest ``--top``
+(10 by default), and composes the rest once, if it reaches past them."""
 LINEAR_SCALING_LIMIT = 8192
 """The largest global batch at which scaling the learning rate with the batch, after a warm-up,
 kept ResNet-50's ImageNet accuracy (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training
@@ -51,11 +54,6 @@ def clusters(
                 )
             )
     return composed
-
-
-HEAD = 16
-"""Members of a cluster group composed at once: the ranker reads a group's cheapest ``--top``
-(10 by default), and composes the rest once, if it reaches past them."""
 
 
 def _rest(group: OfferGroup, nodes: int) -> list[Rentable]:
