@@ -81,7 +81,7 @@ def target_of(run: ScalingRow) -> Target:
         run.row.device,
         run.devices // run.nodes,
         nodes=run.nodes,
-        network_gbps=network.gbps if network else 0.0,
+        network_gbps=network or 0.0,
     )
 
 

@@ -298,32 +298,26 @@ def cpu_family(name: str | None) -> tuple[CpuFamily, bool]:
     return families[DEFAULT_CPU_FAMILY], True
 
 
-@dataclass(frozen=True)
-class NodeNetwork:
-    """What one machine of an instance type sends to the others of a cluster."""
-
-    gbps: float
-    """Its network's total bandwidth to the other nodes, gigabits a second."""
-    fabric: str
-    """``efa``, ``infiniband``, ``gpudirect-tcpx``, ``gpudirect-rdma``, ``ethernet``, ..."""
-    rdma: bool
-    """The GPUs' traffic bypasses the host's TCP stack (EFA, InfiniBand, GPUDirect RDMA)."""
+def clock_ratio(here: str | None, there: str | None) -> float:
+    """How much longer one thread's work takes on CPU family ``there`` than on ``here``: their
+    all-core clocks' ratio (``data/cpu-families.csv``; the stated default family for an unknown
+    name). What the cores do per cycle beyond that is not modelled."""
+    return cpu_family(here)[0].all_core_ghz / cpu_family(there)[0].all_core_ghz
 
 
 @lru_cache(maxsize=1)
-def node_networks() -> dict[tuple[str, str], NodeNetwork]:
-    """The network of each multi-GPU instance type with a published figure, by (provider,
-    instance type) lower-cased (``data/node-networks.csv``, each row with its source)."""
+def node_networks() -> dict[tuple[str, str], float]:
+    """Each multi-GPU instance type's network to the other machines of a cluster, gigabits a
+    second, where a figure is published, by (provider, instance type) lower-cased
+    (``data/node-networks.csv``: each row's fabric and source beside it)."""
     with shipped("node-networks.csv").open(newline="", encoding="utf-8") as handle:
         return {
-            (row["provider"].lower(), row["instance_type"].lower()): NodeNetwork(
-                float(row["gbps"]), row["fabric"], row["rdma"] == "yes"
-            )
+            (row["provider"].lower(), row["instance_type"].lower()): float(row["gbps"])
             for row in csv.DictReader(handle)
         }
 
 
-def node_network(provider: str, instance_type: str) -> NodeNetwork | None:
-    """The published network of ``instance_type`` at ``provider``, or None where there is none:
-    a machine whose network is not known is never composed into a cluster."""
+def node_network(provider: str, instance_type: str) -> float | None:
+    """The published network of ``instance_type`` at ``provider`` in Gb/s, or None where there
+    is none: a machine whose network is not known is never composed into a cluster."""
     return node_networks().get((provider.lower(), instance_type.lower()))

@@ -18,7 +18,6 @@ pay none of it, and a published run of synthetic data is predicted without it.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
 from functools import lru_cache
 
 from advisor.estimate import catalog
@@ -27,21 +26,13 @@ from advisor.estimate.prediction import Target
 from advisor.locations import shipped
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One image through the pipeline on one CPU thread, where it was timed."""
-
-    seconds_per_image: float
-    cpu_family: str
-    source: str
-
-
 @lru_cache(maxsize=1)
-def measured() -> Measured:
-    """The shipped measurement (``data/input-pipeline.csv``)."""
+def measured() -> tuple[float, str]:
+    """Seconds one image takes one CPU thread, and the family of the CPU that timed it
+    (``data/input-pipeline.csv``, its source beside it)."""
     with shipped("input-pipeline.csv").open(newline="", encoding="utf-8") as handle:
         row = next(csv.DictReader(handle))
-    return Measured(float(row["seconds_per_image"]), row["cpu_family"], row["source"])
+    return float(row["seconds_per_image"]), row["cpu_family"]
 
 
 def input_seconds(target: Target, machine: Machine, per_device_batch: float) -> float:
@@ -49,9 +40,8 @@ def input_seconds(target: Target, machine: Machine, per_device_batch: float) -> 
     host's vCPUs are not known, or on a CPU, whose step does the work itself)."""
     if machine.kind == "cpu" or not target.vcpus:
         return 0.0
-    there, _ = catalog.cpu_family(target.cpu_family)
-    here, _ = catalog.cpu_family(measured().cpu_family)
-    per_image = measured().seconds_per_image * here.all_core_ghz / there.all_core_ghz
+    seconds, here = measured()
+    per_image = seconds * catalog.clock_ratio(here, target.cpu_family)
     workers = target.vcpus / machine.per_node
     return per_device_batch * per_image / workers
 
@@ -63,5 +53,5 @@ def describe(seconds: float, target: Target, machine: Machine) -> str:
     return (
         f"input-bound: {share:.3g} vCPUs a {unit} decode and augment its JPEGs in "
         f"{seconds * 1e3:.3g} ms a step (measured here: "
-        f"{measured().seconds_per_image * 1e3:.3g} ms an image a CPU)"
+        f"{measured()[0] * 1e3:.3g} ms an image a CPU)"
     )

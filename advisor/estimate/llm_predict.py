@@ -72,8 +72,8 @@ def predict_job(
         return _excluded("the target has neither an accelerator nor a vCPU count")
     count = max(target.accelerator_count, 1) if target.accelerator else 1
     precision = _precision(job.precision, target.accelerator)
-    if target.nodes > 1 and (not target.accelerator or target.network_gbps <= 0):
-        return _excluded("no published network between these machines: one node only")
+    if target.unreachable:
+        return _excluded(target.unreachable)
     machine = machine_for(
         target.accelerator, count, calibration, precision,
         vcpus=target.vcpus, cpu_family=target.cpu_family, stack=stack,

@@ -111,8 +111,8 @@ def predict(
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
     if not target.accelerator and not target.vcpus:
         return _excluded("the target has neither an accelerator nor a vCPU count")
-    if target.nodes > 1 and (not target.accelerator or target.network_gbps <= 0):
-        return _excluded("no published network between these machines: one node only")
+    if target.unreachable:
+        return _excluded(target.unreachable)
     per_device = batch_size or probe.config.batch_size
     # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
     same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
@@ -326,9 +326,8 @@ def host_time_scale(probe: ProbeResult, target: Target) -> float:
     replica runs its own process (DDP, one process per GPU; a TPU host's per-chip feed), so
     the host's share of a step does not grow with the replicas."""
     here, _ = catalog.family_of_cpu_model(probe.device.cpu_model)
-    there, _ = catalog.cpu_family(target.cpu_family)
     busy = min(max(probe.contention, 0.0), MAX_CONTENTION)
-    return (1 - busy) * catalog.cpu_family(here)[0].all_core_ghz / there.all_core_ghz
+    return (1 - busy) * catalog.clock_ratio(here, target.cpu_family)
 
 
 MAX_CONTENTION = 0.9

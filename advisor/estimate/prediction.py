@@ -28,6 +28,14 @@ class Target:
     """Each machine's network to the others, gigabits a second (``data/node-networks.csv``);
     0: not known, and a job of several nodes is not predicted."""
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why a job cannot be predicted across this target's nodes (none are accelerators, or
+        no network between them is known), or None."""
+        if self.nodes > 1 and (not self.accelerator or self.network_gbps <= 0):
+            return "no published network between these machines: one node only"
+        return None
+
 
 @dataclass(frozen=True)
 class Prediction:

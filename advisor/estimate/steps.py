@@ -295,22 +295,21 @@ def allreduce_seconds(parameters: int, machine: Machine) -> float:
     return 2 * transfer_seconds(4.0 * parameters, machine) + _hops(machine) * _ALLREDUCE_LATENCY_S
 
 
-def transfer_seconds(
-    payload: float, machine: Machine, link_efficiency: float = 1.0, network_efficiency: float = 1.0
-) -> float:
+def transfer_seconds(payload: float, machine: Machine, efficiency: float = 1.0) -> float:
     """Seconds of one pass of a ring collective (a reduce-scatter or an all-gather) of
     ``payload`` bytes over the machine's replicas, hierarchically as NCCL runs it over several
     nodes: each node's ring on its interconnect moves (g - 1) / g of it, and the nodes' ring
     (k - 1) / k of it over each node's network, every GPU of a node sending its shard over its
-    own share of the node's NICs. An all-reduce is two passes."""
+    own share of the node's NICs, each link at ``efficiency`` of its bandwidth. An all-reduce is
+    two passes."""
     g, k = machine.per_node, max(machine.nodes, 1)
     inside = 0.0
     if g > 1:
-        link = max(machine.interconnect_bytes_s, 1e9) * link_efficiency
+        link = max(machine.interconnect_bytes_s, 1e9) * efficiency
         inside = (g - 1) / g * payload / link
     between = 0.0
     if k > 1:
-        network = max(machine.network_bytes_s, 1e8) * network_efficiency
+        network = max(machine.network_bytes_s, 1e8) * efficiency
         between = (k - 1) / k * payload / network
     return inside + between
 
@@ -346,7 +345,7 @@ def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibra
         else calibration.collective_efficiency
     )
     return (
-        facts.accumulation * transfer_seconds(payload, machine, efficiency, efficiency)
+        facts.accumulation * transfer_seconds(payload, machine, efficiency)
         + _hops(machine) * _ALLREDUCE_LATENCY_S
     )
 

@@ -49,7 +49,7 @@ def target_of(rentable: Rentable) -> Target:
         vcpus=rentable.vcpus,
         cpu_family=rentable.cpu_family,
         nodes=rentable.nodes,
-        network_gbps=network.gbps if network else 0.0,
+        network_gbps=network or 0.0,
     )
 
 
