@@ -145,3 +145,22 @@ def test_a_gpu_box_with_too_few_vcpus_for_its_gpus_is_input_bound_and_says_so() 
     # a model that reads no JPEGs (MNIST's arrays) is never held by them
     mnist = probe("mnist_cnn", 0.05)
     assert not any("input-bound" in s for s in predict(mnist, Target("T4", 4, 4)).steps)
+
+
+@pytest.mark.parametrize("workload", ["resnet50", "bert_large", "vgg16", "mnist_mlp"])
+def test_more_nodes_are_never_slower_nor_faster_than_their_gpus_allow(workload: str) -> None:
+    """Clusters of 1-32 eight-H100 machines over 3,200 Gb/s: each GPU's share of the FLOPs at
+    most its datasheet peak, the time falling (or flat) with every node added."""
+    from advisor.estimate.steps import facts_of
+    from probes import zoo
+
+    p = probe(workload, 0.5)
+    flops = facts_of(zoo.get(workload)).flops_per_sample
+    times = []
+    for nodes in (1, 2, 4, 8, 16, 32):
+        target = Target("H100", 8, nodes=nodes, network_gbps=3200.0)
+        result = predict(p, target, precision="bf16")
+        per_gpu = flops * result.batch_per_device / result.step_seconds
+        assert per_gpu <= 989.4e12, (workload, nodes)
+        times.append(result.seconds)
+    assert all(b <= a for a, b in pairwise(times)), (workload, times)
