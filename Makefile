@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SKY_VENV ?= .venv-skypilot
 SKY_TESTS := tests/bench tests/base/test_imports.py
 
-.PHONY: install run test test-fast test-skypilot lint format types check app screenshot clean
+.PHONY: install run test test-fast test-skypilot refit refit-check lint format types check app screenshot clean
 
 $(BIN)/advisor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ test-fast: install  ## everything that needs no TensorFlow or JAX fits, on two w
 test-skypilot: $(SKY_VENV)/bin/advisor  ## advisor bench and advisor.skypilot, with SkyPilot installed
 	$(SKY_VENV)/bin/python -m pytest $(SKY_TESTS)
 
+refit: install  ## regenerate every fitted file in data/ (python -m advisor.fitting)
+	$(BIN)/python -m advisor.fitting
+
+refit-check: install  ## fail when a shipped fitted file is not what its fit derives
+	$(BIN)/python -m advisor.fitting --check
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -49,7 +55,7 @@ format: install
 types: install
 	$(BIN)/mypy
 
-check: lint types test test-skypilot
+check: lint types refit-check test test-skypilot
 
 clean:
 	rm -rf $(VENV) $(SKY_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

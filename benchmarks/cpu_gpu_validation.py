@@ -44,13 +44,13 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.estimate import Target, kernels, machine, predict
-from advisor.estimate.calibrate import lab as publisher
-from advisor.estimate.calibrate import leave_one_source_out
 from advisor.estimate.frameworks import from_software
 from advisor.estimate.machine import Stack
 from advisor.estimate.parameters import shipped_calibration
-from advisor.estimate.published import ReferenceRow, read_reference
-from advisor.estimate.validate import (
+from advisor.fitting.calibrate import lab as publisher
+from advisor.fitting.calibrate import leave_one_source_out
+from advisor.fitting.published import ReferenceRow, read_reference
+from advisor.fitting.validate import (
     PairResult,
     evaluate,
     pair_results,

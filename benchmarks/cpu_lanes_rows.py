@@ -145,7 +145,7 @@ def score(whole_cores: bool = False) -> None:
     (the stored probes predate the fingerprint's topology), and the lanes the check did not
     record, CPUs 0 to n-1 of a host whose first CPU numbers are its cores; a lane whose cores
     were recorded (the H100 host's) is read as recorded either way."""
-    from advisor.estimate import calibrate
+    from advisor.fitting import calibrate
     from benchmarks.end_to_end import print_report, report, stored_probes, target_of
     from benchmarks.end_to_end import score as score_rows
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/decision_quality.py
 
 A scenario is one source x workload x precision that measures the workload on several devices
-(the fitted files of ``advisor.estimate.calibrate`` and the hold-out files). Each device is priced from the seed price
+(the fitted files of ``advisor.fitting.calibrate`` and the hold-out files). Each device is priced from the seed price
 database: the cheapest on-demand offering of its accelerator (one of them), or of a CPU VM with
 that many vCPUs; devices without a price are left out, and a scenario needs two priced devices.
 The slowest measured device is the probe: every other device's time is predicted from its
@@ -134,7 +134,7 @@ class Prices:
 
 def scenarios(rows, calibration_of, prices: Prices):  # type: ignore[no-untyped-def]
     """Each scenario's options (device, price, measured and predicted seconds per sample)."""
-    from advisor.estimate.validate import evaluate
+    from advisor.fitting.validate import evaluate
 
     groups = defaultdict(list)
     for row in rows:
@@ -180,8 +180,8 @@ def _price(prices: Prices, row) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
-    from advisor.estimate import calibrate
     from advisor.estimate.parameters import shipped_calibration
+    from advisor.fitting import calibrate
     from advisor.locations import shipped_data_dir
     from probes import zoo
 

@@ -46,10 +46,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.estimate import Target, calibrate, catalog, predict
+from advisor.estimate import Target, catalog, predict
 from advisor.estimate.parameters import Calibration, shipped_calibration
-from advisor.estimate.published import ReferenceRow
 from advisor.estimate.residual import kind_of
+from advisor.fitting import calibrate
+from advisor.fitting.published import ReferenceRow
 from advisor.locations import shipped_data_dir
 from benchmarks import factor_table
 from probes import history, reference, zoo

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/estimate_validation.py
 
-Runs the fit as ``python -m advisor.estimate.calibrate`` does (writing nothing) and prints each
+Runs the fit as ``python -m advisor.fitting.calibrate`` does (writing nothing) and prints each
 row's own figure predicted from its device, batch, precision and software, as factors either
 way: in-sample, leave-one-publisher-out (each publisher's rows predicted by a fit on the
 others') and held out (``data/calibration-holdout-*.csv``, never fitted), by source, kind
@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.estimate import calibrate
-from advisor.estimate.absolute import RowResult, by, summarise_rows
-from advisor.estimate.validate import PairResult, pair_results, runs_of, summarise
+from advisor.fitting import calibrate
+from advisor.fitting.absolute import RowResult, by, summarise_rows
+from advisor.fitting.validate import PairResult, pair_results, runs_of, summarise
 from advisor.locations import shipped_data_dir
 from benchmarks import factor_table
 

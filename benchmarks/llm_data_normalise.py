@@ -3,7 +3,7 @@
 The published fine-tuning figures were collected with their configurations as the sources state
 them, in words (``fsdp full_shard + CPU offload of params``, ``yes (config default)``). This
 script reads those words and writes, beside them, the columns the estimation reads
-(``advisor/estimate/llm_published.py``): ``n_*`` (the run as advisor models it) and ``use_*``
+(``advisor/fitting/llm_published.py``): ``n_*`` (the run as advisor models it) and ``use_*``
 (what each row is used for: fitted, held out, memory only, a fit boundary or nothing, with the
 reason in ``use_note``). Every rule is here, so each row's reading can be checked against its
 words; the choices of what to fit and what to hold out were made before any prediction was

@@ -32,20 +32,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor.estimate import catalog, finetune, memory  # noqa: E402
-from advisor.estimate.llm_fit import (  # noqa: E402
+from advisor.estimate.llm_predict import predictor_for_job  # noqa: E402
+from advisor.estimate.parameters import llm_calibration, shipped_calibration  # noqa: E402
+from advisor.fitting.llm_fit import (  # noqa: E402
     RunError,
     errors,
     leave_one_source_out,
     summary,
 )
-from advisor.estimate.llm_predict import predictor_for_job  # noqa: E402
-from advisor.estimate.llm_published import (  # noqa: E402
+from advisor.fitting.llm_published import (  # noqa: E402
     PublishedRun,
     memory_runs,
     read_published,
     throughput_runs,
 )
-from advisor.estimate.parameters import llm_calibration, shipped_calibration  # noqa: E402
 from probes.llm_job import job_for  # noqa: E402
 from probes.llm_memory import footprint  # noqa: E402
 

@@ -46,7 +46,7 @@ from advisor.errors import UsageError
 from advisor.estimate import catalog
 from advisor.estimate.predict import predict
 from advisor.estimate.prediction import Target
-from advisor.estimate.published import ScalingRow, read_scaling
+from advisor.fitting.published import ScalingRow, read_scaling
 from advisor.locations import shipped_data_dir
 from probes import history, zoo
 from probes.result import ProbeResult

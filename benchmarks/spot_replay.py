@@ -1,7 +1,7 @@
 """Replay the public spot traces: does the fallback plan keep deadlines, and is pure spot predicted well?
 
 For every trace family of ``data/spot-trace-spells.csv`` (the traces themselves, lossless run
-lengths; ``benchmarks/spot_traces_derive.py``), jobs of 2-48 h with deadlines of 1.1x-3x their
+lengths; ``advisor/fitting/spot_traces.py``), jobs of 2-48 h with deadlines of 1.1x-3x their
 work start at seeded random times, two ways:
 
 - ``region`` (what an offering without a zone gets, every offering of the price database): spot
@@ -44,8 +44,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from advisor.fitting.spot_traces import Trace, committed_traces, region_of, runs
 from advisor.recommend import fallback, spot
-from benchmarks.spot_traces_derive import Trace, committed_traces, region_of, runs
 from pricing.spot_risk import SpotRisk, shipped_risks
 
 HOUR = 3600.0
@@ -112,7 +112,7 @@ class RegionProcess:
     while that zone has capacity; when the zone loses it while another zone has capacity, that is
     a move: ``spot.MOVE_SECONDS`` without capacity, which ``fallback.run`` sees as a preemption (it
     steps to every change), then capacity on the first zone that has it; when no zone has capacity
-    it waits for one and starts on the first that has (no move). ``spot_traces_derive.failover``
+    it waits for one and starts on the first that has (no move). ``advisor.fitting.spot_traces.failover``
     is the same walk on the ticks, from the first zone."""
 
     def __init__(self, zones: list[TraceProcess], first: int) -> None:

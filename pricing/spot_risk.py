@@ -5,7 +5,7 @@ could be had and maximum-likelihood fits of its lifetimes (time to preemption: a
 exponentials, ``Lifetimes``) and of the waits when none could be had (a Weibull); and per family
 and region the same for a run that fails over between the region's zones (what a SkyPilot managed
 job does: it relaunches in any zone of its region), with the share of preemptions that found
-another zone with capacity at once. ``benchmarks/spot_traces_derive.py`` derives it from the
+another zone with capacity at once. ``advisor/fitting/spot_traces.py`` derives it from the
 public traces (sources in docs/SOURCES.md, section "Spot risk"). A machine gets the family
 measured on its provider and accelerator, else its provider's family of the same kind (GPU or
 CPU), else a stated conservative default: the AWS traces, the most frequently interrupted ones we
@@ -37,7 +37,7 @@ class Lifetimes:
     """How long a spot machine lives (time to preemption, seconds): a mixture of two exponentials,
     many short lives and a few long ones that hold most of the running time (heavy-tailed: the
     spread exceeds the mean), fitted by maximum likelihood to the traces' lifetimes
-    (``benchmarks/spot_traces_derive.py``, ``hyperexponential_fit``). One exponential where
+    (``advisor/fitting/spot_traces.py``, ``hyperexponential_fit``). One exponential where
     ``short_share`` is 1."""
 
     short_share: float

@@ -3,7 +3,7 @@
 This module owns the format: its vocabulary, the writer of probe results (``write_csv``) and the
 one reader (``read_csv``). Every user of the format reads through ``read_csv``: ``advisor import``
 (then ``from_rows``), ``advisor validate --reference`` and the calibration fit (through
-``advisor.estimate.published``, which adds what estimation derives from a row). The reader is
+``advisor.fitting.published``, which adds what estimation derives from a row). The reader is
 strict: typed ``Row``s, or one ``UsageError`` naming the file and line of the first bad row.
 A probe's export carries, in the ``notes`` of its ``seconds_total`` row, the ``key=value`` fields
 that ``from_rows`` needs to rebuild the full ``ProbeResult`` on another machine.

@@ -18,7 +18,7 @@ end waits on is the last epoch's training iterator, the same kind of drop as at 
 A probe's short epochs never see this (their iterators live a fraction of a second); the real run
 pays it at the real epoch's age. So the probe models it: for each iterator the real run drops, the
 expected wait is the chance that dropping it waits (``TeardownRates``, fitted on timed real fits
-by ``benchmarks/fit_anatomy.py``, ``data/fit-teardown.json``) times the mean wait to the next
+by ``advisor.fitting.teardown``, ``data/fit-teardown.json``) times the mean wait to the next
 wake-up, averaged over how much the age varies from run to run on this machine. Pure functions;
 no TensorFlow.
 """

@@ -123,11 +123,11 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
     A bad row is skipped and listed with its file:line (--strict: stop at it); an empty
     batch_size takes the workload's batch size from the zoo and is counted as assumed.
     """
-    from advisor.estimate import absolute
-    from advisor.estimate import validate as engine
-    from advisor.estimate.calibrate import leave_one_source_out
     from advisor.estimate.parameters import shipped_calibration
-    from advisor.estimate.published import read_reference_checked
+    from advisor.fitting import absolute
+    from advisor.fitting import validate as engine
+    from advisor.fitting.calibrate import leave_one_source_out
+    from advisor.fitting.published import read_reference_checked
     from advisor.locations import shipped
 
     path = reference or shipped("benchmarks.csv")

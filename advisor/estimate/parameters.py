@@ -1,6 +1,6 @@
 """The model's free parameters: priors written here, fitted values in ``data/calibration.json``.
 
-``python -m advisor.estimate.calibrate`` refits them on the shipped reference measurements and
+``python -m advisor.fitting.calibrate`` refits them on the shipped reference measurements and
 rewrites the JSON; nothing in it is tuned by hand. A parameter the data cannot identify (no TPU
 in the reference set) stays at its prior, and predictions that lean on it are flagged as
 extrapolated. The cuDNN recurrent path is no parameter here: it is fitted on measured kernels
@@ -19,7 +19,7 @@ from advisor.locations import shipped
 
 CALIBRATION_FILE = "calibration.json"
 LLM_CALIBRATION_FILE = "calibration-llm.json"
-"""The LLM fine-tuning parameters fitted by ``python -m advisor.estimate.llm_fit``."""
+"""The LLM fine-tuning parameters fitted by ``python -m advisor.fitting.llm_fit``."""
 LLM_PARAMETERS = (
     "attention_efficiency",
     "fp8_gemm_efficiency",

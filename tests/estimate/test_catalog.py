@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.estimate import catalog
-from advisor.estimate.published import read_reference
+from advisor.fitting.published import read_reference
 from advisor.locations import shipped, shipped_data_dir
 from pricing import database, ingest
 from pricing.observations import Observation

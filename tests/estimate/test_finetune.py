@@ -8,11 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.estimate import catalog, finetune, llm_fit, memory
+from advisor.estimate import catalog, finetune, memory
 from advisor.estimate.llm_predict import predict_job, predictor_for_job
-from advisor.estimate.llm_published import read_published, throughput_runs
 from advisor.estimate.parameters import PRIOR, llm_calibration
 from advisor.estimate.prediction import Target
+from advisor.fitting import llm_fit
+from advisor.fitting.llm_published import read_published, throughput_runs
 from probes import llm
 from probes.llm_job import job_for
 from probes.llm_memory import footprint

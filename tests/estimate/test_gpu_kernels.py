@@ -16,25 +16,26 @@ from advisor.estimate.machine import accelerator_machine, cpu_machine
 from advisor.estimate.measured import facts_for, with_inferred_recurrence
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.predict import source_machine
-from advisor.estimate.published import read_reference
 from advisor.estimate.steps import facts_of, step_parts
-from advisor.estimate.validate import machine_of_row, pair_results, read_facts_suite
+from advisor.fitting import kernels as kernel_fit
+from advisor.fitting.published import read_reference
+from advisor.fitting.validate import machine_of_row, pair_results, read_facts_suite
 from advisor.locations import shipped
 from probes import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
 
 def test_the_shipped_kernel_fit_is_what_the_fit_gives_on_the_shipped_kernels() -> None:
-    """data/gpu-kernel-fit.json is re-runnable: ``python benchmarks/gpu_kernel_fit.py --write``."""
+    """data/gpu-kernel-fit.json is re-runnable: ``python -m advisor.fitting kernels``."""
     shipped_blob = json.loads(shipped(kernels.FIT_FILE).read_text(encoding="utf-8"))
-    assert kernels.rounded(kernels.fit()) == shipped_blob
+    assert kernel_fit.rounded(kernel_fit.fit()) == shipped_blob
 
 
 def test_every_kernel_row_names_where_it_came_from_and_its_gpu_has_a_cited_peak() -> None:
-    with shipped(kernels.PEAKS_FILE).open(encoding="utf-8", newline="") as handle:
+    with shipped(kernel_fit.PEAKS_FILE).open(encoding="utf-8", newline="") as handle:
         peaks = {row["gpu"]: row for row in csv.DictReader(handle)}
     assert all(row["source"] and float(row["fp32_tflops"]) > 0 for row in peaks.values())
-    with shipped(kernels.KERNELS_FILE).open(encoding="utf-8", newline="") as handle:
+    with shipped(kernel_fit.KERNELS_FILE).open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {row["kernel"] for row in rows} == {"gemm", "vanilla", "lstm", "gru"}
     for row in rows:
@@ -45,12 +46,12 @@ def test_every_kernel_row_names_where_it_came_from_and_its_gpu_has_a_cited_peak(
 
 
 def test_the_held_out_gpu_stays_out_of_the_fit() -> None:
-    recurrent, _ = kernels.read_kernels()
-    held = [k for k in recurrent if k.gpu == kernels.HOLD_OUT]
-    fit = kernels.fit()
+    recurrent, _ = kernel_fit.read_kernels()
+    held = [k for k in recurrent if k.gpu == kernel_fit.HOLD_OUT]
+    fit = kernel_fit.fit()
     assert fit.errors["recurrent held_out"]["n"] == len(held) > 0
-    refit_without = kernels.fit_recurrent([k for k in recurrent if k.gpu != kernels.HOLD_OUT])
-    refit_with = kernels.fit_recurrent(recurrent)
+    refit_without = kernel_fit.fit_recurrent([k for k in recurrent if k.gpu != kernel_fit.HOLD_OUT])
+    refit_with = kernel_fit.fit_recurrent(recurrent)
     assert fit.recurrent == refit_without != refit_with
 
 

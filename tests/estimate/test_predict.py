@@ -185,7 +185,7 @@ def test_tensorflow_pip_wheels_from_1_6_run_avx_twice_as_fast_as_the_older_sse_o
     an SSE build's and half an AVX2-with-FMA build's operations a cycle."""
     from advisor.estimate.machine import AVX2_FLOPS_PER_CYCLE as AVX2  # a core whose widest is AVX2
     from advisor.estimate.machine import build_speed
-    from advisor.estimate.published import ReferenceRow
+    from advisor.fitting.published import ReferenceRow
 
     def isa(software: str) -> str:
         row = ReferenceRow("s", "mnist_mlp", "CPU", 4, "skylake", software, "fp32", 128, None,

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.errors import UsageError
 from advisor.estimate import Target, predict
-from advisor.estimate.published import SCALING_COLUMNS, ScalingRow, read_scaling
+from advisor.fitting.published import SCALING_COLUMNS, ScalingRow, read_scaling
 from advisor.locations import shipped
 from tests.estimate.test_probes import probe
 

@@ -8,8 +8,8 @@ import pytest
 from advisor.estimate import catalog
 from advisor.estimate.machine import Machine, accelerator_machine
 from advisor.estimate.parameters import shipped_calibration
-from advisor.estimate.published import read_reference
 from advisor.estimate.steps import facts_of, step_parts
+from advisor.fitting.published import read_reference
 from advisor.locations import shipped
 from probes import zoo
 

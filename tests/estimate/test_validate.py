@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.errors import UsageError
-from advisor.estimate import calibrate, memory, validate
+from advisor.estimate import memory
 from advisor.estimate.machine import accelerator_machine
 from advisor.estimate.parameters import PRIOR, read, shipped_calibration
-from advisor.estimate.published import read_reference
 from advisor.estimate.steps import facts_of
+from advisor.fitting import calibrate, validate
+from advisor.fitting.published import read_reference
 from advisor.locations import shipped
 from probes import exchange, zoo
 from tests.estimate.test_probes import probe

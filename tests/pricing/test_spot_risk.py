@@ -7,8 +7,7 @@ import math
 
 import pytest
 
-from advisor.locations import shipped
-from benchmarks.spot_traces_derive import (
+from advisor.fitting.spot_traces import (
     Trace,
     committed_traces,
     decode,
@@ -21,6 +20,7 @@ from benchmarks.spot_traces_derive import (
     weibull_fit,
     zone_rows,
 )
+from advisor.locations import shipped
 from pricing.spot_risk import DEFAULT_FAMILY, shipped_risks
 
 
@@ -80,7 +80,7 @@ def test_a_phase_held_only_by_cut_spells_is_kept_to_the_longest_seen() -> None:
 
 def test_shipped_table_is_derived_from_the_committed_traces() -> None:
     """Re-derive every zone and region from data/spot-trace-spells.csv: the shipped rows must be
-    what ``spot_traces_derive.py --committed`` writes."""
+    what ``python -m advisor.fitting spot`` writes."""
     with shipped("spot-risk.csv").open(newline="") as handle:
         shipped_rows = list(csv.DictReader(handle))
     derived = risk_rows(committed_traces())

@@ -1,11 +1,11 @@
-"""Reading the teardown waits of a timed real fit (``benchmarks/fit_anatomy.py``): which
+"""Reading the teardown waits of a timed real fit (``advisor.fitting.teardown``): which
 iterator each wait belongs to, and its age counted from its first batch (no TensorFlow)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.fit_anatomy import fit_rates, observations
+from advisor.fitting.teardown import fit_rates, observations
 from probes.teardown import wait_if_stalled
 
 

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
+from advisor.fitting.spot_traces import Trace, committed_traces, failover, region_of
 from advisor.recommend import fallback, spot
 from benchmarks.spot_replay import RegionProcess, TraceProcess, replay
-from benchmarks.spot_traces_derive import Trace, committed_traces, failover, region_of
 
 HOUR = 3600.0
 MOVE = spot.MOVE_SECONDS

@@ -16,7 +16,7 @@ from typing import Any
 
 from advisor.estimate.parameters import Calibration, across_kinds, sigma_of
 from advisor.estimate.prediction import Prediction
-from advisor.estimate.validate import INTERVAL, Run, percentile
+from advisor.fitting.validate import INTERVAL, Run, percentile
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""Fit the LLM fine-tuning parameters: ``python -m advisor.estimate.llm_fit``.
+"""Fit the LLM fine-tuning parameters: ``python -m advisor.fitting.llm_fit``.
 
 Only ``parameters.LLM_PARAMETERS`` move (fused attention's share of peak, FP8 products', the
 node's collectives over NVLink and over PCIe, how much of the gathers the device hides, the
 dequantisation traffic); every other parameter stays at the shipped fit (``calibration.json``,
-``python -m advisor.estimate.calibrate``), whose rows these parameters do not touch. The fitted
+``python -m advisor.fitting.calibrate``), whose rows these parameters do not touch. The fitted
 rows are the published runs marked ``use_throughput=fit`` in
 ``data/llm-finetune-published.csv``: each predicted in absolute terms (its model, method,
 layout, GPU and precision), the loss the robust mean of the log errors of tokens per second
@@ -30,7 +30,6 @@ from statistics import NormalDist
 from typing import Any
 
 from advisor.estimate.finetune import machine_for, step_of
-from advisor.estimate.llm_published import PublishedRun, throughput_runs
 from advisor.estimate.parameters import (
     LLM_CALIBRATION_FILE,
     LLM_PARAMETERS,
@@ -38,8 +37,9 @@ from advisor.estimate.parameters import (
     Calibration,
     shipped_calibration,
 )
-from advisor.estimate.search import coordinate_search
-from advisor.estimate.validate import percentile
+from advisor.fitting.llm_published import PublishedRun, throughput_runs
+from advisor.fitting.search import coordinate_search
+from advisor.fitting.validate import percentile
 from advisor.locations import shipped_data_dir
 
 PRIOR_WEIGHT = 0.005
@@ -165,8 +165,13 @@ def to_json(calibration: Calibration, figures: dict[str, Any]) -> str:
     return json.dumps({**blob, **figures}, indent=2, sort_keys=True) + "\n"
 
 
+def derive() -> str:
+    """``data/calibration-llm.json`` as text."""
+    return to_json(*calibrate())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m advisor.estimate.llm_fit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m advisor.fitting.llm_fit", description=__doc__)
     parser.add_argument("--output", type=Path, default=shipped_data_dir() / LLM_CALIBRATION_FILE)
     args = parser.parse_args(argv)
     calibration, figures = calibrate()

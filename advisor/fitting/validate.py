@@ -21,8 +21,8 @@ from advisor.estimate import catalog, frameworks
 from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, sigma_of
 from advisor.estimate.prediction import Prediction
-from advisor.estimate.published import ReferenceRow
 from advisor.estimate.steps import WorkloadFacts, activation_bytes_of, facts_of, step_parts
+from advisor.fitting.published import ReferenceRow
 from probes import zoo
 from probes.exchange import METRICS
 

@@ -1,4 +1,4 @@
-"""Fit the device model on published absolute measurements: ``python -m advisor.estimate.calibrate``.
+"""Fit the device model on published absolute measurements: ``python -m advisor.fitting.calibrate``.
 
 Every fitted row is predicted in absolute terms (its device, batch, precision and software; no
 ratio to another row) and the loss is the robust (Huber) mean of the log errors, each source
@@ -28,7 +28,6 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from advisor.estimate.absolute import RowResult, absolute_results, by, summarise_rows
 from advisor.estimate.parameters import (
     CALIBRATION_FILE,
     FREE_PARAMETERS,
@@ -38,9 +37,10 @@ from advisor.estimate.parameters import (
     sigma_of,
 )
 from advisor.estimate.parameters import to_json as calibration_json
-from advisor.estimate.published import ReferenceRow, read_reference
-from advisor.estimate.search import coordinate_search
-from advisor.estimate.validate import (
+from advisor.fitting.absolute import RowResult, absolute_results, by, summarise_rows
+from advisor.fitting.published import ReferenceRow, read_reference
+from advisor.fitting.search import coordinate_search
+from advisor.fitting.validate import (
     INTERVAL,
     PairResult,
     pair_results,
@@ -272,9 +272,18 @@ def _loso_sigma(
     )
 
 
+def derive(progress: Callable[[str], None] = print) -> str:
+    """``data/calibration.json`` as text: the fit on the shipped ``FIT_FILES``, the shipped
+    hold-out files held out."""
+    data = shipped_data_dir()
+    files = [data / name for name in FIT_FILES]
+    calibration, figures = calibrate(files, sorted(data.glob(HOLDOUT_PATTERN)), progress)
+    return calibration_json(calibration, **figures)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m advisor.estimate.calibrate", description=__doc__
+        prog="python -m advisor.fitting.calibrate", description=__doc__
     )
     data = shipped_data_dir()
     parser.add_argument(

@@ -26,13 +26,13 @@ Sources (docs/SOURCES.md, section "Spot risk"):
 
 Usage::
 
-    python benchmarks/spot_traces_derive.py /work/.mirror/skypilot-org+spot-traces/repo \
+    python -m advisor.fitting.spot_traces /work/.mirror/skypilot-org+spot-traces/repo \
         /work/.mirror/andylizf+skynomad-artifact/repo
 
 or, to rewrite only ``data/spot-risk.csv`` from the committed ``data/spot-trace-spells.csv`` (no
 mirrors needed)::
 
-    python benchmarks/spot_traces_derive.py --committed
+    python -m advisor.fitting.spot_traces --committed
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+from advisor.locations import shipped_data_dir
+
+DATA = shipped_data_dir()
 
 SPOT_TRACES = {
     # family: (provider, accelerator class, directory, file suffix, what)
@@ -433,11 +435,20 @@ def fit_columns(
     return {key: round(value, 4) for key, value in values.items()}
 
 
+RISK_FILE = "spot-risk.csv"
+
+
+def risk_csv(rows: list[dict[str, object]]) -> str:
+    """``data/spot-risk.csv`` as text."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 def write_risk(rows: list[dict[str, object]]) -> None:
-    with (DATA / "spot-risk.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    (DATA / RISK_FILE).write_text(risk_csv(rows), encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:

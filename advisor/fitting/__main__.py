@@ -1,0 +1,92 @@
+"""Regenerate every fitted file in ``data/``, or check that the shipped ones are what the fits give.
+
+    python -m advisor.fitting [--check] [NAME ...]        (``make refit``, ``make refit-check``)
+
+Each fit reads only committed inputs (published measurements in ``data/``, timed runs in
+``benchmarks/results/``) and derives its file's whole text, so ``--check`` is a byte comparison:
+it exits 1 naming every file whose shipped text differs from what its fit derives now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from advisor.locations import shipped_data_dir
+
+
+@dataclass(frozen=True)
+class Fit:
+    file: str
+    derive: Callable[[], str]
+    """The file's whole text, derived now."""
+
+
+def _calibration() -> str:
+    from advisor.fitting import calibrate
+
+    return calibrate.derive()
+
+
+def _llm() -> str:
+    from advisor.fitting import llm_fit
+
+    return llm_fit.derive()
+
+
+def _kernels() -> str:
+    from advisor.fitting import kernels
+
+    return kernels.derive()
+
+
+def _spot() -> str:
+    from advisor.fitting import spot_traces
+
+    return spot_traces.risk_csv(spot_traces.risk_rows(spot_traces.committed_traces()))
+
+
+def _teardown() -> str:
+    from advisor.fitting import teardown
+
+    return teardown.derive()
+
+
+FITS: dict[str, Fit] = {
+    "calibration": Fit("calibration.json", _calibration),
+    "llm": Fit("calibration-llm.json", _llm),
+    "kernels": Fit("gpu-kernel-fit.json", _kernels),
+    "spot": Fit("spot-risk.csv", _spot),
+    "teardown": Fit("fit-teardown.json", _teardown),
+}
+"""Every fitted file in ``data/``, by the name ``python -m advisor.fitting NAME`` takes."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m advisor.fitting", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    parser.add_argument("names", nargs="*", choices=[[], *FITS], metavar="NAME",
+                        help=f"what to refit: {', '.join(FITS)} (default: all)")  # fmt: skip
+    args = parser.parse_args(argv)
+    data = shipped_data_dir()
+    stale = []
+    for name in args.names or list(FITS):
+        fit = FITS[name]
+        path = data / fit.file
+        text = fit.derive()
+        if args.check:
+            same = path.exists() and path.read_text(encoding="utf-8") == text
+            print(f"{name}: data/{fit.file} {'as derived' if same else 'DIFFERS from its fit'}")
+            stale += [] if same else [fit.file]
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"{name}: wrote data/{fit.file}")
+    if stale:
+        print(f"stale: {', '.join(stale)} (python -m advisor.fitting to refit)", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
