@@ -29,9 +29,10 @@ from advisor.recommend import ranker, spot
 from advisor.recommend.clusters import LINEAR_SCALING_LIMIT, clusters
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Recommendation
+from advisor.workloads import llm, llm_job, zoo
+from advisor.workloads.llm_job import Job, Options, job_of
 from pricing.offers import Filters, OfferGroup, Rentable
-from probes import llm, llm_job, reference, zoo
-from probes.llm_job import Job, Options, job_of
+from probes import reference
 from probes.result import ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
 

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def worker(budget: float) -> None:
     """Probe every zoo workload under this process's backend; one JSON line each."""
     sys.path.insert(0, str(ROOT))
-    from probes import backend, zoo
+    from advisor.workloads import zoo
+    from probes import backend
     from probes.run import probe
     from probes.spec import spec_for
 

@@ -48,7 +48,8 @@ _LARGEST = 65_536
 
 def shapes(workloads: Sequence[str] = CONVNETS) -> list[dict[str, Any]]:
     """Each 2D convolution of the zoo's ``workloads``, channels last."""
-    from probes import networks, zoo
+    from advisor.workloads import zoo
+    from probes import networks
     from probes.profile import leaf_layers
 
     found = []

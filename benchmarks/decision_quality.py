@@ -168,7 +168,7 @@ def scenarios(rows, calibration_of, prices: Prices):  # type: ignore[no-untyped-
 
 
 def _seconds(row) -> float:  # type: ignore[no-untyped-def]
-    from probes import zoo
+    from advisor.workloads import zoo
 
     return float(row.seconds_per_sample(zoo.get(row.workload).samples))
 
@@ -183,7 +183,7 @@ def main() -> int:
     from advisor.estimate.parameters import shipped_calibration
     from advisor.fitting import calibrate
     from advisor.locations import shipped_data_dir
-    from probes import zoo
+    from advisor.workloads import zoo
 
     started = time.perf_counter()
     ids = {workload.id for workload in zoo.WORKLOADS}

@@ -52,8 +52,9 @@ from advisor.estimate.residual import kind_of
 from advisor.fitting import calibrate
 from advisor.fitting.published import ReferenceRow
 from advisor.locations import shipped_data_dir
+from advisor.workloads import zoo
 from benchmarks import factor_table
-from probes import history, reference, zoo
+from probes import history, reference
 from probes.result import ProbeResult
 
 ROOT = Path(__file__).resolve().parent.parent

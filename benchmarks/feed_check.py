@@ -43,7 +43,8 @@ def _timed(call: Callable[[], object], repeats: int) -> float:
 def measure(name: str, batch: int, repeats: int) -> dict[str, object]:
     import jax
 
-    from probes import networks, zoo
+    from advisor.workloads import zoo
+    from probes import networks
     from probes.data import InputSpec, make
 
     workload = zoo.get(name)

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from probes import quiet, zoo
+from advisor.workloads import zoo
+from probes import quiet
 from probes.reference import reference_seconds
 
 

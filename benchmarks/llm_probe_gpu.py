@@ -41,7 +41,7 @@ SEQUENCES = 64
 
 
 def job(index: int) -> Any:
-    from probes.llm_job import job_for
+    from advisor.workloads.llm_job import job_for
 
     model, method, rank, targets, sequence, micro_batch, checkpointing = JOBS[index]
     return job_for(
@@ -58,8 +58,8 @@ def probe_all(out: Path, budget: float, seconds: float, precision: str = "fp32")
     ``mixed``, and ``llm_predict.probe_run_seconds`` models its run so)."""
     from dataclasses import replace
 
+    from advisor.workloads.llm_job import probe_name
     from probes import exchange
-    from probes.llm_job import probe_name
     from probes.run import probe
     from probes.spec import spec_for
 
@@ -94,8 +94,8 @@ def compare(probes_csv: Path, real_jsonl: Path) -> list[dict[str, Any]]:
     bf16 on that GPU, and the same corrected by the job's probe there."""
     from advisor.estimate.llm_predict import job_residuals, predictor_for_job
     from advisor.estimate.prediction import Target
+    from advisor.workloads.llm_job import probe_name
     from probes import exchange
-    from probes.llm_job import probe_name
 
     probes = exchange.from_rows(exchange.read_csv(probes_csv))
     lines = [json.loads(line) for line in real_jsonl.read_text().splitlines() if line.strip()]

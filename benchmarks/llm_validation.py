@@ -46,8 +46,8 @@ from advisor.fitting.llm_published import (  # noqa: E402
     read_published,
     throughput_runs,
 )
-from probes.llm_job import job_for  # noqa: E402
-from probes.llm_memory import footprint  # noqa: E402
+from advisor.workloads.llm_job import job_for  # noqa: E402
+from advisor.workloads.llm_memory import footprint  # noqa: E402
 
 GIB = 2**30
 MEMORY_TARGET = 0.15

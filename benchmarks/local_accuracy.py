@@ -239,7 +239,7 @@ def _refuse(message: str) -> NoReturn:
 def batch_size(name: str, sizes: dict[str, int]) -> int:
     """The batch a case trains with: its own, else its zoo workload's or a user model's default
     (``probes.spec``)."""
-    from probes import zoo
+    from advisor.workloads import zoo
     from probes.spec import USER_BATCH_SIZE
 
     model = CASES[name][0]

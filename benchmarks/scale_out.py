@@ -48,7 +48,8 @@ from advisor.estimate.predict import predict
 from advisor.estimate.prediction import Target
 from advisor.fitting.published import ScalingRow, read_scaling
 from advisor.locations import shipped_data_dir
-from probes import history, zoo
+from advisor.workloads import zoo
+from probes import history
 from probes.result import ProbeResult
 
 ROOT = Path(__file__).resolve().parents[1]

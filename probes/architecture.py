@@ -22,7 +22,7 @@ Counting conventions (forward pass, one sample; a multiply-add is 2 FLOPs):
 Training is three forward passes (``TRAINING_PASSES``): the backward pass computes gradients for
 both a layer's inputs and its weights, each a product as large as the forward one (Kaplan et al.,
 "Scaling Laws for Neural Language Models", 2020, sec. 2.1: C = 6N per token, i.e. 2N forward +
-4N backward), the convention of ``probes.zoo``'s published counts.
+4N backward), the convention of ``advisor.workloads.zoo``'s published counts.
 """
 
 from __future__ import annotations

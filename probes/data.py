@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import AdvisorError
-from probes import weights
+from advisor.workloads import weights
 
 UNKNOWN_LENGTH = 64
 """Length used for a variable-length (None) input axis of a user's model."""

@@ -23,7 +23,8 @@ from typing import Any, Literal, TextIO, overload
 
 from advisor import display
 from advisor.errors import AdvisorError, UsageError
-from probes import backend, llm_job, zoo
+from advisor.workloads import llm_job, zoo
+from probes import backend
 from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from probes.validity import problem
 
@@ -382,7 +383,7 @@ _FILE_ID = re.compile(r"file:[0-9a-f]{16}")
 def _reachable(workload: str) -> bool:
     """Whether a stored probe of ``workload`` can be found again: the id of a zoo workload, of a
     model file (``probes.spec``: ``file:`` and 16 hex digits of its SHA-256), or of an LLM job's
-    proxy, the name ``probes.llm_job.probe_name`` gives the job it stands for."""
+    proxy, the name ``advisor.workloads.llm_job.probe_name`` gives the job it stands for."""
     known = any(w.id == workload for w in zoo.WORKLOADS)
     if known or _FILE_ID.fullmatch(workload) is not None:
         return True

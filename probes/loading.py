@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from probes import architecture, backend, networks, quiet, transformers
+from advisor.workloads import transformers
+from probes import architecture, backend, networks, quiet
 from probes.data import UNKNOWN_LENGTH, InputSpec
 from probes.spec import ProbeSpec
 
@@ -36,7 +37,7 @@ class Prepared:
     """True for synthetic-data workloads: a small pool of batches, not a full-size array."""
     scale: float = 1.0
     """Training FLOPs of the real workload per FLOP of the model built here: above 1 when a
-    smaller proxy of a transformer is stepped instead (``probes.transformers.probe_shape``)."""
+    smaller proxy of a transformer is stepped instead (``advisor.workloads.transformers.probe_shape``)."""
     proxy: str = ""
     """What the proxy is (``2 of 36 layers, 128 of 1024 tokens``); empty when the real model."""
     parameter_scale: float = 1.0

@@ -1,7 +1,7 @@
 """Keras 3 builders for the workload zoo (architectures of WORKLOADS.md), compiled as trained.
 
 Imports Keras inside the functions only. ``build(workload)`` returns a compiled model whose
-parameter count matches ``probes.zoo`` (tests/probes/test_networks.py checks each one).
+parameter count matches ``advisor.workloads.zoo`` (tests/probes/test_networks.py checks each one).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from advisor.workloads.transformers import Shape
+from advisor.workloads.zoo import Workload
 from probes import quiet
-from probes.transformers import Shape
-from probes.zoo import Workload
 
 FASTTEXT_VOCABULARY = 1_000_000
 """Uni+bigram vocabulary of imdb_fasttext (about 1e6 in the original script)."""

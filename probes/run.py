@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
+from advisor.workloads import weights
 from probes import (
     architecture,
     backend,
@@ -50,7 +51,6 @@ from probes import (
     reference,
     stats,
     teardown,
-    weights,
 )
 from probes.fitting import (
     Measurement,
@@ -152,7 +152,7 @@ def probe(
 def check_weights_fit(spec: ProbeSpec) -> None:
     """Refuse, before Keras is imported or anything built, a model whose weights, gradients and
     optimizer slots do not fit in the memory available now: a zoo workload by its published
-    count, a user's file by the weights its layers declare (``probes.weights``). A transformer
+    count, a user's file by the weights its layers declare (``advisor.workloads.weights``). A transformer
     is checked once built: its proxy is stepped, an 8B LLM's full weights never are."""
     if spec.workload is not None and spec.workload.transformer is not None:
         return

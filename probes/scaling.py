@@ -11,7 +11,7 @@ it is plausible: a per-step cost of at most half the larger batch's step, none b
 otherwise the larger batch's time per sample is scaled to the real batch. The result is marked ``extrapolated``
 and its interval widens with the distance of the extrapolation. A transformer too large to step
 at all here (GPT-2 large: 5 TFLOPs a sample) is stepped as a proxy of the same width with fewer
-layers and a shorter sequence (``probes.transformers.probe_shape``), and the time per sample is
+layers and a shorter sequence (``advisor.workloads.transformers.probe_shape``), and the time per sample is
 scaled by the FLOP ratio of the real shape to the proxy. These workloads use synthetic
 data (like the benchmarks they reproduce): no validation pass was timed there, so the validation
 step is modelled as a forward pass, a third of a training step.

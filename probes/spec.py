@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from advisor import display
 from advisor.errors import AdvisorError, UsageError
-from probes import llm, llm_job, weights, zoo
+from advisor.workloads import llm, llm_job, weights, zoo
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 from probes.result import WorkloadConfig
 

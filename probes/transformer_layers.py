@@ -6,7 +6,7 @@ positions, a class token, a tied output projection), rather than keras-hub's bac
 dependency to install (keras-hub pulls in tensorflow-text and its own pins), nothing that
 downloads weights or tokenizers, and only ``keras.ops`` inside, so the builders run on any Keras
 backend (TensorFlow, JAX, PyTorch). The shapes and their parameter counts are in
-``probes.transformers``; tests check the two agree. Keras is imported inside the functions only.
+``advisor.workloads.transformers``; tests check the two agree. Keras is imported inside the functions only.
 
 A causal LM (Llama, Qwen, Mistral, Gemma) is built from ``GroupQueryAttention`` (Keras 3's
 grouped-query attention, causal), ``RMSNormalization`` and a gated feed-forward of three
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.workloads.transformers import CAUSAL_LM, DECODER, ENCODER, VISION, Shape
 from probes import quiet
-from probes.transformers import CAUSAL_LM, DECODER, ENCODER, VISION, Shape
 
 DROPOUT = 0.1
 """Dropout of BERT, GPT-2 and ViT-B (DeiT trains with stochastic depth instead; same cost)."""

@@ -85,7 +85,7 @@ class Count(BoundedInt):
     name = "count"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        from probes.llm_job import count_value
+        from advisor.workloads.llm_job import count_value
 
         if isinstance(value, int) and not isinstance(value, bool):
             return super().convert(value, param, ctx)

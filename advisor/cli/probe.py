@@ -182,7 +182,7 @@ def models(fmt: str) -> None:
     An LLM is recommended for a fine-tuning job: advisor recommend --model llama3-8b
     --method qlora --tokens 20M --deadline 6h.
     """
-    from probes import llm, zoo
+    from advisor.workloads import llm, zoo
 
     rows = [
         {

@@ -15,10 +15,10 @@ from advisor.errors import UsageError
 from advisor.estimate.machine import PRECISIONS
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import MAX_NODES, OBJECTIVES, Constraints
+from advisor.workloads.llm import METHODS, TARGETS
+from advisor.workloads.llm_job import MAX_RANK, MAX_SEQUENCES, MAX_TOKENS, Options
 from pricing.offers import Filters
 from probes.limits import MAX_BATCH, MAX_EPOCHS
-from probes.llm import METHODS, TARGETS
-from probes.llm_job import MAX_RANK, MAX_SEQUENCES, MAX_TOKENS, Options
 
 MAX_USD = 1e9
 """Largest budget accepted, in USD."""

@@ -1,6 +1,6 @@
 """An LLM fine-tuning step on a node of GPUs: its layout, its time from the device model.
 
-A ``probes.llm.FineTune`` becomes ``WorkloadFacts`` (FLOPs per token by method, fused attention
+A ``advisor.workloads.llm.FineTune`` becomes ``WorkloadFacts`` (FLOPs per token by method, fused attention
 apart, the trained parameters' optimizer traffic, the activations' traffic, QLoRA's
 dequantisation, the weights sharded over the node when they are) and one optimizer step over
 the global batch is ``steps.step_parts`` on the target's machine:
@@ -31,8 +31,8 @@ from advisor.estimate.steps import (
     activation_bytes_of,
     step_parts,
 )
-from probes.llm import TARGETS, FineTune
-from probes.llm_memory import footprint, layer_activation_bytes
+from advisor.workloads.llm import TARGETS, FineTune
+from advisor.workloads.llm_memory import footprint, layer_activation_bytes
 
 PYTORCH = Stack(framework=Framework("torch", (2, 4)))
 """What LLM fine-tuning runs under: PyTorch (Hugging Face TRL and PEFT, torchtune, NeMo)."""
@@ -185,7 +185,7 @@ def adapter_traffic(tune: FineTune) -> float:
 
 def logit_bytes(tune: FineTune) -> float:
     """16-bit bytes of logits a token's loss moves, as the zoo's decoders count them
-    (``probes.transformers.Shape.activation_bytes_16bit``): the fp32 logits and their fp32
+    (``advisor.workloads.transformers.Shape.activation_bytes_16bit``): the fp32 logits and their fp32
     gradient, 4 bytes a vocabulary entry; half of that when the loss runs over chunks (torchtune,
     Liger) or in one fused kernel (flash-attn's), neither of which writes an fp32 copy of them
     all. Not recomputed under checkpointing."""

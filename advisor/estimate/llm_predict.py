@@ -39,8 +39,8 @@ from advisor.estimate.residual import (
     kind_of,
     log_sigma_of,
 )
-from probes.llm import FineTune
-from probes.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
+from advisor.workloads.llm import FineTune
+from advisor.workloads.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
 from probes.result import ProbeResult
 
 Predictor = Callable[[Target], Prediction]

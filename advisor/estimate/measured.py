@@ -22,12 +22,12 @@ from advisor.estimate.steps import (
     PART_NAMES,
     Parts,
     WorkloadFacts,
-    activation_bytes,
     activation_bytes_of,
+    activation_bytes_of_flops,
     facts_of,
     step_parts,
 )
-from probes import zoo
+from advisor.workloads import zoo
 from probes.result import Architecture, Fingerprint, ProbeResult
 
 # Probe op classes -> the step part that scales like them.
@@ -78,7 +78,7 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         flops_per_sample=flops,
         parameters=probe.parameters,
         family=family,
-        activation_bytes_per_sample=activation_bytes(probe.config.workload, flops),
+        activation_bytes_per_sample=activation_bytes_of_flops(flops),
         conv_share=1.0 if family == "conv" else 0.0,  # the op split tells no more
     )
     return facts if counted is None else with_architecture(facts, counted)

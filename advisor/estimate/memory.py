@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from advisor.estimate.machine import Machine
 from advisor.estimate.steps import optimizer_slots
-from probes.llm_memory import Footprint
+from advisor.workloads.llm_memory import Footprint
 from probes.result import ProbeResult
 
 RESERVE_FRACTION = 0.1

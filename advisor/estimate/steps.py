@@ -19,81 +19,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from advisor.errors import UsageError
 from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import WINOGRAD_REDUCTION, Machine
 from advisor.estimate.parameters import Calibration
-from probes import transformers, weights, zoo
+from advisor.workloads import weights, zoo
 
 PART_NAMES = ("overhead", "compute", "memory", "sequential", "input_pipeline")
-# Forward activation elements per sample, summed over layer outputs (counted by hand from the
-# architectures in WORKLOADS.md; ImageNet nets rounded from their published memory footprints).
-_ACTIVATIONS_PER_SAMPLE = {
-    "mnist_mlp": 2.8e3,
-    "mnist_cnn": 7.8e4,
-    "cifar10_cnn": 2.05e5,
-    "imdb_fasttext": 2.0e4,
-    "imdb_bilstm": 9.0e4,
-    "lstm_text_generation": 3.3e4,
-    "resnet32_cifar10": 8.6e5,
-    "alexnet": 6.0e5,
-    "inception3": 2.5e7,
-    "resnet50": 2.2e7,
-    "resnet152": 5.5e7,
-    "vgg16": 1.5e7,
-}
-# Share of training FLOPs in convolutions, counted from the architectures (WORKLOADS.md;
-# multiply-adds per layer): the rest are the classifier's dense layers (AlexNet's and VGG-16's
-# large fully connected layers, the small convnets' dense heads).
-_CONV_SHARE = {
-    "mnist_cnn": 0.90,
-    "cifar10_cnn": 0.94,
-    "resnet32_cifar10": 0.99,
-    "alexnet": 0.93,
-    "inception3": 0.99,
-    "resnet50": 0.99,
-    "resnet152": 0.99,
-    "vgg16": 0.99,
-}
-# Output channels of the convolutions, FLOP-weighted harmonic mean: the narrow side of the
-# products they are (``probes.architecture`` on the zoo's Keras models, 2026-11-25).
-_CONV_CHANNELS = {
-    "mnist_cnn": 62.8,
-    "cifar10_cnn": 43.5,
-    "resnet32_cifar10": 27.0,
-    "alexnet": 209.4,
-    "inception3": 121.1,
-    "resnet50": 185.7,
-    "resnet152": 237.7,
-    "vgg16": 187.6,
-}
-# Share of training FLOPs in 3x3 and 5x5 stride-1 convolutions, counted from the architectures
-# (WORKLOADS.md; multiply-adds per layer): the layers cuDNN runs as Winograd transforms
-# (its WINOGRAD_NONFUSED algorithm takes 3x3 and 5x5 filters). AlexNet: conv2 (5x5, 224M
-# multiply-adds) and conv3-5 (3x3, 486M) of 839M.
-_WINOGRAD_SHARE = {
-    "mnist_cnn": 0.90,
-    "cifar10_cnn": 0.94,
-    "resnet32_cifar10": 0.95,
-    "alexnet": 0.85,
-    "inception3": 0.35,
-    "resnet50": 0.45,
-    "resnet152": 0.51,
-    "vgg16": 0.99,
-}
-# Recurrent layers of the zoo (probes/networks.py): cell, inputs per time step, hidden units.
-_RECURRENT_LAYERS = {
-    "imdb_bilstm": (("lstm", 128, 64),),
-    "lstm_text_generation": (("lstm", 57, 128),),
-}
 _ACTIVATION_PASSES = 6
 """Times each activation byte crosses memory in a training step (write, re-read, gradients)."""
 _FALLBACK_ACTIVATION_BYTES_PER_FLOP = 0.013
 """For a model outside the zoo: activation traffic per training FLOP (typical of convnets)."""
 _NARROW_FAMILIES = frozenset({"dense", "embedding", "recurrent"})
 """Families whose matrix products are as narrow as the batch (no pixels to widen them)."""
-_HOST_AUGMENTED = frozenset({"cifar10_cnn"})
-"""Zoo workloads whose reference runs augmented images on the host (WORKLOADS.md)."""
 _ALLREDUCE_LATENCY_S = 30e-6
 """Per ring hop latency of one all-reduce (NCCL/ICI order of magnitude; an assumption)."""
 _GATHERS = 2
@@ -212,22 +149,22 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
         timesteps=workload.input_shape[0] if recurrent else 0,
         directions=2 if recurrent and "bi" in workload.id else 1,
         optimizer=workload.optimizer,
-        activation_bytes_per_sample=activation_bytes(workload.id, workload.train_flops_per_sample),
+        activation_bytes_per_sample=activation_bytes(workload),
         score_bytes_per_sample=(
             traffic_of_16bit(workload.transformer.score_bytes_16bit())
             if workload.transformer is not None
             else 0.0
         ),
-        host_augmentation=workload.id in _HOST_AUGMENTED,
+        host_augmentation=workload.host_augmented,
         decodes_jpeg=workload.samples == zoo.IMAGENET_TRAIN,
-        winograd_share=_WINOGRAD_SHARE.get(workload.id, 0.0),
-        conv_share=_CONV_SHARE.get(workload.id, 0.0),
-        conv_channels=_CONV_CHANNELS.get(workload.id, 0.0),
-        recurrent_layers=len(_RECURRENT_LAYERS.get(workload.id, ())),
+        winograd_share=workload.winograd_share,
+        conv_share=workload.conv_share,
+        conv_channels=workload.conv_channels,
+        recurrent_layers=len(workload.recurrent_layers),
         input_bytes_per_sample=math.prod(workload.input_shape) * _ITEM_BYTES[workload.input_dtype],
         recurrent_flops_per_step=sum(
             recurrent_flops_per_step(cell, hidden, inputs, 1)
-            for cell, inputs, hidden in _RECURRENT_LAYERS.get(workload.id, ())
+            for cell, inputs, hidden in workload.recurrent_layers
         ),
         tokens=workload.transformer.sequence if workload.transformer is not None else 0,
     )
@@ -236,17 +173,21 @@ def facts_of(workload: zoo.Workload) -> WorkloadFacts:
 _ITEM_BYTES = {"float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "uint8": 1}
 
 
-def activation_bytes(workload_id: str, flops_per_sample: float) -> float:
-    """Activation traffic per sample: counted for the zoo, from FLOPs for anything else. A
-    transformer's is counted from its shape (Korthikanti et al. 2022, in ``probes.transformers``:
-    attention's sequence-squared x heads term included), in fp32 (twice the 16-bit bytes)."""
-    shape = _transformer_shape(workload_id)
-    if shape is not None:
-        return traffic_of_16bit(shape.activation_bytes_16bit())
-    elements = _ACTIVATIONS_PER_SAMPLE.get(workload_id)
-    if elements is None:
-        return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
-    return activation_bytes_of(elements)
+def activation_bytes(workload: zoo.Workload) -> float:
+    """Activation traffic per sample of a zoo workload, fp32. A transformer's is counted from its
+    shape (Korthikanti et al. 2022, in ``advisor.workloads.transformers``: attention's
+    sequence-squared x heads term included), any other's from its counted activations."""
+    if workload.transformer is not None:
+        return traffic_of_16bit(workload.transformer.activation_bytes_16bit())
+    if not workload.activations:
+        return activation_bytes_of_flops(workload.train_flops_per_sample)
+    return activation_bytes_of(workload.activations)
+
+
+def activation_bytes_of_flops(flops_per_sample: float) -> float:
+    """Activation traffic per sample of a model whose activations nobody counted: from its
+    training FLOPs, at a convnet's typical traffic per FLOP."""
+    return _FALLBACK_ACTIVATION_BYTES_PER_FLOP * flops_per_sample
 
 
 def traffic_of_16bit(stored_bytes: float) -> float:
@@ -258,13 +199,6 @@ def traffic_of_16bit(stored_bytes: float) -> float:
 def activation_bytes_of(elements: float) -> float:
     """Activation traffic per sample of ``elements`` fp32 activations counted per sample."""
     return 4.0 * elements * _ACTIVATION_PASSES
-
-
-def _transformer_shape(workload_id: str) -> transformers.Shape | None:
-    try:
-        return zoo.get(workload_id).transformer
-    except UsageError:
-        return None
 
 
 def optimizer_slots(optimizer: str) -> int:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from advisor.estimate.finetune import Layout
 from advisor.locations import shipped
-from probes import llm
-from probes.llm import FineTune
+from advisor.workloads import llm
+from advisor.workloads.llm import FineTune
 
 PUBLISHED_FILE = "llm-finetune-published.csv"
 

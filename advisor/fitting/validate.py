@@ -23,7 +23,7 @@ from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, sigma_of
 from advisor.estimate.prediction import Prediction
 from advisor.estimate.steps import WorkloadFacts, activation_bytes_of, facts_of, step_parts
 from advisor.fitting.published import ReferenceRow
-from probes import zoo
+from advisor.workloads import zoo
 from probes.exchange import METRICS
 
 

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from probes.fitting import ProbeProgress
     from probes.result import ProbeResult
     from probes.spec import ProbeSpec
+from advisor.workloads.llm_job import Options, parse_count
 from pricing.offers import Filters
-from probes.llm_job import Options, parse_count
 
 
 def one_line(exc: BaseException) -> str:

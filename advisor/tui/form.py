@@ -9,8 +9,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from probes import llm, zoo
-from probes.llm import METHODS
+from advisor.workloads import llm, zoo
+from advisor.workloads.llm import METHODS
 
 
 @dataclass(frozen=True)

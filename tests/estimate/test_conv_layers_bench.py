@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from advisor.estimate.steps import facts_of
-from probes import zoo
+from advisor.workloads import zoo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

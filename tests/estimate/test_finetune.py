@@ -14,9 +14,9 @@ from advisor.estimate.parameters import PRIOR, llm_calibration
 from advisor.estimate.prediction import Target
 from advisor.fitting import llm_fit
 from advisor.fitting.llm_published import read_published, throughput_runs
-from probes import llm
-from probes.llm_job import job_for
-from probes.llm_memory import footprint
+from advisor.workloads import llm
+from advisor.workloads.llm_job import job_for
+from advisor.workloads.llm_memory import footprint
 
 CALIBRATION = llm_calibration()
 GIB = 2**30
@@ -285,7 +285,7 @@ def test_a_probe_of_the_job_on_a_gpu_corrects_every_gpus_time() -> None:
 
     from advisor.estimate.llm_predict import job_residuals, probe_run_seconds
     from advisor.estimate.parameters import llm_calibration
-    from probes.llm_job import probe_name
+    from advisor.workloads.llm_job import probe_name
     from probes.result import WorkloadConfig
     from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -330,9 +330,9 @@ def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_r
 
     from advisor.estimate.llm_predict import probe_run_seconds
     from advisor.estimate.parameters import llm_calibration
+    from advisor.workloads.llm_job import probe_name
     from benchmarks import llm_probe_gpu
     from probes import exchange
-    from probes.llm_job import probe_name
     from probes.result import WorkloadConfig
     from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -368,7 +368,7 @@ def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recom
 
     from advisor.estimate.llm_predict import probe_run_seconds
     from advisor.estimate.parameters import llm_calibration
-    from probes.llm_job import probe_name
+    from advisor.workloads.llm_job import probe_name
     from probes.result import WorkloadConfig
     from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -407,7 +407,7 @@ def test_a_gpu_probe_that_beats_its_hardware_corrects_no_gpu_past_the_roofline()
 
     from advisor.estimate.llm_predict import job_residuals, probe_run_seconds
     from advisor.estimate.parameters import llm_calibration
-    from probes.llm_job import probe_name
+    from advisor.workloads.llm_job import probe_name
     from probes.result import WorkloadConfig
     from tests.estimate.test_probes import LOCAL_CPU, probe
 
@@ -441,7 +441,7 @@ def test_a_compiled_step_runs_its_device_work_faster_and_keeps_less() -> None:
     from advisor.estimate.finetune import COMPILED_SPEEDUP, layout, machine_for, step_of
     from advisor.estimate.memory import llm_bytes
     from advisor.estimate.parameters import llm_calibration
-    from probes.llm_memory import footprint
+    from advisor.workloads.llm_memory import footprint
 
     calibration = llm_calibration()
     job = job_for("qwen2.5-1.5b", examples=64, sequence=2048, micro_batch=4, checkpointing=True)

@@ -21,7 +21,7 @@ from advisor.fitting import kernels as kernel_fit
 from advisor.fitting.published import read_reference
 from advisor.fitting.validate import machine_of_row, pair_results, read_facts_suite
 from advisor.locations import shipped
-from probes import zoo
+from advisor.workloads import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
 

@@ -12,7 +12,7 @@ from advisor.estimate import Target, predict
 from advisor.estimate.machine import accelerator_machine, cpu_machine
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, step_parts
-from probes import zoo
+from advisor.workloads import zoo
 from tests.estimate.test_probes import probe
 
 

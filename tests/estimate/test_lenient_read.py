@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.errors import UsageError
-from probes import exchange, zoo
+from advisor.workloads import zoo
+from probes import exchange
 
 HEADER = "source,workload,device,vcpus,cpu_family,software,precision,batch_size,epochs,metric,value,notes\n"
 THROUGHPUT = HEADER + (

@@ -9,7 +9,7 @@ import pytest
 from advisor.estimate import Target, catalog, predict
 from advisor.estimate.machine import PRECISIONS
 from advisor.estimate.steps import WINOGRAD_REDUCTION, facts_of, optimizer_slots
-from probes import zoo
+from advisor.workloads import zoo
 from tests.estimate.test_probes import LOCAL_CPU, probe
 
 _HALF = {"fp16", "bf16", "mixed", "fp8"}  # fp8 on a GPU without FP8 units runs bf16

@@ -17,7 +17,7 @@ from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, us
 from advisor.estimate.parameters import CONV_SPEEDS, shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import allreduce_seconds, facts_of, sharded_seconds, step_parts
-from probes import zoo
+from advisor.workloads import zoo
 from probes.result import ProbeResult
 from tests.estimate.test_probes import LOCAL_CPU, probe
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from probes import zoo
+from advisor.workloads import zoo
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 
 LOCAL_CPU = Fingerprint(

@@ -115,7 +115,7 @@ def test_an_llm_over_several_nodes_is_planned_within_20_percent_of_published_fsd
     method: str, sequence: int, micro: int, nodes: int, published: float
 ) -> None:
     from advisor.estimate.llm_predict import predict_job
-    from probes.llm_job import Options, job_of
+    from advisor.workloads.llm_job import Options, job_of
 
     options = Options(method=method, tokens=50_000_000, sequence=sequence, packed=True)
     if method == "lora":
@@ -152,7 +152,7 @@ def test_more_nodes_are_never_slower_nor_faster_than_their_gpus_allow(workload: 
     """Clusters of 1-32 eight-H100 machines over 3,200 Gb/s: each GPU's share of the FLOPs at
     most its datasheet peak, the time falling (or flat) with every node added."""
     from advisor.estimate.steps import facts_of
-    from probes import zoo
+    from advisor.workloads import zoo
 
     p = probe(workload, 0.5)
     flops = facts_of(zoo.get(workload)).flops_per_sample

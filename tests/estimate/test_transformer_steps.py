@@ -11,7 +11,7 @@ from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import facts_of, step_parts
 from advisor.fitting.published import read_reference
 from advisor.locations import shipped
-from probes import zoo
+from advisor.workloads import zoo
 
 FIT_FILE = "calibration-lambda-pytorch.csv"
 

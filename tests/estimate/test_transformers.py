@@ -9,7 +9,7 @@ from advisor.estimate import Target, catalog, memory, predict
 from advisor.estimate.machine import accelerator_machine, cpu_machine
 from advisor.estimate.parameters import shipped_calibration
 from advisor.estimate.steps import facts_of
-from probes import zoo
+from advisor.workloads import zoo
 from tests.estimate.test_probes import probe
 
 

@@ -18,7 +18,8 @@ from advisor.estimate.steps import facts_of
 from advisor.fitting import calibrate, validate
 from advisor.fitting.published import read_reference
 from advisor.locations import shipped
-from probes import exchange, zoo
+from advisor.workloads import zoo
+from probes import exchange
 from tests.estimate.test_probes import probe
 
 HEADER = "source,workload,device,vcpus,cpu_family,software,precision,batch_size,epochs,metric,value,notes\n"

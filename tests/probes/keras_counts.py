@@ -1,4 +1,4 @@
-"""Save one model of each layer kind ``probes.weights`` counts; print each one's name and Keras'
+"""Save one model of each layer kind ``advisor.workloads.weights`` counts; print each one's name and Keras'
 own parameter count (run by ``test_weights.test_counts_match_keras`` in a process of its own)."""
 
 from __future__ import annotations

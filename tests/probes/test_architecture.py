@@ -1,14 +1,15 @@
 """probes.architecture: FLOPs and recurrent layers read from built Keras models.
 
 The counts are checked against hand-computed ones on small models and against the published
-training FLOPs of zoo models (``probes.zoo``); building models needs Keras, hence ``tf``.
+training FLOPs of zoo models (``advisor.workloads.zoo``); building models needs Keras, hence ``tf``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from probes import architecture, networks, zoo
+from advisor.workloads import zoo
+from probes import architecture, networks
 from probes.result import Architecture, RecurrentLayer
 
 

@@ -190,7 +190,8 @@ def test_advisor_probe_backend_torch_records_torch() -> None:
 
 ZOO_UNDER_JAX = """
 import json, numpy as np
-from probes import backend, networks, zoo
+from probes import backend, networks
+from advisor.workloads import zoo
 from probes.fitting import arrays
 from probes.loading import parameter_count, prepare
 from probes.spec import spec_for
@@ -216,7 +217,7 @@ def test_every_zoo_network_builds_under_jax_and_the_small_ones_train() -> None:
     step; every transformer's proxy (what a probe steps) builds and takes a step too.
     (benchmarks/backend_zoo.py probes all twelve under both backends: docs/BENCHMARKS-ARCHIVE.md,
     "Backends".)"""
-    from probes import zoo
+    from advisor.workloads import zoo
     from tests.probes.test_networks import TOLERANCE
 
     out = subprocess.run(

@@ -295,7 +295,7 @@ def test_a_bad_architecture_note_is_one_usage_error(tmp_path: Path, note: str) -
 def test_an_llm_jobs_proxy_probe_survives_export_and_import(tmp_path: Path) -> None:
     """An exported LLM proxy probe (its workload the job's probe name) imports, found again
     by that name; a name that names no job, or not the way the job names itself, is refused."""
-    from probes import llm_job
+    from advisor.workloads import llm_job
 
     name = llm_job.probe_name(llm_job.job_for("qwen2.5-0.5b", method="lora", tokens=10**6))
     proxy = dataclasses.replace(result(), config=dataclasses.replace(CONFIG, workload=name))

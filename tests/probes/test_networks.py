@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from probes import networks, zoo
+from advisor.workloads import zoo
+from probes import networks
 from probes.loading import parameter_count
 
 # Exact counts where WORKLOADS.md gives one; "~" figures are rounded, so allow their rounding:

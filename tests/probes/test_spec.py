@@ -69,7 +69,7 @@ def test_model_files(tmp_path: Path) -> None:
 
 
 def test_only_heavy_workloads_are_extrapolated() -> None:
-    from probes import zoo
+    from advisor.workloads import zoo
     from probes.data import InputSpec
     from probes.loading import Prepared
     from probes.run import _heavy_batches
@@ -106,7 +106,7 @@ def test_a_gpu_probe_steps_the_real_batch_of_the_imagenet_convnets() -> None:
     """On a GPU small batches are latency-bound: extrapolated from them, the H200 check of
     2026-11-26 read ResNet-50 at 60x its real step. At the accelerator's cautious rate the
     convnets step at their real batch within the default budget."""
-    from probes import zoo
+    from advisor.workloads import zoo
     from probes.data import InputSpec
     from probes.loading import Prepared
     from probes.run import ASSUMED_ACCELERATOR_FLOPS, _heavy_batches

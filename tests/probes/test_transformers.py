@@ -12,9 +12,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from probes import transformers, zoo
+from advisor.workloads import transformers, zoo
+from advisor.workloads.transformers import DECODER, Shape
 from probes.spec import spec_for
-from probes.transformers import DECODER, Shape
 
 # Published totals: BERT (google-research/bert checkpoints, with the pooler: 109,482,240 and
 # 335,141,888), GPT-2 (Hugging Face gpt2 / gpt2-medium / gpt2-large: 124,439,808, 354,823,168,

@@ -68,7 +68,7 @@ P5 = P4D._replace(
 
 def test_a_405b_lora_is_planned_over_nodes_with_its_layout_price_and_task() -> None:
     from advisor.estimate.llm_predict import predict_job
-    from probes.llm_job import Options, job_of
+    from advisor.workloads.llm_job import Options, job_of
 
     job = job_of("llama3.1-405b", Options(method="lora", tokens=20_000_000))
     one = predict_job(job, target_of(P5))

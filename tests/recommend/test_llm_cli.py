@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from advisor import service
 from advisor.cli import cli
 from advisor.errors import AdvisorError
+from advisor.workloads.llm_job import Options
 from pricing import database
 from probes import history
 from probes.device import fingerprint
-from probes.llm_job import Options
 from probes.result import ProbeResult
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
@@ -165,7 +165,7 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
 
     from advisor.estimate.llm_predict import probe_run_seconds, startup_seconds
     from advisor.estimate.parameters import llm_calibration
-    from probes.llm_job import job_of_probe
+    from advisor.workloads.llm_job import job_of_probe
 
     job_args = ["--model", "qwen2.5-0.5b", "--method", "lora", "--tokens", "4M", "--top", "500"]
     job_args += ["--json"]

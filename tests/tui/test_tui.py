@@ -18,9 +18,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label
 
+import advisor.workloads.zoo
 import probes.child
 import probes.device
-import probes.zoo
 from advisor.errors import UsageError
 from advisor.tui import actions
 from advisor.tui.app import AdvisorApp, ReplaceScreen, make_app
@@ -247,7 +247,7 @@ def test_a_probe_runs_in_the_background_and_cancels_cleanly(fixed_device: Finger
         assert app.query_one(ResultsTable).row_count == 0
 
     run(app, scenario)
-    workload = probes.zoo.get("cifar10_cnn")
+    workload = advisor.workloads.zoo.get("cifar10_cnn")
     config = WorkloadConfig(workload.id, workload.samples, workload.validation_samples,
                             workload.epochs, workload.batch_size)  # fmt: skip
     assert history.find(database.connect(), config, FIXED.key) is None  # nothing stored

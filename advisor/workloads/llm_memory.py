@@ -1,6 +1,6 @@
 """What one GPU holds while it fine-tunes an LLM, by component, before sharding and batch.
 
-Counted from the shape and the method (``probes.llm.FineTune``); ``advisor.estimate.memory``
+Counted from the shape and the method (``advisor.workloads.llm.FineTune``); ``advisor.estimate.memory``
 shards it over a node and adds the tokens of a micro-batch:
 
 * weights as stored: frozen ones in 16 bits or 4 (QLoRA quantises the layers' projections; the
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probes.llm import QUANTISED_BYTES, FineTune
+from advisor.workloads.llm import QUANTISED_BYTES, FineTune
 
 LOGIT_BYTES = 10.0
 """Bytes a logit costs at the loss: bf16 logits, their fp32 copy and its fp32 gradient."""

@@ -25,8 +25,8 @@ grouped-query attention (``kv_heads`` key and value heads of ``head_dim``, q/k/v
 Qwen), a gated feed-forward of ``intermediate`` units (SwiGLU / GeGLU: three matrices) or a plain
 one (two), RMSNorm (weights only, ``norms`` per layer), rotary positions (no table) and an output
 projection of its own or tied to the token embedding. Its counts reproduce the published totals
-(``data/llm-architectures.csv``, tests/probes/test_llm.py); what a fine-tuning method does with
-them (frozen weights, adapters, recomputation) is ``probes.llm``'s.
+(``data/llm-architectures.csv``, tests/workloads/test_llm.py); what a fine-tuning method does with
+them (frozen weights, adapters, recomputation) is ``advisor.workloads.llm``'s.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.errors import UsageError
-from probes.llm_job import job_for, job_of_probe, probe_name
+from advisor.workloads.llm_job import job_for, job_of_probe, probe_name
 
 
 @pytest.mark.parametrize(

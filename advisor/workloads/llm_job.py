@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from advisor import display
 from advisor.errors import UsageError
-from probes.llm import (
+from advisor.workloads.llm import (
     DEFAULT_RANK,
     DEFAULT_SEQUENCE,
     TARGETS,
@@ -23,7 +23,7 @@ from probes.llm import (
     check_method,
     get,
 )
-from probes.zoo import Workload
+from advisor.workloads.zoo import Workload
 
 MAX_TOKENS = 10**12
 """Most training tokens a job may state (a trillion: pre-training scale, far beyond tuning)."""

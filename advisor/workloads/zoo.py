@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from advisor import display
 from advisor.errors import UsageError, did_you_mean
-from probes import transformers
-from probes.transformers import Shape
+from advisor.workloads import transformers
+from advisor.workloads.transformers import Shape
 
 IMAGENET_TRAIN = 1_281_167
 IMAGENET_VALIDATION = 50_000
@@ -46,7 +46,7 @@ class Workload:
     """Trainable parameters of the reference model (WORKLOADS.md)."""
     train_flops_per_sample: float
     """Approximate training FLOPs per sample (3 x forward); 0 when not FLOP-bound. For a
-    transformer, 6 N T + 6 L T^2 h (``probes.transformers``)."""
+    transformer, 6 N T + 6 L T^2 h (``advisor.workloads.transformers``)."""
     family: str
     """What dominates a step: ``dense``, ``conv``, ``recurrent`` or ``embedding``."""
     synthetic_input: bool = False
@@ -54,11 +54,29 @@ class Workload:
     transformer: Shape | None = None
     """The published configuration of a transformer (``family == "transformer"``), else None."""
     adapters: tuple[int, tuple[str, ...]] | None = None
-    """An LLM fine-tuned with LoRA (``probes.llm_job``): the rank and the projections that get
+    """An LLM fine-tuned with LoRA (``advisor.workloads.llm_job``): the rank and the projections that get
     adapters, every other weight frozen; None: every weight trains."""
     stages: tuple[int, ...] = ()
     """Bottleneck blocks per stage of a ResNet v1 (He et al. 2016, Table 1), built as
     ``keras.applications`` builds it; () for any other architecture."""
+    activations: float = 0.0
+    """Forward activation elements per sample, summed over layer outputs (counted by hand from
+    the architectures in WORKLOADS.md; the ImageNet nets rounded from their published memory
+    footprints); 0: not counted (a transformer's come from its shape)."""
+    conv_share: float = 0.0
+    """Share of the training FLOPs in convolutions, counted from the architectures (WORKLOADS.md,
+    multiply-adds per layer); the rest are the classifier's dense layers."""
+    conv_channels: float = 0.0
+    """Output channels of the convolutions, FLOP-weighted harmonic mean: the narrow side of the
+    products they are (``probes.architecture`` on the zoo's Keras models, 2026-11-25)."""
+    winograd_share: float = 0.0
+    """Share of the training FLOPs in 3x3 and 5x5 stride-1 convolutions, which cuDNN runs as
+    Winograd transforms (its WINOGRAD_NONFUSED algorithm takes 3x3 and 5x5 filters). AlexNet:
+    conv2 (5x5, 224M multiply-adds) and conv3-5 (3x3, 486M) of 839M."""
+    recurrent_layers: tuple[tuple[str, int, int], ...] = ()
+    """The recurrent layers (``probes.networks``): cell, inputs per time step, hidden units."""
+    host_augmented: bool = False
+    """The reference runs augmented images on the host CPU each step (WORKLOADS.md)."""
 
 
 def _transformer(
@@ -77,34 +95,47 @@ def _transformer(
 
 CLASSIC: tuple[Workload, ...] = (
     Workload("mnist_mlp", "MNIST multilayer perceptron", ("mlp",), (784,), "float32",
-             60_000, 10_000, 20, 128, "rmsprop", 669_706, 4.0e6, "dense"),
+             60_000, 10_000, 20, 128, "rmsprop", 669_706, 4.0e6, "dense",
+             activations=2.8e3),
     Workload("mnist_cnn", "MNIST small convnet", ("cnn", "mnist-cnn"), (28, 28, 1), "float32",
-             60_000, 10_000, 12, 128, "adadelta", 1_199_882, 72e6, "conv"),
+             60_000, 10_000, 12, 128, "adadelta", 1_199_882, 72e6, "conv",
+             activations=7.8e4, conv_share=0.9, conv_channels=62.8, winograd_share=0.9),
     Workload("cifar10_cnn", "CIFAR-10 convnet", ("cifar", "cifar10"), (32, 32, 3), "float32",
-             49_984, 10_000, 20, 32, "rmsprop", 1_250_858, 124e6, "conv"),
+             49_984, 10_000, 20, 32, "rmsprop", 1_250_858, 124e6, "conv",
+             activations=2.05e5, conv_share=0.94, conv_channels=43.5, winograd_share=0.94,
+             host_augmented=True),
     Workload("imdb_fasttext", "IMDB fastText (uni+bigram embedding)", ("fasttext",), (400,),
-             "int32", 25_000, 25_000, 5, 32, "adam", 50 * 1_000_000 + 51, 0.0, "embedding"),
+             "int32", 25_000, 25_000, 5, 32, "adam", 50 * 1_000_000 + 51, 0.0, "embedding",
+             activations=2.0e4),
     Workload("imdb_bilstm", "IMDB bidirectional LSTM", ("lstm", "bilstm"), (100,), "int32",
-             25_000, 25_000, 4, 32, "adam", 2_658_945, 59e6, "recurrent"),
+             25_000, 25_000, 4, 32, "adam", 2_658_945, 59e6, "recurrent",
+             activations=9.0e4, recurrent_layers=(("lstm", 128, 64),)),
     Workload("lstm_text_generation", "Nietzsche character LSTM", ("lstm-text", "text-lstm"),
-             (40, 57), "float32", 200_285, 0, 10, 128, "rmsprop", 102_585, 23e6, "recurrent"),
+             (40, 57), "float32", 200_285, 0, 10, 128, "rmsprop", 102_585, 23e6, "recurrent",
+             activations=3.3e4, recurrent_layers=(("lstm", 57, 128),)),
     Workload("resnet32_cifar10", "ResNet-32 v2 on CIFAR-10", ("resnet32",), (32, 32, 3),
-             "float32", 50_000, 10_000, 250, 128, "momentum", 467_000, 416e6, "conv"),
+             "float32", 50_000, 10_000, 250, 128, "momentum", 467_000, 416e6, "conv",
+             activations=8.6e5, conv_share=0.99, conv_channels=27.0, winograd_share=0.95),
     Workload("alexnet", "AlexNet (ImageNet)", (), (227, 227, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 512, "momentum", 61_800_000, 5.0e9,
-             "conv", synthetic_input=True),
+             "conv", synthetic_input=True,
+             activations=6.0e5, conv_share=0.93, conv_channels=209.4, winograd_share=0.85),
     Workload("inception3", "Inception v3 (ImageNet)", ("inception", "inceptionv3"),
              (299, 299, 3), "float32", IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 32, "momentum",
-             23_800_000, 34e9, "conv", synthetic_input=True),
+             23_800_000, 34e9, "conv", synthetic_input=True,
+             activations=2.5e7, conv_share=0.99, conv_channels=121.1, winograd_share=0.35),
     Workload("resnet50", "ResNet-50 v1 (ImageNet)", ("resnet",), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 64, "momentum", 25_560_000, 23.1e9,
-             "conv", synthetic_input=True, stages=(3, 4, 6, 3)),
+             "conv", synthetic_input=True, stages=(3, 4, 6, 3),
+             activations=2.2e7, conv_share=0.99, conv_channels=185.7, winograd_share=0.45),
     Workload("resnet152", "ResNet-152 v1 (ImageNet)", (), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 90, 32, "momentum", 60_190_000, 67.7e9,
-             "conv", synthetic_input=True, stages=(3, 8, 36, 3)),
+             "conv", synthetic_input=True, stages=(3, 8, 36, 3),
+             activations=5.5e7, conv_share=0.99, conv_channels=237.7, winograd_share=0.51),
     Workload("vgg16", "VGG-16 (ImageNet)", ("vgg",), (224, 224, 3), "float32",
              IMAGENET_TRAIN, IMAGENET_VALIDATION, 74, 64, "momentum", 138_400_000, 92.8e9,
-             "conv", synthetic_input=True),
+             "conv", synthetic_input=True,
+             activations=1.5e7, conv_share=0.99, conv_channels=187.6, winograd_share=0.99),
 )  # fmt: skip
 
 TRANSFORMERS: tuple[Workload, ...] = (

@@ -1,4 +1,4 @@
-"""A user model's weights counted from its config before anything is built (``probes.weights``),
+"""A user model's weights counted from its config before anything is built (``advisor.workloads.weights``),
 and a model that cannot be trained here refused in one line, in well under two seconds."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
+from advisor.workloads import weights
 from benchmarks.robustness_inputs import dense_config, dense_model_file
-from probes import data, weights
+from probes import data
 from probes.run import check_weights_fit
 from probes.spec import check_model_file, spec_for
 

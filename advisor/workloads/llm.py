@@ -1,7 +1,7 @@
 """Open LLMs to fine-tune, and what one training step of a fine-tuning method does with them.
 
 No TensorFlow here: the shapes are the published configurations in
-``data/llm-architectures.csv`` (each row with its source; ``probes.transformers.Shape`` of kind
+``data/llm-architectures.csv`` (each row with its source; ``advisor.workloads.transformers.Shape`` of kind
 ``causal-lm`` counts their parameters to the published totals), and a ``FineTune`` counts what a
 step of full fine-tuning, LoRA or QLoRA does, per token of a sequence of ``sequence`` tokens.
 
@@ -20,7 +20,7 @@ projection; the token table is a lookup):
 QLoRA's frozen projections are stored as 4-bit NF4 (Dettmers et al. 2023: 64 weights share an
 fp32 scale, 0.5625 bytes a weight; ``int4`` for GPTQ, the same storage) and expanded to 16 bits
 before each pass's products: ``dequant_bytes`` is that traffic, whatever the batch. The memory a
-step holds is ``probes.llm_memory``'s.
+step holds is ``advisor.workloads.llm_memory``'s.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from advisor.errors import UsageError, did_you_mean
 from advisor.locations import shipped
-from probes.transformers import CAUSAL_LM, Shape
+from advisor.workloads.transformers import CAUSAL_LM, Shape
 
 METHODS = ("full", "lora", "qlora")
 METHOD_TITLES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (4-bit NF4 base)"}

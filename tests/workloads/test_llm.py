@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from advisor.errors import UsageError
-from probes import llm, llm_job, llm_memory, transformers
-from probes.llm import FineTune
-from probes.llm_job import job_for
+from advisor.workloads import llm, llm_job, llm_memory, transformers
+from advisor.workloads.llm import FineTune
+from advisor.workloads.llm_job import job_for
 from probes.spec import spec_for
 
 GIB = 2**30
@@ -200,9 +200,9 @@ def test_keras_builds_causal_lms_to_the_count_and_trains_only_adapters() -> None
     import keras
     import numpy as np
 
+    from advisor.workloads.transformers import CAUSAL_LM, Shape
     from probes.loading import parameter_count
     from probes.transformer_layers import add_adapters, build_transformer
-    from probes.transformers import CAUSAL_LM, Shape
 
     shapes = [
         Shape(CAUSAL_LM, 2, 32, 4, 16, 50, kv_heads=2, intermediate=48, gated=True, tied=False),
