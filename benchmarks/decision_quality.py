@@ -24,80 +24,11 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-TIE = 0.01
-"""Measured costs closer than this to the cheapest are equally right choices."""
-
-
-@dataclass(frozen=True)
-class Option:
-    """One device of a scenario: its price and its measured and predicted time per sample."""
-
-    device: str
-    usd_per_hour: float
-    measured_s: float
-    predicted_s: float
-
-    @property
-    def measured_cost(self) -> float:
-        return self.measured_s * self.usd_per_hour
-
-    @property
-    def predicted_cost(self) -> float:
-        return self.predicted_s * self.usd_per_hour
-
-
-@dataclass(frozen=True)
-class Decision:
-    cheapest_right: bool
-    fastest_right: bool
-    regret_pct: float
-    """Extra measured cost of the predicted-cheapest device over the measured-cheapest, in %."""
-    chosen: str
-    best: str
-
-
-def decide(options: Sequence[Option]) -> Decision:
-    """Choose from predicted times and judge the choice by measured times."""
-    chosen = min(options, key=lambda o: o.predicted_cost)
-    best = min(options, key=lambda o: o.measured_cost)
-    fastest_chosen = min(options, key=lambda o: o.predicted_s)
-    fastest = min(options, key=lambda o: o.measured_s)
-    regret = (chosen.measured_cost / best.measured_cost - 1) * 100
-    return Decision(
-        cheapest_right=regret <= TIE * 100,
-        fastest_right=fastest_chosen.measured_s <= fastest.measured_s * (1 + TIE),
-        regret_pct=regret,
-        chosen=chosen.device,
-        best=best.device,
-    )
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return math.nan
-    rank = (len(ordered) - 1) * q / 100
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-def summary(decisions: Sequence[Decision]) -> dict[str, float]:
-    n = len(decisions)
-    regrets = [d.regret_pct for d in decisions]
-    return {
-        "scenarios": n,
-        "cheapest_right": round(sum(d.cheapest_right for d in decisions) / n, 4) if n else math.nan,
-        "fastest_right": round(sum(d.fastest_right for d in decisions) / n, 4) if n else math.nan,
-        "median_regret_pct": round(percentile(regrets, 50), 2),
-        "p90_regret_pct": round(percentile(regrets, 90), 2),
-    }
+from advisor.fitting.decisions import Option, decide, summary
 
 
 class Prices:

@@ -185,10 +185,10 @@ def speed(offerings: int, runs: int) -> dict[str, Any]:
     """An 8B QLoRA recommendation over ``offerings`` (the engine, as recommend_speed.py)."""
     from advisor.recommend.ranker import recommend
     from advisor.recommend.recommendation import Assumptions, Constraints
-    from benchmarks.recommend_seed import many_rentables
     from benchmarks.recommend_speed import RULES
     from pricing.offers import group_offers
     from pricing.spot_risk import shipped_risks
+    from tests.seed_catalog import many_rentables
 
     job = job_for("llama3-8b", method="qlora", tokens=20_000_000)
     groups = group_offers(many_rentables(offerings))

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.prices_catalog import write_catalog
 from pricing import database, query, refresh
 from tests.fixtures.pricing.server import FixtureServer
+from tests.price_catalog import write_catalog
 
 
 def timed(label: str, repeat: int, call: Callable[[], list]) -> None:

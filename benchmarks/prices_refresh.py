@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.prices_catalog import write_catalog
 from pricing import database, refresh
 from tests.fixtures.pricing.server import FixtureServer, Reply
+from tests.price_catalog import write_catalog
 
 
 def main() -> None:

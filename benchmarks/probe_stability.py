@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.robustness_inputs import run_keras  # noqa: E402
+from tests.inputs import run_keras  # noqa: E402
 
 CASES = ("mnist_mlp", "mnist_cnn", "imdb_bilstm", "user_gru")
 TARGETS = (("T4", 1, None, None), ("L4", 1, None, None), ("A100", 1, None, None),

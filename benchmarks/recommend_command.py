@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.prices_catalog import write_catalog  # noqa: E402
 from tests.fixtures.pricing.server import FixtureServer  # noqa: E402
+from tests.price_catalog import write_catalog  # noqa: E402
 
 
 def advisor(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

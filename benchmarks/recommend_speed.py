@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 from advisor.recommend.clusters import clusters  # noqa: E402
 from advisor.recommend.ranker import recommend  # noqa: E402
 from advisor.recommend.recommendation import MAX_NODES, Assumptions, Constraints  # noqa: E402
-from benchmarks.recommend_seed import many_rentables, speed_predictor  # noqa: E402
 from pricing.offers import BillingRule, OfferGroup, group_offers  # noqa: E402
 from pricing.spot_risk import SpotRisks, shipped_risks  # noqa: E402
+from tests.seed_catalog import many_rentables, speed_predictor  # noqa: E402
 
 RULES = {
     ("aws", "on_demand"): BillingRule("aws", "on_demand", 1, 60, None, None, 0.0, "AWS"),

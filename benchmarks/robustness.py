@@ -39,15 +39,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.robustness_four import round_four  # noqa: E402
-from benchmarks.robustness_inputs import (  # noqa: E402
+from benchmarks.robustness_three import round_three  # noqa: E402
+from tests.fixtures import disks  # noqa: E402
+from tests.fixtures.pricing.server import FixtureServer, Reply  # noqa: E402
+from tests.inputs import (  # noqa: E402
     CLAIMS_2_31,
     MEASURED,
     result_csv,
     string_input_model,
 )
-from benchmarks.robustness_three import round_three  # noqa: E402
-from tests.fixtures import disks  # noqa: E402
-from tests.fixtures.pricing.server import FixtureServer, Reply  # noqa: E402
 
 DOC = ROOT / "docs" / "BENCHMARKS.md"
 START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import benchmarks.robustness_inputs as inputs  # noqa: E402
-from benchmarks.prices_catalog import write_catalog  # noqa: E402
+import tests.inputs as inputs  # noqa: E402
 from tests.fixtures.pricing.server import FixtureServer  # noqa: E402
+from tests.price_catalog import write_catalog  # noqa: E402
 
 
 def advisor(home: Path, *args: str, peak: Path | None = None) -> tuple[int, str, float]:

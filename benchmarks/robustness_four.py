@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.robustness_inputs import dense_config
+from tests.inputs import dense_config
 
 
 def _fifo(name: str) -> Callable[[Path], None]:

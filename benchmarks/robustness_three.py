@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.prices_catalog import catalog_text
-from benchmarks.robustness_inputs import (
+from tests.inputs import (
     dense_model_file,
     result_csv,
     string_input_model,
 )
+from tests.price_catalog import catalog_text
 
 LONG = "x" * 100_000
 GCP = "/skypilot/gcp/vms.csv"

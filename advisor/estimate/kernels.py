@@ -3,7 +3,7 @@
 Model-level results cannot separate a cuDNN LSTM's per-time-step latency from its arithmetic, so
 these terms are fitted on kernel-level measurements instead: baidu-research/DeepBench's training
 results on eight NVIDIA GPUs (``data/gpu-kernels-deepbench.csv``, derived by
-``benchmarks/deepbench_extract.py``), each GPU's peak from ``data/deepbench-gpus.csv``.
+``advisor/fitting/derive/deepbench.py``), each GPU's peak from ``data/deepbench-gpus.csv``.
 
 cuDNN recurrent layer (vanilla, GRU, LSTM), forward + both backward passes, one direction::
 

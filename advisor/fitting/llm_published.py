@@ -1,6 +1,6 @@
 """Published LLM fine-tuning runs (``data/llm-finetune-published.csv``) as the model sees them.
 
-Each row's configuration, read from the columns ``benchmarks/llm_data_normalise.py`` wrote from
+Each row's configuration, read from the columns ``advisor/fitting/derive/llm_runs.py`` wrote from
 the source's own words (``n_*``), becomes a ``FineTune`` and a ``Layout`` on the row's GPU; its
 figures are tokens per second per GPU and peak memory per GPU (GiB, with the statistic the
 source reports). ``use_throughput`` and ``use_memory`` say what a row is for: ``fit`` (what the

@@ -25,7 +25,7 @@ has done its planned work and is still not finished took longer than planned: it
 the end. The policy assumes on-demand can always be had.
 
 The simulation walks a spot process (``SpotProcess``: the fitted spells of a trace family here,
-the traces themselves in ``benchmarks/spot_replay.py``) from event to event, at most ``dt`` apart:
+the traces themselves in ``advisor/fitting/spot_replay.py``) from event to event, at most ``dt`` apart:
 a preemption loses the work since the last checkpoint (every ``tau`` of work, Young's interval);
 leaving spot by choice saves a checkpoint first; every start of a machine costs ``d`` seconds
 without progress, billed. Checkpoint writes themselves are not counted (seconds in hours).

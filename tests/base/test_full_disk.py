@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.robustness_inputs import result_csv
 from tests.fixtures.disks import on_disk
+from tests.inputs import result_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 SQLITE_TEXT = ("disk I/O error", "database or disk is full", "readonly database", "sqlite")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from advisor import locations
 from advisor.cli import cli
-from benchmarks.robustness_inputs import result_csv
+from tests.inputs import result_csv
 from tests.recommend.test_service import stored_mlp_probe
 
 LONG = "x" * 100_000

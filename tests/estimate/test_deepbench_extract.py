@@ -1,4 +1,4 @@
-"""benchmarks/deepbench_extract.py reads DeepBench's workbooks (xlsx: a zip of XML) with the
+"""advisor/fitting/derive/deepbench.py reads DeepBench's workbooks (xlsx: a zip of XML) with the
 standard library. The workbook here is written in the same layout as DeepBench's
 ``results/train/DeepBench_NV_V100.xlsx`` (shared strings, a Specs sheet, section rows in column A),
 with two of its rows."""
@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-import deepbench_extract
+import advisor.fitting.derive.deepbench as deepbench_extract
 
 _M = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
 _R = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'

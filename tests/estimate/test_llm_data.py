@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 
-from benchmarks.llm_data_normalise import COLUMNS, FILE, normalise, optimizer
+from advisor.fitting.derive.llm_runs import COLUMNS, FILE, normalise, optimizer
 
 
 def test_the_shipped_readings_are_the_normalisers() -> None:

@@ -1,4 +1,4 @@
-"""benchmarks/mlperf_tpu_extract.py reads MLPerf's ``:::MLL`` result logs: a run's steady rate
+"""advisor/fitting/derive/mlperf_tpu.py reads MLPerf's ``:::MLL`` result logs: a run's steady rate
 is the median of its four-epoch blocks after the first. The logs here are written in the layout
 of ``Google/results/tpu-v3-32/resnet/result_0.txt`` (mlcommons/training_results_v0.6), a real
 git repository of them made in a temporary folder."""
@@ -9,14 +9,11 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-import mlperf_tpu_extract
+import advisor.fitting.derive.mlperf_tpu as mlperf_tpu_extract
 
 IMAGES = 1_281_167
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.prices_catalog import write_catalog
 from tests.fixtures.pricing.server import FixtureServer
+from tests.price_catalog import write_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """

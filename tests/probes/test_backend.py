@@ -167,7 +167,7 @@ def test_a_string_input_under_jax_is_one_line_without_tensorflow_logs(tmp_path: 
     """StringLookup makes Keras import TensorFlow under JAX, whose C++ start-up lines (``All log
     messages before absl::InitializeLog()``) no setting silences: the probe's stderr is still
     its one error line."""
-    from benchmarks.robustness_inputs import string_input_model
+    from tests.inputs import string_input_model
 
     string_input_model(tmp_path)
     model = tmp_path / "text.keras"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.decision_quality import Option, decide, summary
+from advisor.fitting.decisions import Option, decide, summary
 
 
 def test_a_wrong_cheapest_choice_costs_its_measured_regret() -> None:

@@ -166,8 +166,8 @@ def test_no_plan_without_a_deadline_or_a_twin() -> None:
 
 def test_replay_walks_a_trace_as_recorded() -> None:
     """The replay benchmark's trace process: run lengths as recorded, wrapping at the end."""
+    from advisor.fitting.spot_replay import TraceProcess
     from advisor.fitting.spot_traces import Trace
-    from benchmarks.spot_replay import TraceProcess
 
     trace = Trace("f", "aws", "V100", "r", "c", "p", "z", 0, 60.0, [0, 0, 1, 1, 1, 0], "w")
     process = TraceProcess(trace, offset=0.0)
@@ -321,8 +321,8 @@ def test_the_net_on_spot_is_kept_to_the_second() -> None:
     # with 15 min of slack, preempted 3 s after the moment a preemption could no longer be made
     # good. The run must leave spot at that moment, found by one sum and tested by another: a
     # rounding error between them cost this deadline by 3 s.
+    from advisor.fitting.spot_replay import TraceProcess
     from advisor.fitting.spot_traces import committed_traces
-    from benchmarks.spot_replay import TraceProcess
 
     family = "aws-k80-availability-2022-10"
     part = next(t for t in committed_traces() if t.family == family and len(t.ticks) > 1)

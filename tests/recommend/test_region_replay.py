@@ -1,4 +1,4 @@
-"""The replay's spot anywhere in a region (benchmarks/spot_replay.py ``RegionProcess``): the same
+"""The replay's spot anywhere in a region (advisor/fitting/spot_replay.py ``RegionProcess``): the same
 walk as the derivation of the region rows, and a move is a preemption to the fallback run."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
+from advisor.fitting.spot_replay import RegionProcess, TraceProcess, replay
 from advisor.fitting.spot_traces import Trace, committed_traces, failover, region_of
 from advisor.recommend import fallback, spot
-from benchmarks.spot_replay import RegionProcess, TraceProcess, replay
 
 HOUR = 3600.0
 MOVE = spot.MOVE_SECONDS

@@ -9,8 +9,8 @@ import pytest
 from advisor.recommend.billing import billed_seconds, rule_for
 from advisor.recommend.ranker import recommend
 from advisor.recommend.recommendation import Assumptions, Constraints
-from benchmarks.recommend_seed import many_rentables, seed_rentables, speed_predictor
 from pricing.offers import BillingRule, Filters, group_offers, select
+from tests.seed_catalog import many_rentables, seed_rentables, speed_predictor
 
 # AWS and GCP: per second with a 60 s minimum; GCP preemptible stops after 24 h.
 RULES = {

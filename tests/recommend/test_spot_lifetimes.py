@@ -10,9 +10,9 @@ from statistics import fmean
 
 import pytest
 
+from advisor.fitting.spot_replay import TraceProcess
 from advisor.fitting.spot_traces import Trace, weibull_fit, zone_rows
 from advisor.recommend import spot
-from benchmarks.spot_replay import TraceProcess
 from pricing.spot_risk import Lifetimes, parse
 
 HOUR = 3600.0

@@ -15,10 +15,10 @@ import pytest
 
 from advisor.errors import AdvisorError
 from advisor.workloads import weights
-from benchmarks.robustness_inputs import dense_config, dense_model_file
 from probes import data
 from probes.run import check_weights_fit
 from probes.spec import check_model_file, spec_for
+from tests.inputs import dense_config, dense_model_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

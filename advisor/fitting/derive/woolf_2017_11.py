@@ -1,6 +1,6 @@
 """Rows of ``data/cpu-gpu-validation.csv`` from Max Woolf's November 2017 CPU/GPU benchmark logs.
 
-    python benchmarks/woolf_2017_11_extract.py MIRROR_GIT_DIR > rows.csv
+    python -m advisor.fitting.derive.woolf_2017_11 MIRROR_GIT_DIR > rows.csv
 
 The logs (https://github.com/minimaxir/keras-cntk-benchmark, ``v2/logs/<config>/<model>_tensorflow.csv``,
 one line per epoch with its elapsed seconds) are the measurements behind "Benchmarking Modern GPUs
@@ -36,7 +36,9 @@ FIELDS = ("source", "workload", "device", "vcpus", "cpu_family", "software", "pr
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: woolf_2017_11_extract.py MIRROR_GIT_DIR", file=sys.stderr)
+        print(
+            "usage: python -m advisor.fitting.derive.woolf_2017_11 MIRROR_GIT_DIR", file=sys.stderr
+        )
         return 2
     git = ["git", f"--git-dir={argv[0]}"]
     commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)

@@ -9,7 +9,7 @@ reason in ``use_note``). Every rule is here, so each row's reading can be checke
 words; the choices of what to fit and what to hold out were made before any prediction was
 compared with a held-out row (docs/SOURCES.md, "LLM fine-tuning").
 
-Run: .venv/bin/python benchmarks/llm_data_normalise.py
+Run: .venv/bin/python -m advisor.fitting.derive.llm_runs
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from __future__ import annotations
 import csv
 import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-FILE = ROOT / "data" / "llm-finetune-published.csv"
+from advisor.locations import shipped_data_dir
+
+FILE = shipped_data_dir() / "llm-finetune-published.csv"
 
 THROUGHPUT_FIT = {
     "llm-foundry-mpt-bench",

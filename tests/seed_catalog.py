@@ -15,7 +15,7 @@ from pathlib import Path
 from advisor.estimate.prediction import Prediction, Target
 from pricing.offers import Rentable
 
-SEED = Path(__file__).resolve().parent.parent / "data" / "prices-reference.csv"
+SEED = Path(__file__).resolve().parents[1] / "data" / "prices-reference.csv"
 
 # GCP host VM families for attachable GPUs: (seed host row, its GPUs, name for n GPUs). The host
 # price for n GPUs is the seed host's price scaled by n / its GPUs (an approximation: the seed

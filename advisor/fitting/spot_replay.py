@@ -29,7 +29,7 @@ Targets (``TARGETS``), each way: the fallback meets >= 99% of deadlines with sla
 median GPU cost is at most 0.75 of all-on-demand (at least 25% less); the predicted pure-spot
 P(deadline) is within 10 points of the replayed rate on every trace family (family level).
 
-Usage: ``python benchmarks/spot_replay.py [--starts N] [--seed S]`` (about 20 s at 40, both ways).
+Usage: ``python -m advisor.fitting.spot_replay [--starts N] [--seed S]`` (about 20 s at 40, both ways).
 """
 
 from __future__ import annotations
@@ -156,7 +156,9 @@ class Cell:
     """Per job, the cost ratio to all-on-demand no policy can go below (``floor``)."""
 
 
-def floor(process: TraceProcess, work: float, deadline: float, spot_share: float) -> float:
+def floor(
+    process: TraceProcess | RegionProcess, work: float, deadline: float, spot_share: float
+) -> float:
     """The lowest cost over all-on-demand any policy could reach on this trace: every second a
     spot machine can be had before the deadline runs the job on spot (up to its work), the rest
     on on-demand, with no restart, no lost work, no checkpoint, and knowing the future. Loose on

@@ -1,6 +1,6 @@
 """Rows of ``data/calibration-holdout-tpu-mlperf.csv`` from Google's MLPerf Training v0.6 ResNet-50 logs.
 
-    python benchmarks/mlperf_tpu_extract.py MIRROR_GIT_DIR > data/calibration-holdout-tpu-mlperf.csv
+    python -m advisor.fitting.derive.mlperf_tpu MIRROR_GIT_DIR > data/calibration-holdout-tpu-mlperf.csv
 
 The logs (https://github.com/mlcommons/training_results_v0.6, ``Google/results/<slice>/resnet/
 result_<n>.txt``, MLPerf's ``:::MLL`` lines) are Google's closed-division ResNet-50 v1.5 runs on
@@ -95,7 +95,7 @@ def rows(git_dir: str) -> list[dict[str, str]]:
                     f"TPU v3 (MLPerf Training v0.6, closed division, 2019); the median over {RUNS} "
                     "runs of each run's median four-epoch block after the first, its evaluation "
                     f"of 50,000 images included; runs' max/min {spread:.3f} "
-                    "(benchmarks/mlperf_tpu_extract.py)"
+                    "(advisor/fitting/derive/mlperf_tpu.py)"
                 ),
             }
         )
@@ -111,7 +111,7 @@ def _git(git_dir: str, *args: str) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: mlperf_tpu_extract.py MIRROR_GIT_DIR", file=sys.stderr)
+        print("usage: python -m advisor.fitting.derive.mlperf_tpu MIRROR_GIT_DIR", file=sys.stderr)
         return 2
     try:
         found = rows(argv[0])

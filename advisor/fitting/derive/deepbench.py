@@ -1,6 +1,6 @@
 """Derive the GPU kernel rows advisor fits on from baidu-research/DeepBench's training results.
 
-    python benchmarks/deepbench_extract.py DEEPBENCH_CHECKOUT COMMIT > data/gpu-kernels-deepbench.csv
+    python -m advisor.fitting.derive.deepbench DEEPBENCH_CHECKOUT COMMIT > data/gpu-kernels-deepbench.csv
 
 DeepBench (https://github.com/baidu-research/DeepBench) publishes per-kernel training times on
 NVIDIA GPUs in ``results/train/DeepBench_NV_*.xlsx``. This reads their FP32 sheets with the
@@ -62,7 +62,9 @@ def sheets(path: Path) -> dict[str, list[tuple[int, dict[str, str]]]]:
                 if value is None or value.text is None:
                     continue
                 text = strings[int(value.text)] if cell.get("t") == "s" else value.text
-                cells[re.match(r"[A-Z]+", cell.get("r", "")).group()] = text.strip()
+                column = re.match(r"[A-Z]+", cell.get("r", ""))
+                if column is not None:
+                    cells[column.group()] = text.strip()
             rows.append((int(row.get("r", 0)), cells))
         out[sheet.get("name", "")] = rows
     return out
