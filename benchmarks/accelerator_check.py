@@ -34,14 +34,12 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run from a checkout, advisor installed or not
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
+from benchmarks.user_runs import make_user_models  # noqa: E402
 from probes.device import siblings_of  # noqa: E402
+from probes.lanes import Lane, by_core, lanes_for  # noqa: E402
+from probes.real import real_run  # noqa: E402
 
 CHECK_EPOCHS = 4
 """Epochs of every check run: three boundaries after the first (compiling) epoch."""
@@ -98,17 +98,6 @@ CASES = (
 )
 SMALL_CASES = ("mnist_mlp", "user_conv1d", "lstm_text_generation")
 """The rehearsal's workloads (``--cpu-only``): a dense, a convolutional and a recurrent one."""
-
-
-@dataclass
-class Lane:
-    """Workloads run one after another in one process per backend, on its own cores."""
-
-    name: str
-    """``cpu-2``, ``cpu-8`` or ``gpu``."""
-    threads: int
-    gpu: bool
-    cpus: list[int] = field(default_factory=list)
 
 
 # --- the worker: one lane, one backend, in a process of its own ------------------------------
@@ -167,56 +156,12 @@ def _lane_cores(lane: dict[str, Any]) -> str:
     )
 
 
-def real_run(spec: Any) -> dict[str, Any]:
-    """Train ``spec``'s configuration for real (``benchmarks.user_runs.real_fit``). Its step is
-    the median of the epochs after the first (tracing, compilation) over the steps an epoch of
-    its arrays took, and its per-epoch figure that step times the configured epoch's steps: an
-    ImageNet convnet's synthetic arrays are a pool of 8 batches, not the configured epoch (the
-    check of 2026-11-26 divided by the configured steps and read those runs 5-20x too fast)."""
-    run = real_fit(spec)
-    step = statistics.median(run["epochs"][1:]) / run["steps_per_epoch"]
-    per_epoch = step * spec.config.steps_per_epoch
-    return {**run, "total": run["fit"], "step": step, "per_epoch": per_epoch}
-
-
 def _emit(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
 
 # --- the parent: lanes side by side, a deadline, the report ----------------------------------
-
-
-def by_core(cpus: list[int], siblings: Callable[[int], str] = siblings_of) -> list[int]:
-    """``cpus`` with each core's hyperthreads side by side. Linux numbers every core's first
-    thread before any second one, so the first CPU numbers are whole cores; a lane of 2n CPUs
-    taken from this order holds n cores' threads, as a cloud VM's vCPUs do."""
-
-    def core(cpu: int) -> tuple[int, int]:
-        first = re.match(r"\d+", siblings(cpu).strip())
-        return (int(first.group()) if first else cpu, cpu)
-
-    return sorted(cpus, key=core)
-
-
-def lanes_for(threads: list[int], cpu_only: bool, cpus: list[int]) -> list[list[Lane]]:
-    """The lanes, grouped into waves that run side by side: each wave's lanes get disjoint
-    cores when the machine has enough, else the lanes run one wave each."""
-    lanes = [Lane(f"cpu-{n}", n, gpu=False) for n in threads]
-    accelerator = Lane("gpu" if not cpu_only else "cpu-as-gpu", len(cpus), gpu=True)
-    lanes.append(accelerator)
-    wanted = sum(lane.threads for lane in lanes[:-1])
-    if wanted < len(cpus):  # every CPU lane its own cores, the accelerator's lane the rest
-        start = 0
-        for lane in lanes[:-1]:
-            lane.cpus = cpus[start : start + lane.threads]
-            start += lane.threads
-        accelerator.cpus, accelerator.threads = cpus[start:], len(cpus) - start
-        return [lanes]
-    for lane in lanes:
-        lane.cpus = cpus[: min(lane.threads, len(cpus))]
-        lane.threads = len(lane.cpus)
-    return [[lane] for lane in lanes]
 
 
 def run_lane(lane: Lane, framework: str, cases: list[Case], small: bool, models: Path,

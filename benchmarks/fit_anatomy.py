@@ -49,8 +49,8 @@ def worker(model: str, sizes: dict[str, int], dispatch: str = "sync") -> dict:
     quiet.prepare_tensorflow()
     import keras
 
-    from benchmarks.user_runs import user_fit_arguments
     from probes.loading import prepare
+    from probes.real import user_fit_arguments
     from probes.spec import spec_for
 
     spec = spec_for(model, **sizes)

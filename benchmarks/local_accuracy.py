@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.user_runs import make_user_models, real_fit  # noqa: E402
+from benchmarks.user_runs import make_user_models  # noqa: E402
+from probes.real import real_fit  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "local_accuracy.json"
 Z80 = 1.2815516

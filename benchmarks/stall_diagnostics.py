@@ -31,7 +31,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.fit_anatomy import CASES, observations, run_worker  # noqa: E402
-from benchmarks.user_runs import make_user_models, user_fit_arguments  # noqa: E402
+from benchmarks.user_runs import make_user_models  # noqa: E402
+from probes.real import user_fit_arguments  # noqa: E402
 from probes.teardown import wait_if_stalled  # noqa: E402
 
 SHORT_EPOCHS = 40

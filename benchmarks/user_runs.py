@@ -1,5 +1,5 @@
-"""What the benchmarks share about a user's training: models of kinds the zoo lacks, and a real
-``model.fit`` timed the way the user would time it.
+"""What the benchmarks share about a user's training: models of kinds the zoo lacks (their real
+``model.fit``, timed the way the user would time it, is ``probes.real``).
 
 ``benchmarks/local_accuracy.py`` (probe vs real run here) and ``benchmarks/accelerator_check.py``
 (CPU probe vs real run on a GPU) both train the same user-style models for real; the models are
@@ -8,8 +8,6 @@ saved as ``.keras`` files and probed through the safe-mode loader, like a user's
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -48,59 +46,3 @@ def make_user_models(folder: Path) -> None:
                      layers.MaxPooling1D(2), layers.Conv1D(128, 5, activation="relu"),
                      layers.GlobalMaxPooling1D(), layers.Dense(1)], name="conv1d"),
          "adam", "mse")  # fmt: skip
-
-
-def user_fit_arguments(prepared: Any, config: Any) -> dict[str, Any]:
-    """The arguments of ``model.fit`` as a user gives them: NumPy arrays of the configured sizes,
-    shuffled, with the validation arrays, quiet. Every benchmark that times a real fit uses them."""
-    from probes.fitting import arrays
-
-    x, y = arrays(prepared, config.samples, config.batch_size, seed=0)
-    validation = None
-    if config.validation_samples:
-        validation = arrays(prepared, config.validation_samples, config.batch_size, seed=2)
-    return {"x": x, "y": y, "batch_size": config.batch_size, "epochs": config.epochs,
-            "shuffle": True, "validation_data": validation, "verbose": 0}  # fmt: skip
-
-
-def real_fit(spec: Any) -> dict[str, Any]:
-    """Train ``spec``'s configuration for real, as a user would: build and compile (timed on
-        their own), then a stopwatch around ``model.fit`` on NumPy arrays, shuffled, with validation.
-        The only callback of ours has epoch hooks and no batch hook, so Keras dispatches the steps
-        as it would for the user; ``epochs`` are the spans between epoch ends (the first from the
-        call), ``tail`` what ``fit`` took after its last epoch ended, ``steps_per_epoch`` the steps an
-    epoch of those arrays took."""
-    import keras
-
-    from probes.loading import prepare
-
-    begin = time.perf_counter()
-    prepared = prepare(spec)
-    build = time.perf_counter() - begin
-    arguments = user_fit_arguments(prepared, spec.config)
-
-    class Epochs(keras.callbacks.Callback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ends: list[float] = []
-
-        def on_epoch_end(self, epoch: int, logs: object = None) -> None:
-            self.ends.append(time.perf_counter())
-
-    epochs = Epochs()
-    start = time.perf_counter()
-    prepared.model.fit(**arguments, callbacks=[epochs])
-    returned = time.perf_counter()
-    from probes.data import row_count
-
-    rows = row_count(arguments["x"]) or spec.config.samples
-    return {
-        "build": build,
-        # an epoch of the arrays fit ran: fewer steps than configured where a synthetic-input
-        # workload (the ImageNet convnets) steps a pool of 8 batches (``probes.data.rows_for``)
-        "steps_per_epoch": -(-rows // spec.config.batch_size),
-        "fit": returned - start,
-        "epochs": [b - a for a, b in zip([start, *epochs.ends], epochs.ends, strict=False)],
-        "tail": returned - epochs.ends[-1],
-        "config": asdict(spec.config),
-    }

@@ -321,23 +321,27 @@ def test_a_probe_of_the_job_on_a_gpu_corrects_every_gpus_time() -> None:
 def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_run(
     tmp_path: object,
 ) -> None:
-    """``benchmarks/llm_probe_gpu.py --compare``: a probe of its first job on an H200 that ran
-    twice the device model's time moves the prediction to half the model's rate; the real run
-    is the line of ``llm_gpu_check`` for the same job."""
+    """``benchmarks/llm_probe_gpu.py --compare`` (run as its user runs it): a probe of its first
+    job on an H200 that ran twice the device model's time moves the prediction to half the
+    model's rate; the real run is the line of ``llm_gpu_check`` for the same job."""
     import dataclasses
     import json
+    import re
+    import subprocess
+    import sys
     from pathlib import Path
 
     from advisor.estimate.llm_predict import probe_run_seconds
     from advisor.estimate.parameters import llm_calibration
-    from advisor.workloads.llm_job import probe_name
-    from benchmarks import llm_probe_gpu
+    from advisor.workloads.llm_job import job_for, probe_name
     from probes import exchange
     from probes.result import WorkloadConfig
     from tests.estimate.test_probes import LOCAL_CPU, probe
 
     folder = Path(str(tmp_path))
-    name = probe_name(llm_probe_gpu.job(0))
+    first = job_for("qwen2.5-0.5b", method="full", examples=64, sequence=2048, packed=False,
+                    micro_batch=8, checkpointing=False, fp32_adapters=False)  # fmt: skip
+    name = probe_name(first)  # the script's JOBS[0]
     h200 = dataclasses.replace(LOCAL_CPU, accelerator="H200", accelerator_memory_gib=141.0)
     measured = dataclasses.replace(
         probe("mnist_mlp", 0.1, device=h200), config=WorkloadConfig(name, 64, 0, 1, 8)
@@ -353,9 +357,19 @@ def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_r
            "batch_per_gpu": 8, "activation_checkpointing": False}  # fmt: skip
     line = {"run": run, "tokens_per_second_per_gpu": 86724.6}
     (folder / "real.jsonl").write_text(json.dumps(line) + "\n")
-    (row,) = llm_probe_gpu.compare(folder / "probes.csv", folder / "real.jsonl")
-    assert row["gpu"] == "H200" and row["real"] == 86724.6
-    assert row["corrected"] == pytest.approx(row["model"] / 2, rel=0.01)
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_probe_gpu.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--compare", str(folder / "probes.csv"),
+         str(folder / "real.jsonl")], capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (said,) = done.stdout.splitlines()
+    assert said.startswith(f"{name} on H200: real 86,725 tokens/s"), said
+    model, corrected = (
+        float(re.search(rf"{words} ([\d,]+)", said).group(1).replace(",", ""))  # type: ignore[union-attr]
+        for words in ("the device model", "corrected by the probe")
+    )
+    assert corrected == pytest.approx(model / 2, rel=0.01)
 
 
 def test_a_gpu_probe_is_modelled_as_it_ran_under_its_own_framework_without_recompute() -> None:

@@ -16,10 +16,17 @@ import pytest
 from click.testing import CliRunner
 
 from advisor.cli import cli
-from benchmarks import accelerator_check
 from probes import exchange
+from probes.lanes import by_core, lanes_for
 
 ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "accelerator_check.py"
+
+
+def check(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/accelerator_check.py ARGV`` in a process of its own, as its user runs it."""
+    return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
 
 
 @pytest.mark.jax
@@ -62,12 +69,12 @@ def test_lanes_take_whole_cores_hyperthreads_together() -> None:
     """A host of 4 cores with 2 threads each, numbered as Linux does (0-3 the first threads,
     4-7 their siblings): a lane of 2 CPUs gets one core's two threads, as a 2-vCPU VM does."""
     siblings = {cpu: f"{cpu % 4},{cpu % 4 + 4}" for cpu in range(8)}
-    order = accelerator_check.by_core(list(range(8)), siblings.__getitem__)
+    order = by_core(list(range(8)), siblings.__getitem__)
     assert order == [0, 4, 1, 5, 2, 6, 3, 7]
-    lanes = accelerator_check.lanes_for([2], False, order)[0]
+    lanes = lanes_for([2], False, order)[0]
     assert lanes[0].cpus == [0, 4] and lanes[1].cpus == [1, 5, 2, 6, 3, 7]
     # no topology to read: the order is kept
-    assert accelerator_check.by_core([3, 1, 2], lambda cpu: "") == [1, 2, 3]
+    assert by_core([3, 1, 2], lambda cpu: "") == [1, 2, 3]
 
 
 @pytest.mark.tf
@@ -75,8 +82,7 @@ def test_a_real_run_of_a_synthetic_input_convnet_is_read_per_step_of_its_pool() 
     """An ImageNet convnet's real run steps a pool of 8 batches an epoch, not the configured
     epoch: its step is the epoch over the pool's steps, its configured epoch that step times the
     configured steps (the H200 check of 2026-11-26 divided by the configured steps instead)."""
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.accelerator_check import real_run
+    from probes.real import real_run
     from probes.spec import spec_for
 
     spec = spec_for("alexnet", batch_size=2, samples=64, validation_samples=0, epochs=2)
@@ -86,29 +92,30 @@ def test_a_real_run_of_a_synthetic_input_convnet_is_read_per_step_of_its_pool() 
     assert run["per_epoch"] == pytest.approx(run["step"] * 32)
 
 
-def test_a_finished_check_is_rescored_by_todays_model(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_finished_check_is_rescored_by_todays_model() -> None:
     """``--rescore`` predicts the H200 runs of 2026-11-26 again from the probes the check took on
-    that machine's own CPU cores (no GPU, no TensorFlow); a folder without a check is exit 2."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import accelerator_check
-
+    that machine's own CPU cores (no GPU, no TensorFlow) within 2x, the floor holding AlexNet's
+    copy (a seventh of its arithmetic alone); a folder without a check is exit 2."""
     folder = ROOT / "benchmarks" / "results" / "accelerator-check-20261126-jax"
-    rows = accelerator_check.rescore(folder / "run2")
-    assert {r["workload"] for r in rows} == {"alexnet", "resnet50", "vgg16", "resnet152"}
-    assert {r["cores"] for r in rows} == {2, 8} and {r["target"] for r in rows} == {"H200"}
-    for row in rows:  # the floor holds AlexNet's copy: a seventh of its arithmetic alone
-        assert 0.5 < row["predicted_per_epoch"] / row["measured_per_epoch"] < 2.0, row
-    assert accelerator_check.main(["--rescore", str(folder / "run2")]) == 0
-    assert "8 predictions: median" in capsys.readouterr().out
-    assert accelerator_check.main(["--rescore", str(folder)]) == 2
+    done = check("--rescore", str(folder / "run2"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = [line.strip("|").split("|") for line in done.stdout.splitlines()]
+    rows = [
+        [cell.strip() for cell in row]
+        for row in table
+        if len(row) == 6 and row[2].strip().isdigit()
+    ]
+    assert {row[0] for row in rows} == {"alexnet", "resnet50", "vgg16", "resnet152"}, done.stdout
+    assert {row[2] for row in rows} == {"2", "8"}
+    for _, _, _, predicted, measured, _ in rows:  # the floor holds AlexNet's copy
+        assert 0.5 < float(predicted) / float(measured) < 2.0, rows
+    assert "8 predictions: median" in done.stdout
+    assert check("--rescore", str(folder)).returncode == 2
 
 
-def test_a_malformed_check_is_one_line_and_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-
+def test_a_malformed_check_is_one_line_and_exit_2(tmp_path: Path) -> None:
     (tmp_path / "probes.csv").write_text("source,workload\nx,y\n")
     (tmp_path / "measured.csv").write_text("not,a,check\n")
-    assert accelerator_check.main(["--rescore", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("--rescore: ") and len(err.strip().splitlines()) == 1
+    done = check("--rescore", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.startswith("--rescore: ") and len(done.stderr.strip().splitlines()) == 1

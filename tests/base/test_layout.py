@@ -1,0 +1,33 @@
+"""Where things live: tests import the library, never a benchmark script (issue 45)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_no_test_imports_a_benchmark_script() -> None:
+    """A benchmark is run as its user runs it (a process of its own); what a test and a
+    benchmark share lives in the library or in tests/."""
+    files = sorted((ROOT / "tests").rglob("*.py"))
+    assert len(files) > 100
+    found = {
+        str(path.relative_to(ROOT)): name
+        for path in files
+        for name in _imports(path)
+        if name == "benchmarks" or name.startswith("benchmarks.")
+    }
+    assert found == {}
+    assert not [p for p in files if '/ "benchmarks"))' in p.read_text(encoding="utf-8")]
