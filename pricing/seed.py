@@ -2,7 +2,7 @@
 
 ``data/prices-seed.sqlite`` is built from ``data/prices-reference.csv`` (285 rows taken from
 skypilot-org/skypilot-catalog at pinned commits; provenance in docs/SOURCES.md and
-../shared/reference/prices-SOURCES.md) by ``python -m pricing.seed``. It is opened read-only
+data/prices-SOURCES.md) by ``python -m pricing.seed``. It is opened read-only
 and copied into the user's database on first use, through the same validation and storage path
 as a refresh. It is never written to after it is built.
 """

@@ -1,4 +1,4 @@
-"""The exchange format (reference/README.md): measured results as CSV rows, one metric a row.
+"""The exchange format (docs/SOURCES.md, "Calibration measurements"): measured results as CSV rows, one metric a row.
 
 This module owns the format: its vocabulary, the writer of probe results (``write_csv``) and the
 one reader (``read_csv``). Every user of the format reads through ``read_csv``: ``advisor import``

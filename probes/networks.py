@@ -1,4 +1,4 @@
-"""Keras 3 builders for the workload zoo (architectures of WORKLOADS.md), compiled as trained.
+"""Keras 3 builders for the workload zoo (architectures in docs/SOURCES.md, "The workload zoo"), compiled as trained.
 
 Imports Keras inside the functions only. ``build(workload)`` returns a compiled model whose
 parameter count matches ``advisor.workloads.zoo`` (tests/probes/test_networks.py checks each one).

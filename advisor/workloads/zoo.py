@@ -4,7 +4,7 @@ This module never imports TensorFlow: the estimation layer and ``advisor models`
 without building a model. The Keras builders live in ``probes.networks``.
 
 Sizes, epochs, batch sizes, parameter counts and FLOPs come from the project's workload reference
-(WORKLOADS.md, distilled from the seed posts; see docs/SOURCES.md).
+(docs/SOURCES.md, distilled from the seed posts; see docs/SOURCES.md).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Workload:
     batch_size: int
     optimizer: str
     parameters: int
-    """Trainable parameters of the reference model (WORKLOADS.md)."""
+    """Trainable parameters of the reference model (docs/SOURCES.md, "The workload zoo")."""
     train_flops_per_sample: float
     """Approximate training FLOPs per sample (3 x forward); 0 when not FLOP-bound. For a
     transformer, 6 N T + 6 L T^2 h (``advisor.workloads.transformers``)."""
@@ -61,10 +61,10 @@ class Workload:
     ``keras.applications`` builds it; () for any other architecture."""
     activations: float = 0.0
     """Forward activation elements per sample, summed over layer outputs (counted by hand from
-    the architectures in WORKLOADS.md; the ImageNet nets rounded from their published memory
+    the architectures in docs/SOURCES.md; the ImageNet nets rounded from their published memory
     footprints); 0: not counted (a transformer's come from its shape)."""
     conv_share: float = 0.0
-    """Share of the training FLOPs in convolutions, counted from the architectures (WORKLOADS.md,
+    """Share of the training FLOPs in convolutions, counted from the architectures (docs/SOURCES.md,
     multiply-adds per layer); the rest are the classifier's dense layers."""
     conv_channels: float = 0.0
     """Output channels of the convolutions, FLOP-weighted harmonic mean: the narrow side of the
@@ -76,7 +76,7 @@ class Workload:
     recurrent_layers: tuple[tuple[str, int, int], ...] = ()
     """The recurrent layers (``probes.networks``): cell, inputs per time step, hidden units."""
     host_augmented: bool = False
-    """The reference runs augmented images on the host CPU each step (WORKLOADS.md)."""
+    """The reference runs augmented images on the host CPU each step (docs/SOURCES.md, "The workload zoo")."""
 
 
 def _transformer(

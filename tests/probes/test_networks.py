@@ -1,4 +1,4 @@
-"""Every classic zoo model builds with its documented parameter count (WORKLOADS.md); the
+"""Every classic zoo model builds with its documented parameter count (docs/SOURCES.md, "The workload zoo"); the
 transformers are checked at tiny sizes in test_transformers.py (GPT-2 large has 774M weights)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from advisor.workloads import zoo
 from probes import networks
 from probes.loading import parameter_count
 
-# Exact counts where WORKLOADS.md gives one; "~" figures are rounded, so allow their rounding:
+# Exact counts where the zoo's sources give one; "~" figures are rounded, so allow their rounding:
 # resnet32 "~467k" (our count 468,986 with BatchNorm statistics: +0.4%), the ImageNet ones are
 # quoted to three or four digits (25.56M, 60.19M) and count 1001 classes and BatchNorm
 # statistics differently from source to source (Keras: +0.3% / +0.4%).
