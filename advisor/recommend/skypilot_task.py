@@ -33,8 +33,20 @@ MULTI_NODE_RUN = (
     "--node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port=8008 "
     "train.py  # advisor: replace train.py with your training script\n"
 )
-"""The placeholder of a job over several nodes: one ``torchrun`` a node, rendezvous at the
+"""The placeholder of an LLM job over several nodes: one ``torchrun`` a node, rendezvous at the
 first node's address (SkyPilot's distributed-jobs guide sets these variables on every node)."""
+MULTI_NODE_KERAS_RUN = (
+    'export JAX_COORDINATOR_ADDRESS="$(echo "$SKYPILOT_NODE_IPS" | head -n1):8476"\n'
+    "export JAX_NUM_PROCESSES=$SKYPILOT_NUM_NODES JAX_PROCESS_ID=$SKYPILOT_NODE_RANK\n"
+    "KERAS_BACKEND=jax python train.py  # advisor: replace train.py with your training script; "
+    "before building the model it calls jax.distributed.initialize(os.environ["
+    '"JAX_COORDINATOR_ADDRESS"], int(os.environ["JAX_NUM_PROCESSES"]), '
+    'int(os.environ["JAX_PROCESS_ID"])) and keras.distribution.set_distribution('
+    "keras.distribution.DataParallel())\n"
+)
+"""The placeholder of a Keras job over several nodes: one JAX process a node over its GPUs, as
+Keras 3's distribution API runs (it is implemented for JAX only); ``jax.distributed`` needs the
+coordinator, the process count and this process's rank given outside TPU, Slurm and MPI."""
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure": "azure", "lambda": "lambda"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 
@@ -50,7 +62,8 @@ def task(
     """The task as plain data: ``name``, ``resources`` and ``run`` (ours), and for spot with an
     on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``; a job laid
     out over the node (``environment``, an LLM's GPUs and sharding) gets its plan as ``envs``
-    and a ``torchrun`` placeholder over the node's GPUs."""
+    and a ``torchrun`` placeholder over the node's GPUs; a cluster (``rentable.nodes`` > 1) gets
+    ``num_nodes`` and a launch line a node: ``torchrun`` for an LLM, ``jax.distributed`` for Keras."""
     resources: dict[str, Any] = {
         "cloud": _CLOUDS.get(rentable.provider, str(rentable.provider)),
         "region": str(rentable.region),
@@ -75,7 +88,7 @@ def task(
         body["envs"] = envs
     gpus = envs.get("ADVISOR_GPUS", "")
     if run == PLACEHOLDER_RUN and rentable.nodes > 1:
-        run = MULTI_NODE_RUN
+        run = MULTI_NODE_RUN if gpus.isdigit() else MULTI_NODE_KERAS_RUN
     elif run == PLACEHOLDER_RUN and gpus.isdigit():
         run = MULTI_GPU_RUN.format(gpus=int(gpus))
     body["run"] = _Block(run)

@@ -8,7 +8,7 @@ import yaml
 from advisor.estimate import Target, catalog, predict
 from advisor.recommend.clusters import HEAD, NODE_COUNTS, cluster, clusters
 from advisor.recommend.ranker import target_of
-from advisor.recommend.skypilot_task import MULTI_NODE_RUN, task_yaml
+from advisor.recommend.skypilot_task import MULTI_NODE_KERAS_RUN, MULTI_NODE_RUN, task_yaml
 from pricing.offers import OfferGroup, Rentable
 from tests.estimate.test_scale_out import resnet50
 
@@ -53,10 +53,16 @@ def test_a_cluster_is_predicted_over_its_network() -> None:
 
 
 def test_a_cluster_is_a_skypilot_task_of_as_many_nodes() -> None:
+    """A Keras workload launches one JAX process a node, told the first node as coordinator,
+    the node count and its own rank (what jax.distributed.initialize needs off TPU and Slurm)."""
     parsed = yaml.safe_load(task_yaml(cluster(P4D, 4), workload="resnet50"))
     assert parsed["num_nodes"] == 4
     assert parsed["resources"]["accelerators"] == "A100:8"
-    assert parsed["run"] == MULTI_NODE_RUN
+    assert parsed["run"] == MULTI_NODE_KERAS_RUN
+    lines = parsed["run"].splitlines()
+    assert lines[0].startswith('export JAX_COORDINATOR_ADDRESS="$(echo "$SKYPILOT_NODE_IPS"')
+    assert "JAX_NUM_PROCESSES=$SKYPILOT_NUM_NODES JAX_PROCESS_ID=$SKYPILOT_NODE_RANK" in lines[1]
+    assert lines[2].startswith("KERAS_BACKEND=jax python train.py")
     assert "num_nodes" not in yaml.safe_load(task_yaml(P4D, workload="resnet50"))
 
 
