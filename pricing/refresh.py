@@ -155,6 +155,10 @@ def _refresh_one(
     report: Callable[[RefreshProgress], None],
     allow_shrink: bool = False,
 ) -> RunReport:
+    """Refresh source ``name`` for cloud ``unit``: its run recorded as ``running``, the
+    download outside any transaction, the prices and the run's ``ok`` in one. A refused batch
+    or a failure is recorded and reported (the other sources still run); a Ctrl-C cancels the
+    refresh, and a storage error stops it."""
     module = SOURCES[name]
     base = source_url(name, urls)
     url = (
@@ -174,34 +178,10 @@ def _refresh_one(
         return RunReport(
             name, unit, url, "failed", error=message, started_at=started, finished_at=finished
         )
-
-    paged = name in (azure_retail.NAME, gcp_billing.NAME)
-
-    def step(phase: str, done: int, total: int | None) -> None:
-        what = {"download": "pages" if paged else "bytes", "write": "rows"}.get(phase, "")
-        report(RefreshProgress(name, unit, phase, done, total, what))
-
+    step = _progress(name, unit, report)
     try:
-        step("download", 0, None)
-        batch = module.collect(
-            http,
-            base,
-            unit,
-            policy=policy.started(url),
-            on_bytes=lambda n, t: step("download", n, t),
-        )
-        with db.conn:
-            db.conn.execute("BEGIN IMMEDIATE")
-            counts = _store(db, batch, run_id, started, step)
-            refused = None if allow_shrink else shrink.refusal(counts)
-            if refused:
-                raise shrink.Refused(refused)  # rolls the transaction back
-            finished = database.now()
-            db.conn.execute(
-                "UPDATE refresh_runs SET status = 'ok', finished_at = ?, added = ?, changed = ?, "
-                "unchanged = ?, skipped = ? WHERE id = ?",
-                [finished, counts.added, counts.changed, counts.unchanged, counts.skipped, run_id],
-            )
+        batch = _download(http, module, base, unit, url, policy, step)
+        counts, finished = _commit(db, batch, run_id, started, step, allow_shrink)
     except shrink.Refused as exc:
         finished = _fail(db, run_id, f"refused: {exc}; prices unchanged")
         step("failed", 0, None)
@@ -236,6 +216,67 @@ def _refresh_one(
         finished,
         tuple(batch.unmapped.items()) if isinstance(batch, PriceBatch) else (),
     )
+
+
+def _progress(
+    name: str, unit: str, report: Callable[[RefreshProgress], None]
+) -> Callable[[str, int, int | None], None]:
+    """``report`` of source ``name``'s refresh for ``unit``, a phase at a time: what the
+    download counts (pages of a paged API, else bytes) and the write (rows)."""
+    paged = name in (azure_retail.NAME, gcp_billing.NAME)
+
+    def step(phase: str, done: int, total: int | None) -> None:
+        what = {"download": "pages" if paged else "bytes", "write": "rows"}.get(phase, "")
+        report(RefreshProgress(name, unit, phase, done, total, what))
+
+    return step
+
+
+def _download(
+    http: object,
+    module: ModuleType,
+    base: str | None,
+    unit: str,
+    url: str,
+    policy: fetch.RetryPolicy,
+    step: Callable[[str, int, int | None], None],
+) -> PriceBatch | RiskBatch | gcp_billing.Rates:
+    """Download and parse source ``module``'s batch for ``unit`` from ``base`` (None: its
+    default) within the source's deadline, outside any transaction."""
+    step("download", 0, None)
+    return module.collect(
+        http,
+        base,
+        unit,
+        policy=policy.started(url),
+        on_bytes=lambda n, t: step("download", n, t),
+    )
+
+
+def _commit(
+    db: sqlite_utils.Database,
+    batch: PriceBatch | RiskBatch | gcp_billing.Rates,
+    run_id: int,
+    started: str,
+    step: Callable[[str, int, int | None], None],
+    allow_shrink: bool,
+) -> tuple[ingest.Counts, str]:
+    """Store ``batch`` and mark run ``run_id`` ``ok`` in one ``BEGIN IMMEDIATE`` transaction;
+    a batch that shrinks the catalog too far (``pricing.shrink``), unless ``allow_shrink``,
+    raises ``shrink.Refused`` and rolls it back. The counts written, and when the run ended."""
+    with db.conn:
+        db.conn.execute("BEGIN IMMEDIATE")
+        counts = _store(db, batch, run_id, started, step)
+        refused = None if allow_shrink else shrink.refusal(counts)
+        if refused:
+            raise shrink.Refused(refused)  # rolls the transaction back
+        finished = database.now()
+        db.conn.execute(
+            "UPDATE refresh_runs SET status = 'ok', finished_at = ?, added = ?, changed = ?, "
+            "unchanged = ?, skipped = ? WHERE id = ?",
+            [finished, counts.added, counts.changed, counts.unchanged, counts.skipped, run_id],
+        )
+    return counts, finished
 
 
 def _store(

@@ -33,7 +33,7 @@ import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,7 +61,7 @@ from probes.fitting import (
     fit,
 )
 from probes.loading import Prepared, parameter_count, prepare, trained_equivalent
-from probes.result import ProbeResult, WorkloadConfig
+from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, check_model_file, config_for, spec_for
 from probes.timing import StopRule, make_timer
@@ -179,6 +179,46 @@ def _probe(
 ) -> ProbeResult:
     """The phases of a probe; ``readings`` holds the reference kernel's first reading and gets
     one after the measurement (the last is the caller's)."""
+    built = _build(spec, budget, report, cancel, readings)
+    check_cancel(cancel)
+    measured = _measure_steps(spec, built, started, budget, report, cancel)
+    readings.append(reference.reference_seconds())
+    from probes.dispatch import dispatch_seconds, layer_seconds
+
+    now = time.perf_counter()
+    dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
+    now = time.perf_counter()
+    per_layer = layer_seconds(started, now + CHAIN_SECONDS, dispatch, report, cancel)
+    split: dict[str, float] = {}
+    if profile_ops and measured.arrays is not None:
+        split = built.framework.op_split(
+            built.prepared.model, *measured.arrays, spec.config.batch_size, measured.step_seconds
+        )
+    return _result(spec, built, measured, started, dispatch, per_layer, split)
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A probe's model as built: the backend it trains under, this machine's fingerprint, the
+    prepared model, the training FLOP/s its batches were planned at and the build's seconds."""
+
+    framework: backend.Backend
+    machine: Fingerprint
+    prepared: Prepared
+    rate: float
+    seconds: float
+
+
+def _build(
+    spec: ProbeSpec,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+    readings: list[float],
+) -> _Built:
+    """Build ``spec``'s model at a size this machine can step within ``budget``: at the rate
+    assumed of any accelerator, or at the one the reference kernel's first reading
+    (``readings[0]``) allows this CPU; a model that does not fit in memory says so in a line."""
     report(ProbeProgress("build", 0, (), None, 0.0, None))
     quiet.prepare()
     import keras  # noqa: F401  (imported before the build is timed: not part of training)
@@ -198,15 +238,28 @@ def _probe(
     except Exception as exc:
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
-    build_seconds = time.perf_counter() - built
-    check_cancel(cancel)
+    return _Built(framework, machine, prepared, rate, time.perf_counter() - built)
+
+
+def _measure_steps(
+    spec: ProbeSpec,
+    built: _Built,
+    started: float,
+    budget: float,
+    report: Progress,
+    cancel: threading.Event | None,
+) -> Measurement:
+    """The training measured (``_measured``; at smaller batches, extrapolated, for a workload
+    too heavy to step its real batch within the budget), with the waits of the iterators the
+    real fit drops; a batch that does not fit in memory is refused first, and said in a line."""
+    prepared, framework = built.prepared, built.framework
     config = spec.config
     specs = [*prepared.inputs, prepared.target]
     data.check_memory(
         data.training_bytes(trained_equivalent(prepared.model), specs, 0, config.batch_size),
         f"{spec.label} at batch {config.batch_size}",
     )
-    heavy_batches = _heavy_batches(prepared, config, rate, budget)
+    heavy_batches = _heavy_batches(prepared, config, built.rate, budget)
     try:
         if heavy_batches:
             from probes.scaling import extrapolate
@@ -219,30 +272,33 @@ def _probe(
     except Exception as exc:
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
-    measured = with_teardown(measured, config, framework.teardown_rates())
-    readings.append(reference.reference_seconds())
-    from probes.dispatch import dispatch_seconds, layer_seconds
+    return with_teardown(measured, config, framework.teardown_rates())
 
-    now = time.perf_counter()
-    dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
-    now = time.perf_counter()
-    per_layer = layer_seconds(started, now + CHAIN_SECONDS, dispatch, report, cancel)
-    split: dict[str, float] = {}
-    if profile_ops and measured.arrays is not None:
-        split = framework.op_split(
-            prepared.model, *measured.arrays, config.batch_size, measured.step_seconds
-        )
+
+def _result(
+    spec: ProbeSpec,
+    built: _Built,
+    measured: Measurement,
+    started: float,
+    dispatch: float,
+    per_layer: float,
+    split: dict[str, float],
+) -> ProbeResult:
+    """The probe's result from its measurements: the step's, the host's per-step ``dispatch``
+    and ``per_layer`` work, the op classes' ``split``; the model's architecture, parameters
+    and kernels counted, and the memory the probe took read now."""
+    config, prepared = spec.config, built.prepared
     counted = architecture.read(prepared.model)
     layers, kernels = step_counts(prepared)
     return ProbeResult(
         config=config,
-        device=machine,
+        device=built.machine,
         step_seconds=measured.step_seconds,
         step_interval=measured.step_interval,
         validation_step_seconds=measured.validation_step_seconds,
         epoch_overhead_seconds=measured.epoch_overhead_seconds,
         startup_seconds=measured.startup_seconds,
-        build_seconds=build_seconds,
+        build_seconds=built.seconds,
         teardown_seconds=measured.teardown_seconds,
         predicted_seconds=measured.predicted_seconds,
         predicted_interval=measured.predicted_interval,
@@ -253,7 +309,7 @@ def _probe(
         architecture=None if prepared.proxy else counted,
         parameters=_parameters(spec, prepared),
         peak_host_bytes=data.peak_rss_bytes(),
-        peak_device_bytes=framework.peak_device_bytes(),
+        peak_device_bytes=built.framework.peak_device_bytes(),
         op_split=split,
         batch_scaling=measured.batch_scaling,
         extrapolated=measured.extrapolated,

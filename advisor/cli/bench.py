@@ -6,7 +6,7 @@ import importlib.util
 import secrets
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,6 +15,9 @@ from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.display import plain
 from advisor.errors import AdvisorError, UsageError
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
+
+if TYPE_CHECKING:
+    from advisor.bench.task import Install, ProbeArgs
 
 _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INSTALL_HINT = "advisor bench needs SkyPilot: pip install 'advisor[skypilot]'"
@@ -109,23 +112,8 @@ def bench(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     root = tasks.checkout()
-    build = None
-    if index_url:
-        install = tasks.Install(index_url=index_url)
-    elif wheel:
-        install = tasks.Install(wheel=Path(wheel))
-    elif root is None:
-        raise UsageError("advisor is not installed from a checkout: pass --wheel or --index-url")
-    else:
-        install = tasks.Install(wheel=folder / "wheel" / tasks.wheel_name())
-        build = tasks.wheel_command(root, folder / "wheel")
-    configs, paths = {}, {}
-    for candidate in candidates:
-        configs[candidate.cluster] = tasks.task_config(candidate, probe, install)
-        paths[candidate.cluster] = tasks.write_yaml(
-            folder / f"{candidate.cluster}.yaml", configs[candidate.cluster],
-            comment=f"advisor bench: {spec.label} on {_where(candidate)}",
-        )  # fmt: skip
+    install, build = _install(root, folder, wheel, index_url)
+    configs, paths = _write_tasks(candidates, probe, install, folder, spec.label)
     if dry_run:
         _print_commands(candidates, paths, build, folder)
         return
@@ -135,6 +123,41 @@ def bench(
         click.echo(f"building advisor's wheel: {plain(shlex.join(build))}", err=True)
         tasks.build_wheel(root, folder / "wheel")
     _launch(db, candidates, configs, folder, spec.label)
+
+
+def _install(
+    root: Path | None, folder: Path, wheel: str | None, index_url: str | None
+) -> tuple[Install, list[str] | None]:
+    """How the nodes install advisor, and the command that builds its wheel here first (None:
+    nothing to build): from --index-url, from --wheel, else from a wheel built into ``folder``
+    from this checkout (``root``; None: advisor was not installed from one)."""
+    from advisor.bench import task as tasks
+
+    if index_url:
+        return tasks.Install(index_url=index_url), None
+    if wheel:
+        return tasks.Install(wheel=Path(wheel)), None
+    if root is None:
+        raise UsageError("advisor is not installed from a checkout: pass --wheel or --index-url")
+    install = tasks.Install(wheel=folder / "wheel" / tasks.wheel_name())
+    return install, tasks.wheel_command(root, folder / "wheel")
+
+
+def _write_tasks(
+    candidates: list[Any], probe: ProbeArgs, install: Install, folder: Path, label: str
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Each candidate's SkyPilot task, and the YAML file in ``folder`` it was written to, by
+    cluster name."""
+    from advisor.bench import task as tasks
+
+    configs, paths = {}, {}
+    for candidate in candidates:
+        configs[candidate.cluster] = tasks.task_config(candidate, probe, install)
+        paths[candidate.cluster] = tasks.write_yaml(
+            folder / f"{candidate.cluster}.yaml", configs[candidate.cluster],
+            comment=f"advisor bench: {label} on {_where(candidate)}",
+        )  # fmt: skip
+    return configs, paths
 
 
 def _where(c: Any) -> str:

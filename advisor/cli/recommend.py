@@ -197,28 +197,9 @@ def recommend(
       advisor recommend --model llama3.1-70b --method full --examples 50k --seq-len 4096 \
           --budget 500 --objective fastest --emit skypilot task.yaml
     """
-    if emit is not None and emit[0] != "skypilot":
-        raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
-    if emit is not None:
-        _check_emit_target(emit[1], force)
-    if accelerator and cpu_only:
-        raise UsageError("--accelerator and --cpu-only exclude each other")
-    constraints = Constraints(
-        objective=objective,
-        deadline_seconds=parse_duration(deadline) if deadline is not None else None,
-        budget_usd=budget,
-        confidence=confidence,
-        top=top,
-        max_nodes=max_nodes,
-    )
-    filters = Filters(
-        provider=provider,
-        region=region,
-        accelerator=accelerator,
-        pricing=None if spot is None else ("spot" if spot else "on_demand"),
-        cpu_only=cpu_only,
-        max_count=max_accelerators,
-    )
+    _check_choices(emit, force, accelerator, cpu_only)
+    constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes)
+    filters = _filters(provider, region, accelerator, spot, cpu_only, max_accelerators)
     from advisor import service
 
     finetune = Options(
@@ -227,23 +208,70 @@ def recommend(
         fp32_adapters=fp32_adapters,
     )  # fmt: skip
     request = service.Request(
-        model=model,
-        epochs=epochs,
-        batch_size=batch_size,
-        global_batch=global_batch,
-        samples=samples,
-        validation_samples=validation_samples,
-        precision=precision,
-        filters=filters,
-        constraints=constraints,
-        finetune=finetune,
-    )
+        model=model, epochs=epochs, batch_size=batch_size, global_batch=global_batch,
+        samples=samples, validation_samples=validation_samples, precision=precision,
+        filters=filters, constraints=constraints, finetune=finetune,
+    )  # fmt: skip
     from advisor.cli.progress import run_with_progress
 
     rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
         write_emit(rec, emit[1], force=force)
+
+
+def _check_choices(
+    emit: tuple[str, str] | None, force: bool, accelerator: str | None, cpu_only: bool
+) -> None:
+    """Refuse, before anything is probed or ranked, an --emit of another kind than skypilot or
+    to a FILE it may not write, and --accelerator with --cpu-only."""
+    if emit is not None and emit[0] != "skypilot":
+        raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
+    if emit is not None:
+        _check_emit_target(emit[1], force)
+    if accelerator and cpu_only:
+        raise UsageError("--accelerator and --cpu-only exclude each other")
+
+
+def _constraints(
+    objective: str,
+    deadline: str | None,
+    budget: float | None,
+    confidence: float,
+    top: int,
+    max_nodes: int,
+) -> Constraints:
+    """What the options ask of the recommendation: its objective, a deadline (parsed: see
+    ``parse_duration``) or a budget, the chance of meeting the deadline, how many options to
+    list and how many machines may train together."""
+    return Constraints(
+        objective=objective,
+        deadline_seconds=parse_duration(deadline) if deadline is not None else None,
+        budget_usd=budget,
+        confidence=confidence,
+        top=top,
+        max_nodes=max_nodes,
+    )
+
+
+def _filters(
+    provider: str | None,
+    region: str | None,
+    accelerator: str | None,
+    spot: bool | None,
+    cpu_only: bool,
+    max_accelerators: int | None,
+) -> Filters:
+    """Which offerings the options let through: a provider, a region, an accelerator, spot or
+    on-demand pricing (None: both), machines without accelerators, at most so many a machine."""
+    return Filters(
+        provider=provider,
+        region=region,
+        accelerator=accelerator,
+        pricing=None if spot is None else ("spot" if spot else "on_demand"),
+        cpu_only=cpu_only,
+        max_count=max_accelerators,
+    )
 
 
 def _check_emit_target(path: str, force: bool) -> None:

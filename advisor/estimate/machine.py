@@ -331,41 +331,69 @@ def _one_node(
     precision: str,
     cudnn_eligible: bool,
 ) -> Machine | None:
+    """``count`` units of accelerator ``name`` in one machine; None if the catalog lacks it."""
     spec = catalog.accelerator(name)
     if spec is None:
         return None
     replicas = max(count, 1) * spec.chips
     label = f"{count}x {name}" if count > 1 else name
     if spec.kind == "tpu":
-        # a TPU's MXU multiplies bf16: float32 products run in one pass by default, and in six
-        # when strict FP32 is asked (XLA's Precision.HIGHEST)
-        passes = TPU_STRICT_FP32_PASSES if precision == "fp32-strict" else 1
-        peak = spec.half_tflops * 1e12 / passes
-        return Machine(
-            kind="tpu",
-            label=label,
-            conv_flops=peak * calibration.tpu_efficiency,
-            matmul_flops=peak * calibration.tpu_efficiency,
-            bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
-            overhead_s=calibration.tpu_overhead_s,
-            cell_step_s=calibration.tpu_cell_step_s,
-            peak_conv_flops=peak,
-            peak_matmul_flops=peak,
-            peak_bandwidth=spec.bandwidth_gbs * 1e9,
-            replicas=replicas,
-            interconnect_bytes_s=spec.interconnect_gbs * 1e9,
-            interconnect=spec.interconnect,
-            memory_bytes=spec.memory_gib * 2**30,
-            # XLA converts a float32 product's operands for the MXU; the activations between the
-            # products stay float32 in memory unless the model computes in bfloat16
-            half_precision=precision in HALF_PRECISIONS,
-            kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
-            + _tpu_precision_note(precision),
-            lstm_kernel="XLA while-loop LSTM",
-            extrapolated=True,
-            host_overlap=True,
-            roofline=True,
-        )
+        return _tpu_node(spec, label, replicas, calibration, precision)
+    return _gpu_node(name, spec, label, replicas, calibration, stack, precision, cudnn_eligible)
+
+
+def _tpu_node(
+    spec: catalog.Accelerator,
+    label: str,
+    replicas: int,
+    calibration: Calibration,
+    precision: str,
+) -> Machine:
+    """A TPU machine of ``replicas`` chips: XLA on the bf16 MXU, at the precision asked."""
+    # a TPU's MXU multiplies bf16: float32 products run in one pass by default, and in six
+    # when strict FP32 is asked (XLA's Precision.HIGHEST)
+    passes = TPU_STRICT_FP32_PASSES if precision == "fp32-strict" else 1
+    peak = spec.half_tflops * 1e12 / passes
+    return Machine(
+        kind="tpu",
+        label=label,
+        conv_flops=peak * calibration.tpu_efficiency,
+        matmul_flops=peak * calibration.tpu_efficiency,
+        bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
+        overhead_s=calibration.tpu_overhead_s,
+        cell_step_s=calibration.tpu_cell_step_s,
+        peak_conv_flops=peak,
+        peak_matmul_flops=peak,
+        peak_bandwidth=spec.bandwidth_gbs * 1e9,
+        replicas=replicas,
+        interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+        interconnect=spec.interconnect,
+        memory_bytes=spec.memory_gib * 2**30,
+        # XLA converts a float32 product's operands for the MXU; the activations between the
+        # products stay float32 in memory unless the model computes in bfloat16
+        half_precision=precision in HALF_PRECISIONS,
+        kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
+        + _tpu_precision_note(precision),
+        lstm_kernel="XLA while-loop LSTM",
+        extrapolated=True,
+        host_overlap=True,
+        roofline=True,
+    )
+
+
+def _gpu_node(
+    name: str,
+    spec: catalog.Accelerator,
+    label: str,
+    replicas: int,
+    calibration: Calibration,
+    stack: Stack,
+    precision: str,
+    cudnn_eligible: bool,
+) -> Machine:
+    """A machine of ``replicas`` GPUs ``name``: each kernel class on the unit the precision
+    and the framework run it on (``gpu_unit``), at the calibrated share of its peak; recurrent
+    layers on cuDNN's kernel where ``cudnn_eligible`` and the stack uses it."""
     conv = gpu_unit(spec, precision, stack.framework, "conv")
     matmul = gpu_unit(spec, precision, stack.framework, "matmul")
     # a generation's convolutions reach their own share of the peak, never more than all of it

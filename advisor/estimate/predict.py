@@ -23,7 +23,7 @@ the target itself is returned as it is.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from advisor.errors import UsageError
 from advisor.estimate import catalog, feed, frameworks, memory
@@ -107,34 +107,18 @@ def predict(
     ``augmented`` False: the training feeds its arrays unaugmented, whatever the workload's
     recipe (a published run of synthetic data)."""
     check_precision(precision)
-    if target.accelerator and catalog.accelerator(target.accelerator) is None:
-        return _excluded(f"accelerator {target.accelerator} not in the device catalog")
-    if not target.accelerator and not target.vcpus:
-        return _excluded("the target has neither an accelerator nor a vCPU count")
-    if target.unreachable:
-        return _excluded(target.unreachable)
+    unpredictable = _unpredictable(target)
+    if unpredictable is not None:
+        return unpredictable
     per_device = batch_size or probe.config.batch_size
-    # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
-    same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
-        precision
-    )
     own_stack = Stack(framework=probe_framework(probe))
     stack = stack or own_stack
-    same_job = (global_batch or per_device) == probe.config.batch_size and stack == own_stack
-    if (
-        is_same_device(probe.device, target)
-        and (same_precision or not target.accelerator)
-        and same_job
-    ):
+    if _measured_on_target(probe, target, precision, stack, own_stack, global_batch or per_device):
         # on a CPU, mixed precision runs fp32 kernels
         measured = _measured(probe, run_log_sigma)
         return _held_to_hardware(measured, probe, target, precision, stack, calibration)
     calibration = with_measured_thread_scaling(calibration or shipped_calibration(), probe)
-    facts = facts_for(probe)
-    if augmented is not None:  # False: arrays fed as they are, no augmentation, no decoding
-        facts = replace(
-            facts, host_augmentation=augmented, decodes_jpeg=facts.decodes_jpeg and augmented
-        )
+    facts = _as_fed(facts_for(probe), augmented)
     source, source_guess = source_machine(probe.device, calibration, facts.cudnn_rnn)
     if source is None:
         return _excluded(
@@ -153,13 +137,96 @@ def predict(
             ),
             machine, per_device, fit,
         )  # fmt: skip
+    job = _Job(probe, facts, source, source_guess, machine, calibration, batch)
     parts_t = step_parts(facts, machine, batch, calibration)
-    allreduce = parts_t.exchange
-    own_software = same_software(stack, own_stack)
-    floor = _floor(probe, target, machine, calibration, stack, own_software, facts, batch)
+    step = _target_step(job, target, parts_t, stack, same_software(stack, own_stack))
+    waits = _foreign_waits(probe, stack, own_stack)
+    return _prediction(job, step, parts_t.exchange, fit, waits, run_log_sigma, global_batch)
+
+
+def _unpredictable(target: Target) -> Prediction | None:
+    """The exclusion of a target nothing can be predicted on (an accelerator the catalog lacks,
+    neither an accelerator nor vCPUs, unreachable), else None."""
+    if target.accelerator and catalog.accelerator(target.accelerator) is None:
+        return _excluded(f"accelerator {target.accelerator} not in the device catalog")
+    if not target.accelerator and not target.vcpus:
+        return _excluded("the target has neither an accelerator nor a vCPU count")
+    if target.unreachable:
+        return _excluded(target.unreachable)
+    return None
+
+
+def _measured_on_target(
+    probe: ProbeResult,
+    target: Target,
+    precision: str,
+    stack: Stack,
+    own_stack: Stack,
+    batch: int,
+) -> bool:
+    """Whether the probe measured the job itself: on the target's device, at its precision (on
+    a CPU, mixed precision runs fp32 kernels), at the probe's batch (``batch``: the global one
+    asked, else the per-device one) and under the probe's own software."""
+    # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
+    same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
+        precision
+    )
+    same_job = batch == probe.config.batch_size and stack == own_stack
+    return (
+        is_same_device(probe.device, target)
+        and (same_precision or not target.accelerator)
+        and same_job
+    )
+
+
+def _as_fed(facts: WorkloadFacts, augmented: bool | None) -> WorkloadFacts:
+    """``facts`` with the arrays fed as ``augmented`` says: False, as they are, no augmentation,
+    no decoding; None, as the workload's recipe feeds them."""
+    if augmented is None:
+        return facts
+    return replace(
+        facts, host_augmentation=augmented, decodes_jpeg=facts.decodes_jpeg and augmented
+    )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What a prediction off the target starts from: the probe, its workload's facts, the
+    machine it ran on (``source_guess``: its CPU family guessed), the target's machine, the
+    calibration and the global batch."""
+
+    probe: ProbeResult
+    facts: WorkloadFacts
+    source: Machine
+    source_guess: bool
+    machine: Machine
+    calibration: Calibration
+    batch: int
+
+
+@dataclass(frozen=True)
+class _Step:
+    """The target's step: its seconds (the gradient exchange apart), the lines that explain
+    it, the least its hardware allows and whether the probe's step was scaled to it (rather
+    than the device model's taken as it is)."""
+
+    seconds: float
+    notes: list[str]
+    least: float
+    scaled: bool
+
+
+def _target_step(
+    job: _Job, target: Target, parts_t: Parts, stack: Stack, own_software: bool
+) -> _Step:
+    """The step on the target: the probe's scaled part by part on a device of its own kind
+    under its own software, the device model's beside the host's otherwise; never faster than
+    the images can be decoded (a workload that decodes JPEGs) or than the hardware allows."""
+    probe, facts, source, machine, batch = job.probe, job.facts, job.source, job.machine, job.batch
+    floor = _floor(probe, target, machine, job.calibration, stack, own_software, facts, batch)
     scaled_path = _kind(source) == _kind(machine) and own_software
     if scaled_path:
-        step, steps = _scaled_step(probe, facts, source, machine, parts_t, calibration, floor)
+        step, steps = _scaled_step(probe, facts, source, machine, parts_t, job.calibration, floor)
     else:
         step, steps = _absolute_step(parts_t, floor)
     if facts.decodes_jpeg:
@@ -174,10 +241,27 @@ def predict(
             f"{least * 1e3:.3g} ms {machine.label} needs at its datasheet peaks"
         )
         step = least
+    return _Step(step, steps, least, scaled_path)
+
+
+def _prediction(
+    job: _Job,
+    target_step: _Step,
+    allreduce: float,
+    fit: memory.Fit | None,
+    foreign_waits: float,
+    run_log_sigma: float | None,
+    global_batch: int | None,
+) -> Prediction:
+    """The full training from the target's step: the probe's repeating part scaled with the
+    time of an epoch's steps, its per-epoch host work as it is, the gradient exchange
+    (``allreduce`` seconds a step) added, and the spread of the kind of prediction made."""
+    probe, facts, source, machine, batch = job.probe, job.facts, job.source, job.machine, job.batch
+    step, scaled_path = target_step.seconds, target_step.scaled
     # the repeating part scales with the time of an epoch's steps (validation keeps its ratio)
     step_ratio = (step * _steps(probe, batch)) / (probe.step_seconds * _steps(probe, None))
     per_epoch = probe.epoch_overhead_seconds * probe.config.epochs
-    scaled = max(probe.predicted_seconds - per_epoch - _foreign_waits(probe, stack, own_stack), 0.0)
+    scaled = max(probe.predicted_seconds - per_epoch - foreign_waits, 0.0)
     train_steps = _steps(probe, batch) * probe.config.epochs
     seconds = scaled * step_ratio + per_epoch + allreduce * train_steps
     rate = achieved_flops(facts, batch, step)
@@ -188,7 +272,7 @@ def predict(
     # its CPU's family matter there alone
     extrapolated = machine.extrapolated or not backend.calibrated(probe.device.backend)
     if scaled_path:
-        extrapolated = extrapolated or source.extrapolated or source_guess or probe.extrapolated
+        extrapolated = extrapolated or source.extrapolated or job.source_guess or probe.extrapolated
     path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
     # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
     target_kind = _kind(machine)
@@ -197,17 +281,17 @@ def predict(
     return Prediction(
         seconds=seconds,
         log_sigma=_spread(
-            probe, kinds, calibration, extrapolated, run_log_sigma, facts.family, measured_share
+            probe, kinds, job.calibration, extrapolated, run_log_sigma, facts.family, measured_share
         ),
         fits=fit is None or fit.fits,
         reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
-        least_seconds=least * train_steps,
+        least_seconds=target_step.least * train_steps,
         steps=(
             f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s "
             f"at batch {probe.config.batch_size}",
-            *steps,
+            *target_step.notes,
             f"target: {machine.label}, {path}; step {step * 1e3:.4g} ms at "
             + describe_batch(batch, machine.replicas)
             + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else "")
