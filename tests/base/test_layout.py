@@ -48,3 +48,17 @@ def test_the_architecture_names_every_module() -> None:
     assert len(modules) > 100
     named = set(re.findall(r"^\| `([\w/]+\.py)` \|", index, flags=re.M))
     assert sorted(modules - named) == [] and sorted(named - modules) == []
+
+
+def test_no_library_function_runs_over_80_lines() -> None:
+    """A reader follows a function on one screen or two: every function of the library, from its
+    ``def`` to its last line (docstring included), is at most 80 lines."""
+    long = []
+    for package in ("advisor", "probes", "pricing"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if lines > 80:
+                        long.append(f"{path.relative_to(ROOT)}:{node.name} {lines}")
+    assert long == []
