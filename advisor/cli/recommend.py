@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,129 +28,175 @@ if TYPE_CHECKING:
     from advisor.recommend.recommendation import Recommendation
 
 _HELP = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """One group of options: ``decorators`` applied so that --help lists them as written."""
+
+    def apply(function: F) -> F:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+WORKLOAD = _options(
+    click.option(
+        "--model",
+        "-m",
+        required=True,
+        help="Zoo id, alias (lstm, mlp, cnn, ...), an LLM (llama3-8b, qwen2.5-7b, ...) or a .keras file.",
+    ),
+    click.option(
+        "--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's; 1)."
+    ),
+    click.option(
+        "--batch-size",
+        type=BoundedInt(1, MAX_BATCH),
+        help="Batch size a device computes (default: the zoo's); on N GPUs or TPU chips the global "
+        "batch is N times it. For an LLM the sequences a GPU computes at once "
+        "(default: the most up to 8 that fit).",
+    ),
+    click.option(
+        "--global-batch",
+        type=BoundedInt(1, MAX_BATCH),
+        help="Hold this global batch on any number of devices, each computing its share "
+        "(a recipe that fixes it); default: --batch-size per device.",
+    ),
+    click.option("--samples", type=BoundedInt(1), help="Training samples per epoch."),
+    click.option("--validation-samples", type=BoundedInt(0), help="Validation samples."),
+)
+"""What to train: a zoo model, a .keras file or an LLM, and its sizes."""
+
+LLM_JOB = _options(
+    click.option(
+        "--method", type=click.Choice(METHODS), help="LLM: how to fine-tune (default lora)."
+    ),
+    click.option(
+        "--tokens", type=Count(1, MAX_TOKENS), help="LLM: tokens the dataset holds (20M, 1.5B)."
+    ),
+    click.option(
+        "--examples", type=Count(1, MAX_SEQUENCES), help="LLM: examples (each padded to --seq-len)."
+    ),
+    click.option(
+        "--seq-len", type=BoundedInt(1, 1 << 21), help="LLM: tokens a sequence (default 2048)."
+    ),
+    click.option("--lora-rank", type=BoundedInt(1, MAX_RANK), help="LLM: LoRA rank (default 16)."),
+    click.option(
+        "--lora-targets",
+        type=click.Choice(tuple(TARGETS)),
+        help="LLM: which projections get adapters (default all).",
+    ),
+    click.option(
+        "--packing/--no-packing",
+        default=None,
+        help="LLM: pack examples into full sequences (default with --tokens) or pad each.",
+    ),
+    click.option(
+        "--checkpointing/--no-checkpointing",
+        default=None,
+        help="LLM: activation checkpointing (default on).",
+    ),
+    click.option(
+        "--fp32-adapters",
+        is_flag=True,
+        default=None,
+        help="LLM: PEFT's fp32 adapters stepped without autocast (a plain PyTorch loop): slower, "
+        "and an fp32 copy of each adapted input kept (default: 16-bit, as under autocast).",
+    ),
+)
+"""How an LLM is fine-tuned (ignored for anything else)."""
+
+GOAL = _options(
+    click.option("--deadline", help=f"Finish within this long: {ACCEPTED}."),
+    click.option(
+        "--budget", type=FiniteFloat(0, MAX_USD, low_open=True), help="Spend at most USD."
+    ),
+    click.option(
+        "--objective",
+        type=click.Choice(OBJECTIVES),
+        default="cheapest",
+        show_default=True,
+        help="cheapest that meets the deadline, or fastest within the budget.",
+    ),
+    click.option(
+        "--confidence",
+        type=FiniteFloat(0, 1, low_open=True, high_open=True),
+        default=0.9,
+        show_default=True,
+        help="Required chance of meeting the deadline.",
+    ),
+)
+"""What the answer optimises, within which bound, with what confidence."""
+
+MACHINES = _options(
+    click.option(
+        "--spot/--no-spot",
+        default=None,
+        help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).",
+    ),
+    click.option("--provider", help="Only this provider (aws, gcp, azure, lambda)."),
+    click.option("--region", help="Only this region."),
+    click.option("--accelerator", help="Only this accelerator (T4, A100, ...)."),
+    click.option(
+        "--max-accelerators", type=BoundedInt(1, 100_000), help="At most this many per machine."
+    ),
+    click.option(
+        "--max-nodes",
+        type=BoundedInt(1, MAX_NODES),
+        default=MAX_NODES,
+        show_default=True,
+        help="At most this many machines together (clusters of on-demand machines whose network "
+        "is published; 1: one machine).",
+    ),
+    click.option("--cpu-only", is_flag=True, help="Only machines without accelerators."),
+    click.option(
+        "--precision",
+        type=click.Choice(PRECISIONS),
+        help="Training precision (default fp32; bf16 for an LLM): fp32 (your framework's default: "
+        "TF32 on Ampere+ under TensorFlow 2, JAX and NVIDIA's containers, and for PyTorch's "
+        "convolutions but not its matmuls), fp32-strict (no TF32 anywhere), tf32, fp16 or bf16 "
+        "mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs), fp8 (FP8 "
+        "products on Hopper, Ada, Blackwell); each device is rated at its datasheet peak for it.",
+    ),
+)
+"""Which offerings may be ranked, and at what precision."""
+
+ANSWER = _options(
+    click.option(
+        "--top", type=BoundedInt(1, 100_000), default=10, show_default=True, help="Options to list."
+    ),
+    click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers."),
+    click.option("--pareto", is_flag=True, help="Also show the cost/time frontier."),
+    click.option("--fresh", is_flag=True, help="Probe again even if a stored probe exists."),
+    click.option(
+        "--emit",
+        nargs=2,
+        metavar="skypilot FILE",
+        help="Write a SkyPilot task for the chosen option to FILE (a new file: see --force).",
+    ),
+    click.option("--force", is_flag=True, help="Let --emit replace an existing FILE."),
+)
+"""What is shown and written."""
 
 
 @click.command(context_settings=_HELP)
 @backend_option
-@click.option(
-    "--model",
-    "-m",
-    required=True,
-    help="Zoo id, alias (lstm, mlp, cnn, ...), an LLM (llama3-8b, qwen2.5-7b, ...) or a .keras file.",
-)
-@click.option("--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's; 1).")
-@click.option(
-    "--batch-size",
-    type=BoundedInt(1, MAX_BATCH),
-    help="Batch size a device computes (default: the zoo's); on N GPUs or TPU chips the global "
-    "batch is N times it. For an LLM the sequences a GPU computes at once "
-    "(default: the most up to 8 that fit).",
-)
-@click.option(
-    "--global-batch",
-    type=BoundedInt(1, MAX_BATCH),
-    help="Hold this global batch on any number of devices, each computing its share "
-    "(a recipe that fixes it); default: --batch-size per device.",
-)
-@click.option("--method", type=click.Choice(METHODS), help="LLM: how to fine-tune (default lora).")
-@click.option(
-    "--tokens", type=Count(1, MAX_TOKENS), help="LLM: tokens the dataset holds (20M, 1.5B)."
-)
-@click.option(
-    "--examples", type=Count(1, MAX_SEQUENCES), help="LLM: examples (each padded to --seq-len)."
-)
-@click.option(
-    "--seq-len", type=BoundedInt(1, 1 << 21), help="LLM: tokens a sequence (default 2048)."
-)
-@click.option("--lora-rank", type=BoundedInt(1, MAX_RANK), help="LLM: LoRA rank (default 16).")
-@click.option(
-    "--lora-targets",
-    type=click.Choice(tuple(TARGETS)),
-    help="LLM: which projections get adapters (default all).",
-)
-@click.option(
-    "--packing/--no-packing",
-    default=None,
-    help="LLM: pack examples into full sequences (default with --tokens) or pad each.",
-)
-@click.option(
-    "--checkpointing/--no-checkpointing",
-    default=None,
-    help="LLM: activation checkpointing (default on).",
-)
-@click.option(
-    "--fp32-adapters",
-    is_flag=True,
-    default=None,
-    help="LLM: PEFT's fp32 adapters stepped without autocast (a plain PyTorch loop): slower, "
-    "and an fp32 copy of each adapted input kept (default: 16-bit, as under autocast).",
-)
-@click.option("--samples", type=BoundedInt(1), help="Training samples per epoch.")
-@click.option("--validation-samples", type=BoundedInt(0), help="Validation samples.")
-@click.option("--deadline", help=f"Finish within this long: {ACCEPTED}.")
-@click.option("--budget", type=FiniteFloat(0, MAX_USD, low_open=True), help="Spend at most USD.")
-@click.option(
-    "--objective",
-    type=click.Choice(OBJECTIVES),
-    default="cheapest",
-    show_default=True,
-    help="cheapest that meets the deadline, or fastest within the budget.",
-)
-@click.option(
-    "--spot/--no-spot",
-    default=None,
-    help="Only spot, or only on-demand (default both, and spot with an on-demand fallback).",
-)
-@click.option("--provider", help="Only this provider (aws, gcp, azure, lambda).")
-@click.option("--region", help="Only this region.")
-@click.option("--accelerator", help="Only this accelerator (T4, A100, ...).")
-@click.option(
-    "--max-accelerators", type=BoundedInt(1, 100_000), help="At most this many per machine."
-)
-@click.option(
-    "--max-nodes",
-    type=BoundedInt(1, MAX_NODES),
-    default=MAX_NODES,
-    show_default=True,
-    help="At most this many machines together (clusters of on-demand machines whose network "
-    "is published; 1: one machine).",
-)
-@click.option("--cpu-only", is_flag=True, help="Only machines without accelerators.")
-@click.option(
-    "--precision",
-    type=click.Choice(PRECISIONS),
-    help="Training precision (default fp32; bf16 for an LLM): fp32 (your framework's default: "
-    "TF32 on Ampere+ under TensorFlow 2, JAX and NVIDIA's containers, and for PyTorch's "
-    "convolutions but not its matmuls), fp32-strict (no TF32 anywhere), tf32, fp16 or bf16 "
-    "mixed precision (bf16 on Ampere+ and TPUs), mixed (fp16 on GPUs, bf16 on TPUs), fp8 (FP8 "
-    "products on Hopper, Ada, Blackwell); each device is rated at its datasheet peak for it.",
-)
-@click.option(
-    "--confidence",
-    type=FiniteFloat(0, 1, low_open=True, high_open=True),
-    default=0.9,
-    show_default=True,
-    help="Required chance of meeting the deadline.",
-)
-@click.option(
-    "--top", type=BoundedInt(1, 100_000), default=10, show_default=True, help="Options to list."
-)
-@click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers.")
-@click.option("--pareto", is_flag=True, help="Also show the cost/time frontier.")
-@click.option("--fresh", is_flag=True, help="Probe again even if a stored probe exists.")
-@click.option(
-    "--emit",
-    nargs=2,
-    metavar="skypilot FILE",
-    help="Write a SkyPilot task for the chosen option to FILE (a new file: see --force).",
-)
-@click.option("--force", is_flag=True, help="Let --emit replace an existing FILE.")
+@WORKLOAD
+@LLM_JOB
+@GOAL
+@MACHINES
+@ANSWER
 @output_format
 def recommend(
     model: str,
     epochs: int | None,
     batch_size: int | None,
     global_batch: int | None,
+    samples: int | None,
+    validation_samples: int | None,
     method: str | None,
     tokens: int | None,
     examples: int | None,
@@ -159,11 +206,10 @@ def recommend(
     packing: bool | None,
     checkpointing: bool | None,
     fp32_adapters: bool | None,
-    samples: int | None,
-    validation_samples: int | None,
     deadline: str | None,
     budget: float | None,
     objective: str,
+    confidence: float,
     spot: bool | None,
     provider: str | None,
     region: str | None,
@@ -172,7 +218,6 @@ def recommend(
     max_nodes: int,
     cpu_only: bool,
     precision: str | None,
-    confidence: float,
     top: int,
     explain: bool,
     pareto: bool,
