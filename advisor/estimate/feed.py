@@ -1,19 +1,14 @@
 """The input pipeline on the target's host: decoding and augmenting each training image.
 
-A zoo ImageNet workload trains on JPEGs: every sample is decoded, cropped, resized and flipped
-on the host's CPUs while the accelerators compute (tf.data's and PyTorch's loaders prefetch, so
-the two overlap and a step takes the longer). What one image costs one CPU was measured on the
-development VM with TensorFlow's own kernels (``benchmarks/input_pipeline.py``,
-``data/input-pipeline.csv``), and runs on the target's host at its family's all-core clock
-against the measuring CPU's. Each data-parallel replica's loader has its share of the node's
-vCPUs; a replica needs
+A zoo ImageNet workload's JPEGs are decoded and augmented on the host's CPUs while the devices
+compute, so a step takes the longer of the two. One image's measured cost to one CPU
+(``data/input-pipeline.csv``), at the target family's clock, costs a replica a step
 
     per-device batch x seconds an image / (vCPUs of the node / replicas of the node)
 
-a step. Where that exceeds the device's step, the step is input-bound: a machine with too few
-vCPUs for its GPUs. Pipelines that decode on the GPU (NVIDIA DALI) or read pre-decoded arrays
-pay none of it, and a published run of synthetic data is predicted without it.
-"""
+and the step is input-bound where that exceeds the device's step. GPU decoding (NVIDIA DALI),
+pre-decoded arrays and published runs of synthetic data pay none of it (docs/PREDICTION.md,
+"Many devices: per-device batch, the target's host, several nodes")."""
 
 from __future__ import annotations
 
@@ -42,13 +37,13 @@ def input_seconds(target: Target, machine: Machine, per_device_batch: float) -> 
         return 0.0
     seconds, here = measured()
     per_image = seconds * catalog.clock_ratio(here, target.cpu_family)
-    workers = target.vcpus / machine.per_node
+    workers = target.vcpus / machine.topology.per_node
     return per_device_batch * per_image / workers
 
 
 def describe(seconds: float, target: Target, machine: Machine) -> str:
     """``input-bound: 12 vCPUs a GPU decode and augment its 64 images in 40 ms``."""
-    share = (target.vcpus or 0) / machine.per_node
+    share = (target.vcpus or 0) / machine.topology.per_node
     unit = "chip" if machine.kind == "tpu" else "GPU"
     return (
         f"input-bound: {share:.3g} vCPUs a {unit} decode and augment its JPEGs in "

@@ -48,7 +48,7 @@ COMPILED_SPEEDUP = 8998 / 7075
 """How much faster a step's device work runs under ``torch.compile`` (``FineTune.compiled``):
 torchtune's optimisation table (README, 2024-11) fine-tuned Llama 3.2 3B on an A100 at 7,075
 tokens/s eager and 8,998 compiled, 1.272x, the rest of the recipe unchanged. Our own H100 run
-(``benchmarks/llm_gpu_check.py`` runs 2 and 11, Qwen2.5 1.5B, held out) measured 1.269x.
+(``benchmarks/gpu/llm_gpu_check.py`` runs 2 and 11, Qwen2.5 1.5B, held out) measured 1.269x.
 Fusion removes elementwise kernels' traffic and launches; the factor is the measured whole,
 not a count of them."""
 LAYER_KERNELS = 20
@@ -240,7 +240,7 @@ def step_of(
         device /= COMPILED_SPEEDUP
     exchange = parts.exchange
     launches = kernels_per_pass(tune) * launch_latency().get(machine.kind, 0.0)
-    host = ((host_seconds or machine.overhead_s) + launches) * plan.accumulation
+    host = ((host_seconds or machine.latencies.overhead_s) + launches) * plan.accumulation
     step = (max(host, device) if parts.overlapped else host + device) + exchange
     least = least_step_seconds(facts, machine, plan.global_batch)
     tokens = plan.global_batch * tune.shape.sequence

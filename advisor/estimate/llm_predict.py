@@ -1,16 +1,12 @@
 """A fine-tuning job's training time on a target, with its spread: the engine's ``Prediction``.
 
-The layout (``finetune.choose_layout``) decides how the node runs it, or why it cannot: a GPU
-too small for the model even sharded across the node is left out with the largest micro-batch
-or sequence that would fit. A CPU is left out with the time the device model gives it there
-(hundreds of hours for a 7-8B model: the frameworks fine-tune on accelerators). The time is the optimizer steps of every epoch times one step of the
-device model (absolute); a probe on this CPU gives only the host's dispatch. A probe of the job
-taken on a GPU (a workstation's, imported with ``advisor import``) is a measurement: how far the
-device model was from it on that GPU corrects every GPU's time by the same factor, as a zoo
-probe's measurement does (``advisor.estimate.residual``). The spread is the LLM fit's
-leave-one-source-out spread (``llm_fit``), wider where the target lies beyond the hardware the
-fits measured, and wider again by a correction's own uncertainty.
-"""
+The layout (``finetune.choose_layout``) decides how the node runs the job, or why it cannot: a
+GPU too small even sharded is left out with the largest micro-batch or sequence that would fit,
+a CPU with the time the device model gives it. The time is the optimizer steps of every epoch
+times one step of the device model (absolute); a probe on this CPU gives only the host's
+dispatch, and a probe of the job on a GPU corrects every GPU's time by one factor
+(``advisor.estimate.residual``). The spread is the LLM fit's leave-one-source-out spread, wider
+beyond the fitted hardware and by a correction's own (docs/PREDICTION.md, "LLM fine-tuning")."""
 
 from __future__ import annotations
 
@@ -84,10 +80,10 @@ def predict_job(
     if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS:
         return _excluded(f"{machine.label}: 4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs")
     asked = job.tune
-    if not machine.half_precision:  # everything is fp32 already: no cast, no extra copy
+    if not machine.kernels.half_precision:  # everything is fp32 already: no cast, no extra copy
         asked = replace(asked, fp32_adapters=False)
     tune, plan, fit = choose_layout(
-        asked, machine, machine.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
+        asked, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
     )
     if fit is not None and not fit.fits:
         how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""
@@ -201,8 +197,10 @@ def _precision(asked: str, accelerator: str | None) -> str:
 
 def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
     """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
-    path = machine.kernel_path.removesuffix(
-        data_parallel(machine.replicas, machine.nodes, machine.network_bytes_s)
+    path = machine.kernels.path.removesuffix(
+        data_parallel(
+            machine.topology.replicas, machine.topology.nodes, machine.topology.network_bytes_s
+        )
     )
     if tune.optimizer == "adamw8bit":
         path += f", {tune.master} weights, 8-bit AdamW"
@@ -219,7 +217,7 @@ def _explain(
     seconds: float,
     host_seconds: float | None,
 ) -> tuple[str, ...]:
-    peak = machine.peak_matmul_flops
+    peak = machine.peaks.matmul_flops
     host = "measured here" if host_seconds else "calibrated"
     bound = "host-bound" if step.host >= step.device else "device-bound"
     return (

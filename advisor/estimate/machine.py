@@ -81,35 +81,65 @@ MODERN = Stack()
 
 
 @dataclass(frozen=True)
-class Machine:
-    """Effective capabilities of one device (per data-parallel replica)."""
+class Rates:
+    """What one replica's kernels reach, per second: the datasheet's units at the calibrated
+    share of their peak."""
 
-    kind: str
-    """``cpu``, ``gpu`` or ``tpu``."""
-    label: str
     conv_flops: float
-    """Effective FLOP/s of convolutions on this kernel path, per replica (on CUDA cores counted
-    before the Winograd reduction is applied to the work)."""
+    """FLOP/s of convolutions on this kernel path (on CUDA cores counted before the Winograd
+    reduction is applied to the work)."""
     matmul_flops: float
-    """Effective FLOP/s of matrix products (dense layers, a transformer's GEMMs), per replica."""
+    """FLOP/s of matrix products (dense layers, a transformer's GEMMs)."""
     bandwidth: float
-    """Effective bytes/s of streaming kernels, per replica."""
+    """Bytes/s of streaming kernels."""
+    recurrent_flops: float = 0.0
+    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``matmul_flops``)."""
+    winograd_flops: float = 0.0
+    """The CUDA cores' rate for what a 3x3 (or 5x5) layer keeps of its multiplications as
+    Winograd transforms (``WINOGRAD_REDUCTION`` fewer). cuDNN takes each layer's faster
+    algorithm, this or its unit's direct product at ``conv_flops``: on CUDA cores Winograd
+    always wins; beside tensor cores it wins where their TF32 barely outruns the CUDA cores (a
+    GeForce, an A6000, an L40), never under 16-bit tensor cores. 0: no Winograd (a TPU, a CPU)."""
+    attention_flops: float = 0.0
+    """FLOP/s of fused attention (FlashAttention) on its 16-bit unit (0: as the matrix
+    products): used only where a workload counts its attention apart."""
+    element_rate: float = 0.0
+    """Activation elements/s that the memory-bound kernels move at most, whatever ``bandwidth``
+    allows, where they wait on latency (a GPU's NCHW tensor-core path, ``Kernels.transposes``):
+    its multiprocessors' cycles times the elements each keeps in flight per cycle (0:
+    bandwidth alone)."""
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """What the datasheet allows one replica: no kernel beats it (but for what Winograd saves)."""
+
+    conv_flops: float
+    """FLOP/s of the unit convolutions run on."""
+    matmul_flops: float
+    """FLOP/s of the unit matrix products run on."""
+    bandwidth: float
+    """Memory bandwidth, bytes/s."""
+    attention_flops: float = 0.0
+    """FLOP/s of the unit attention runs on (0: ``matmul_flops``)."""
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """What takes time whatever the work."""
+
     overhead_s: float
     """Fixed cost of one step."""
     cell_step_s: float
-    """Latency of one recurrent time step (one direction, forward + backward), its arithmetic
-    aside."""
-    peak_conv_flops: float
-    """Datasheet FLOP/s of the unit convolutions run on (no kernel may beat it, but for what
-    Winograd saves)."""
-    peak_matmul_flops: float
-    """Datasheet FLOP/s of the unit matrix products run on."""
-    peak_bandwidth: float
-    """Datasheet memory bandwidth, bytes/s, per replica."""
-    recurrent_flops: float = 0.0
-    """FLOP/s of a recurrent layer's per-time-step matrix products (0: ``matmul_flops``)."""
+    """One recurrent time step (one direction, forward + backward), its arithmetic aside."""
     recurrent_call_s: float = 0.0
-    """Fixed cost of one recurrent layer call, one direction (cuDNN's per-call set-up)."""
+    """One recurrent layer call, one direction (cuDNN's per-call set-up)."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    """How many replicas share a step, and how they talk."""
+
     replicas: int = 1
     threads: float = 1.0
     """CPU threads that share a step's batch (1 on an accelerator)."""
@@ -120,23 +150,23 @@ class Machine:
     """Machines the replicas are spread over, ``replicas / nodes`` on each."""
     network_bytes_s: float = 0.0
     """Each node's network to the others, bytes/s (what crosses between nodes)."""
-    memory_bytes: float | None = None
-    """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
+
+    @property
+    def per_node(self) -> int:
+        """Replicas on one node, joined by ``interconnect``."""
+        return max(1, self.replicas // max(self.nodes, 1))
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """How the software runs a step on the device."""
+
+    path: str = ""
+    """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
+    lstm: str = ""
+    """How a recurrent layer runs (``cuDNN LSTM``, ``generic LSTM``)."""
     half_precision: bool = False
     """Activations in 16 bits (mixed precision that actually runs on 16-bit units)."""
-    winograd_flops: float = 0.0
-    """The CUDA cores' rate for what a 3x3 (or 5x5) layer keeps of its multiplications as
-    Winograd transforms (``WINOGRAD_REDUCTION`` fewer). cuDNN takes each layer's faster
-    algorithm, this or its unit's direct product at ``conv_flops``: on CUDA cores Winograd
-    always wins; beside tensor cores it wins where their TF32 barely outruns the CUDA cores (a
-    GeForce, an A6000, an L40), never under 16-bit tensor cores. 0: no Winograd (a TPU, a CPU)."""
-    kernel_path: str = ""
-    """How conv/matmul run (``oneDNN fp32``, ``mixed fp16 on tensor cores``, ``XLA, bf16 MXU``)."""
-
-    lstm_kernel: str = ""
-    """How a recurrent layer runs (``cuDNN LSTM``, ``generic LSTM``)."""
-    extrapolated: bool = False
-    """Beyond the hardware or kernel paths the calibration data measured."""
     host_overlap: bool = False
     """The host dispatches a step while the device runs (an accelerator under TensorFlow 2,
     PyTorch or JAX); TensorFlow 1's Keras fed each step and waited for it (``feed_dict``)."""
@@ -146,32 +176,37 @@ class Machine:
     """Tensor-core convolutions on NCHW tensors: cuDNN transposes each one's input and output
     to NHWC and back (NVIDIA, "Deep Learning Performance: Convolutional Layers", tensor
     layouts), more activation traffic."""
-    attention_flops: float = 0.0
-    """Effective FLOP/s of fused attention (FlashAttention) on its 16-bit unit (0: as the matrix
-    products): used only where a workload counts its attention apart."""
-    peak_attention_flops: float = 0.0
-    """Datasheet FLOP/s of the unit attention runs on (0: ``peak_matmul_flops``)."""
     scores_32bit: bool = False
     """A transformer's attention scores stay 32-bit in mixed precision (``Stack.eager_attention``)."""
     roofline: bool = False
     """The step takes the larger of its arithmetic and its memory traffic, not their sum less
     ``kernel_overlap``'s share: XLA on a TPU fuses the elementwise work (batch norm, activations,
     residual adds) into the products around it."""
-    element_rate: float = 0.0
-    """Activation elements/s that the memory-bound kernels move at most, whatever ``bandwidth``
-    allows, where they wait on latency (a GPU's NCHW tensor-core path, ``transposes``): its
-    multiprocessors' cycles times the elements each keeps in flight per cycle (0: bandwidth
-    alone)."""
 
-    @property
-    def per_node(self) -> int:
-        """Replicas on one node, joined by ``interconnect``."""
-        return max(1, self.replicas // max(self.nodes, 1))
+
+@dataclass(frozen=True)
+class Machine:
+    """One device as the step model sees it (per data-parallel replica), built from its parts:
+    the rates its kernels reach, the datasheet's peaks, its latencies, how many replicas share a
+    step and how they talk, and how the software runs it."""
+
+    kind: str
+    """``cpu``, ``gpu`` or ``tpu``."""
+    label: str
+    rates: Rates
+    peaks: Peaks
+    latencies: Latencies
+    topology: Topology = Topology()
+    kernels: Kernels = Kernels()
+    memory_bytes: float | None = None
+    """Device memory per replica; None on a CPU (host memory is the instance's concern)."""
+    extrapolated: bool = False
+    """Beyond the hardware or kernel paths the calibration data measured."""
 
     @property
     def winograd(self) -> bool:
         """A 3x3 convolution runs as Winograd transforms here, faster than a direct product."""
-        return self.winograd_flops * WINOGRAD_REDUCTION > self.conv_flops
+        return self.rates.winograd_flops * WINOGRAD_REDUCTION > self.rates.conv_flops
 
 
 WINOGRAD_REDUCTION = 2.25
@@ -266,20 +301,24 @@ def cpu_machine(
     return Machine(
         kind="cpu",
         label=f"{vcpus:g} vCPU {family.name}{' (default family)' if defaulted else ''}",
-        conv_flops=compute,
-        matmul_flops=compute,
-        bandwidth=bandwidth,
-        overhead_s=calibration.cpu_overhead_s
-        * clock
-        * (1 + calibration.cpu_sync_per_thread * used),
-        cell_step_s=calibration.cpu_cell_step_s * clock,
-        peak_conv_flops=peak,
-        peak_matmul_flops=peak,
-        peak_bandwidth=family.memory_gbs_per_vcpu * 1e9 * vcpus,
-        threads=used,
-        kernel_path=path,
-        lstm_kernel="oneDNN LSTM" if stack.vectorised else "generic LSTM",
-        fused_optimizer=stack.fused_optimizer,
+        rates=Rates(conv_flops=compute, matmul_flops=compute, bandwidth=bandwidth),
+        peaks=Peaks(
+            conv_flops=peak,
+            matmul_flops=peak,
+            bandwidth=family.memory_gbs_per_vcpu * 1e9 * vcpus,
+        ),
+        latencies=Latencies(
+            overhead_s=calibration.cpu_overhead_s
+            * clock
+            * (1 + calibration.cpu_sync_per_thread * used),
+            cell_step_s=calibration.cpu_cell_step_s * clock,
+        ),
+        topology=Topology(threads=used),
+        kernels=Kernels(
+            path=path,
+            lstm="oneDNN LSTM" if stack.vectorised else "generic LSTM",
+            fused_optimizer=stack.fused_optimizer,
+        ),
         extrapolated=defaulted or not measured(family.name, calibration, CALIBRATED_CPU_FAMILIES),
     )
 
@@ -300,15 +339,17 @@ def accelerator_machine(
     machine = _one_node(name, count, calibration, stack, precision, cudnn_eligible)
     if machine is None or nodes <= 1:
         return machine
-    replicas = machine.replicas * nodes
-    path = machine.kernel_path.removesuffix(data_parallel(machine.replicas))
+    replicas = machine.topology.replicas * nodes
+    path = machine.kernels.path.removesuffix(data_parallel(machine.topology.replicas))
     return replace(
         machine,
         label=f"{nodes} nodes x {machine.label}",
-        replicas=replicas,
-        nodes=nodes,
-        network_bytes_s=network_bytes_s,
-        kernel_path=path + data_parallel(replicas, nodes, network_bytes_s),
+        topology=replace(
+            machine.topology, replicas=replicas, nodes=nodes, network_bytes_s=network_bytes_s
+        ),
+        kernels=replace(
+            machine.kernels, path=path + data_parallel(replicas, nodes, network_bytes_s)
+        ),
     )
 
 
@@ -357,27 +398,32 @@ def _tpu_node(
     return Machine(
         kind="tpu",
         label=label,
-        conv_flops=peak * calibration.tpu_efficiency,
-        matmul_flops=peak * calibration.tpu_efficiency,
-        bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
-        overhead_s=calibration.tpu_overhead_s,
-        cell_step_s=calibration.tpu_cell_step_s,
-        peak_conv_flops=peak,
-        peak_matmul_flops=peak,
-        peak_bandwidth=spec.bandwidth_gbs * 1e9,
-        replicas=replicas,
-        interconnect_bytes_s=spec.interconnect_gbs * 1e9,
-        interconnect=spec.interconnect,
+        rates=Rates(
+            conv_flops=peak * calibration.tpu_efficiency,
+            matmul_flops=peak * calibration.tpu_efficiency,
+            bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
+        ),
+        peaks=Peaks(conv_flops=peak, matmul_flops=peak, bandwidth=spec.bandwidth_gbs * 1e9),
+        latencies=Latencies(
+            overhead_s=calibration.tpu_overhead_s, cell_step_s=calibration.tpu_cell_step_s
+        ),
+        topology=Topology(
+            replicas=replicas,
+            interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+            interconnect=spec.interconnect,
+        ),
+        kernels=Kernels(
+            path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
+            + _tpu_precision_note(precision),
+            lstm="XLA while-loop LSTM",
+            # XLA converts a float32 product's operands for the MXU; the activations between
+            # the products stay float32 in memory unless the model computes in bfloat16
+            half_precision=precision in HALF_PRECISIONS,
+            host_overlap=True,
+            roofline=True,
+        ),
         memory_bytes=spec.memory_gib * 2**30,
-        # XLA converts a float32 product's operands for the MXU; the activations between the
-        # products stay float32 in memory unless the model computes in bfloat16
-        half_precision=precision in HALF_PRECISIONS,
-        kernel_path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
-        + _tpu_precision_note(precision),
-        lstm_kernel="XLA while-loop LSTM",
         extrapolated=True,
-        host_overlap=True,
-        roofline=True,
     )
 
 
@@ -417,37 +463,49 @@ def _gpu_node(
     return Machine(
         kind="gpu",
         label=label,
-        conv_flops=conv.attainable * min(1.0, conv_efficiency * conv_speed),
-        matmul_flops=matmul.attainable * gemm_efficiency,
-        bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
-        element_rate=(
-            spec.sm_cycles_per_second * calibration.elements_per_sm_cycle if transposes else 0.0
+        rates=Rates(
+            conv_flops=conv.attainable * min(1.0, conv_efficiency * conv_speed),
+            matmul_flops=matmul.attainable * gemm_efficiency,
+            bandwidth=spec.bandwidth_gbs * 1e9 * calibration.memory_efficiency,
+            recurrent_flops=fp32.attainable * rnn.efficiency if cudnn else 0.0,
+            winograd_flops=(
+                winograd_cores.attainable * min(1.0, calibration.gpu_efficiency * conv_speed)
+                if winograd_cores
+                else 0.0
+            ),
+            attention_flops=attention.peak * attention.speed * calibration.attention_efficiency,
+            element_rate=(
+                spec.sm_cycles_per_second * calibration.elements_per_sm_cycle if transposes else 0.0
+            ),
         ),
-        overhead_s=calibration.gpu_overhead_s,
-        cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
-        peak_conv_flops=conv.peak,
-        peak_matmul_flops=matmul.peak,
-        peak_bandwidth=spec.bandwidth_gbs * 1e9,
-        recurrent_flops=fp32.attainable * rnn.efficiency if cudnn else 0.0,
-        recurrent_call_s=rnn.call_s if cudnn else 0.0,
-        replicas=replicas,
-        interconnect_bytes_s=spec.interconnect_gbs * 1e9,
-        interconnect=spec.interconnect,
+        peaks=Peaks(
+            conv_flops=conv.peak,
+            matmul_flops=matmul.peak,
+            bandwidth=spec.bandwidth_gbs * 1e9,
+            attention_flops=attention.peak,
+        ),
+        latencies=Latencies(
+            overhead_s=calibration.gpu_overhead_s,
+            cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
+            recurrent_call_s=rnn.call_s if cudnn else 0.0,
+        ),
+        topology=Topology(
+            replicas=replicas,
+            interconnect_bytes_s=spec.interconnect_gbs * 1e9,
+            interconnect=spec.interconnect,
+        ),
+        kernels=Kernels(
+            path=path + data_parallel(replicas),
+            lstm="cuDNN LSTM" if cudnn else "generic LSTM",
+            half_precision=conv.half,
+            # TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead
+            host_overlap=not stack.framework.tensorflow_1,
+            fused_optimizer=stack.fused_optimizer,
+            transposes=transposes,
+            scores_32bit=stack.eager_attention,
+        ),
         memory_bytes=spec.memory_gib * 2**30,
-        half_precision=conv.half,
-        winograd_flops=winograd_cores.attainable * min(1.0, calibration.gpu_efficiency * conv_speed)
-        if winograd_cores
-        else 0.0,
-        transposes=transposes,
-        scores_32bit=stack.eager_attention,
-        fused_optimizer=stack.fused_optimizer,
-        kernel_path=path + data_parallel(replicas),
-        lstm_kernel="cuDNN LSTM" if cudnn else "generic LSTM",
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
-        # TensorFlow 2, PyTorch and JAX queue a step's kernels and return: the host works ahead
-        host_overlap=not stack.framework.tensorflow_1,
-        attention_flops=attention.peak * attention.speed * calibration.attention_efficiency,
-        peak_attention_flops=attention.peak,
     )
 
 

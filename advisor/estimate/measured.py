@@ -135,19 +135,14 @@ known to 2x only). The zoo's LSTMs spend 40-83% of it there on 8 vCPUs at their 
 def with_inferred_recurrence(
     probe: ProbeResult, facts: WorkloadFacts, source: Machine, calibration: Calibration
 ) -> WorkloadFacts:
-    """A user's recurrent model with its time steps inferred from what its probe measured.
+    """``facts`` with ``timesteps`` inferred from the probe's recurrent time on ``source``.
 
-    Its architecture is unknown, so the time its recurrent ops took on the source is split into
-    a latency per time step and the per-step arithmetic: the recurrent layers take the
-    recurrent share of the model's FLOPs, as their share of the probe's compute-bearing ops
-    (``recurrent`` against ``matmul_conv``), run at the source's rate; what the arithmetic does
-    not explain (at least ``MIN_LATENCY_SHARE`` of it) is time steps, at the source's step
-    latency. A recurrent model is taken to run cuDNN on a GPU (LSTM/GRU; a SimpleRNN does not,
-    and the probe does not say which it is). Without this the recurrent share
-    would scale by the ratio of step latencies alone, as if a CPU's LSTM did no arithmetic.
-
-    The fallback for probes that did not read their model's layers (older probes, imports): a
-    probe that did has its time steps counted (``with_architecture``) and is returned as it is.
+    The recurrent layers get the model's FLOPs in proportion to the probe's ``recurrent`` share
+    of its compute-bearing ops (``recurrent`` and ``matmul_conv``), run at the source's rate; what
+    that arithmetic leaves of the recurrent time (at least ``MIN_LATENCY_SHARE`` of it) is time
+    steps at the source's step latency. ``facts`` that already count time steps
+    (``with_architecture``), or a probe without recurrent time or FLOPs, come back unchanged
+    (docs/PREDICTION.md, "GPU kernel paths fitted on measured kernels").
     """
     split = probe.op_split
     share, total = split.get("recurrent", 0.0), sum(split.values())
@@ -163,9 +158,11 @@ def with_inferred_recurrence(
         recurrent_flops_per_step=recurrent_flops,
     )
     batch = probe.config.batch_size
-    arithmetic = step_parts(one_step, source, batch, calibration).sequential - source.cell_step_s
+    arithmetic = (
+        step_parts(one_step, source, batch, calibration).sequential - source.latencies.cell_step_s
+    )
     latency = max(recurrent_seconds - arithmetic, MIN_LATENCY_SHARE * recurrent_seconds)
-    steps = max(1, round(latency / source.cell_step_s))
+    steps = max(1, round(latency / source.latencies.cell_step_s))
     return replace(
         facts,
         timesteps=steps,

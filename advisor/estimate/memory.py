@@ -78,18 +78,20 @@ def check(
     memory is the instance's own concern."""
     if machine.memory_bytes is None:
         return None
-    static = static_bytes(probe.parameters, optimizer, machine.half_precision)
+    static = static_bytes(probe.parameters, optimizer, machine.kernels.half_precision)
     per_sample = activation_bytes_per_sample(probe, traffic_per_sample, static)
-    if machine.half_precision:
+    if machine.kernels.half_precision:
         per_sample /= 2
     available = machine.memory_bytes * (1 - RESERVE_FRACTION) - RESERVE_BYTES
     batch = batch_size or probe.config.batch_size
-    per_replica = math.ceil(batch / machine.replicas)
+    per_replica = math.ceil(batch / machine.topology.replicas)
     needed = static + per_sample * per_replica
     if needed <= available:
         return Fit(True, needed, available, batch)
     room = available - static
-    largest = int(room // per_sample) * machine.replicas if per_sample > 0 and room > 0 else 0
+    largest = (
+        int(room // per_sample) * machine.topology.replicas if per_sample > 0 and room > 0 else 0
+    )
     return Fit(False, needed, available, largest or None)
 
 

@@ -69,7 +69,7 @@ DEFAULT_RUN_LOG_SIGMA = 0.183
 """How far a probe's prediction of ``model.fit`` lands from the real run on a shared machine, in
 log units, when this device has no probe history yet: the root mean square log error of 18
 interleaved probe/real pairs of the zoo's mnist_mlp, mnist_cnn and imdb_bilstm on a 2-vCPU cloud
-VM, two quiet passes (``python benchmarks/run_spread.py
+VM, two quiet passes (``python benchmarks/research/run_spread.py
 benchmarks/results/local_accuracy_pass3.json benchmarks/results/local_accuracy_pass1.json``). Most
 of it is the real runs' own spread (their iterator stalls, ``probes.teardown``); the user models
 of those passes are held out of this fit."""
@@ -126,7 +126,7 @@ def predict(
         )
     facts = with_inferred_recurrence(probe, facts, source, calibration)
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
-    batch = global_batch or per_device * machine.replicas
+    batch = global_batch or per_device * machine.topology.replicas
     fit = memory.check(probe, machine, facts.activation_bytes_per_sample, facts.optimizer, batch)
     smaller = _largest_fitting(fit, machine, per_device) if global_batch is None else None
     if fit is not None and smaller is not None:
@@ -230,7 +230,7 @@ def _target_step(
     else:
         step, steps = _absolute_step(parts_t, floor)
     if facts.decodes_jpeg:
-        loading = feed.input_seconds(target, machine, batch / machine.replicas)
+        loading = feed.input_seconds(target, machine, batch / machine.topology.replicas)
         if loading > step:
             steps.append(feed.describe(loading, target, machine))
             step = loading
@@ -273,7 +273,7 @@ def _prediction(
     extrapolated = machine.extrapolated or not backend.calibrated(probe.device.backend)
     if scaled_path:
         extrapolated = extrapolated or source.extrapolated or job.source_guess or probe.extrapolated
-    path = f"{machine.lstm_kernel}, {machine.kernel_path}" if recurrent else machine.kernel_path
+    path = f"{machine.kernels.lstm}, {machine.kernels.path}" if recurrent else machine.kernels.path
     # the spread of a scaled prediction is a pair's, of an absolute one a row's (``calibrate``)
     target_kind = _kind(machine)
     kinds = f"{target_kind}->{target_kind}" if scaled_path else across_kinds(target_kind)
@@ -289,19 +289,19 @@ def _prediction(
         kernel_path=path,
         least_seconds=target_step.least * train_steps,
         steps=(
-            f"source: {source.label}, {source.kernel_path}; step {probe.step_seconds:.4g} s "
+            f"source: {source.label}, {source.kernels.path}; step {probe.step_seconds:.4g} s "
             f"at batch {probe.config.batch_size}",
             *target_step.notes,
             f"target: {machine.label}, {path}; step {step * 1e3:.4g} ms at "
-            + describe_batch(batch, machine.replicas)
+            + describe_batch(batch, machine.topology.replicas)
             + (f" + all-reduce {allreduce * 1e3:.3g} ms/step" if allreduce else "")
             + (f", {rate / 1e12:.3g} TFLOP/s" if rate else ""),
             f"full training: {probe.predicted_seconds:.4g} s here -> {seconds:.4g} s",
         ),
         step_seconds=step + allreduce,
-        batch_per_device=batch / machine.replicas,
+        batch_per_device=batch / machine.topology.replicas,
         global_batch=batch,
-        batch_grown=global_batch is None and machine.replicas > 1,
+        batch_grown=global_batch is None and machine.topology.replicas > 1,
     )
 
 
@@ -317,7 +317,7 @@ def _largest_fitting(fit: memory.Fit | None, machine: Machine, per_device: int) 
     not even one sample does)."""
     if fit is None or fit.fits or not fit.largest_batch:
         return None
-    largest = fit.largest_batch // machine.replicas
+    largest = fit.largest_batch // machine.topology.replicas
     return largest if 1 <= largest < per_device else None
 
 
@@ -394,7 +394,7 @@ def _floor(
         calibration,
         stack.framework,
         own_software=own_software,
-        step_input_bytes=facts.input_bytes_per_sample * batch / machine.replicas,
+        step_input_bytes=facts.input_bytes_per_sample * batch / machine.topology.replicas,
         host_scale=host_time_scale(probe, target),
     )
     return floor if own_software or floor.gpu_host else None
@@ -531,10 +531,13 @@ def _ratio(name: str, s: Parts, t: Parts, source: Machine, target: Machine) -> f
     if modelled_s > 0 and modelled_t > 0:
         return float(modelled_t / modelled_s)
     capability = {  # the part is absent in the model: scale by the raw capability
-        "compute": source.conv_flops / target.conv_flops * source.replicas / target.replicas,
-        "memory": source.bandwidth / target.bandwidth,
-        "sequential": target.cell_step_s / source.cell_step_s,
-        "overhead": target.overhead_s / source.overhead_s,
+        "compute": source.rates.conv_flops
+        / target.rates.conv_flops
+        * source.topology.replicas
+        / target.topology.replicas,
+        "memory": source.rates.bandwidth / target.rates.bandwidth,
+        "sequential": target.latencies.cell_step_s / source.latencies.cell_step_s,
+        "overhead": target.latencies.overhead_s / source.latencies.overhead_s,
     }
     if name == "input_pipeline":  # host-side work: scales with host CPUs only on a CPU target
         return capability["compute"] if target.kind == "cpu" else 1.0

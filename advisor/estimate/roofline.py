@@ -22,17 +22,17 @@ from advisor.estimate.steps import WorkloadFacts, optimizer_slots, work_flops
 def least_step_seconds(facts: WorkloadFacts, machine: Machine, batch_size: int) -> float:
     """The least seconds one training step of ``batch_size`` (the global batch) can take on
     ``machine`` at its datasheet peaks (per replica: each computes its share of the batch)."""
-    per_replica = batch_size / machine.replicas
+    per_replica = batch_size / machine.topology.replicas
     conv, matmul = work_flops(facts, per_replica, winograd=True)
     attention = facts.attention_flops_per_sample * per_replica
     compute = (
-        conv / machine.peak_conv_flops
-        + (matmul + facts.recurrent_flops * per_replica) / machine.peak_matmul_flops
-        + attention / (machine.peak_attention_flops or machine.peak_matmul_flops)
+        conv / machine.peaks.conv_flops
+        + (matmul + facts.recurrent_flops * per_replica) / machine.peaks.matmul_flops
+        + attention / (machine.peaks.attention_flops or machine.peaks.matmul_flops)
     )
     traffic = 4.0 * facts.parameters * (3 + 2 * optimizer_slots(facts.optimizer))
     traffic += facts.dequant_bytes * facts.accumulation
-    return max(compute, traffic / machine.peak_bandwidth)
+    return max(compute, traffic / machine.peaks.bandwidth)
 
 
 def achieved_flops(facts: WorkloadFacts, batch_size: int, step_seconds: float) -> float:

@@ -224,7 +224,7 @@ def parameter_traffic_bytes(
 def allreduce_seconds(parameters: int, machine: Machine) -> float:
     """All-reduce of fp32 gradients across the machine's replicas (0 for one replica): a ring
     inside each node, and between nodes a ring of the nodes (``transfer_seconds``)."""
-    if machine.replicas <= 1:
+    if machine.topology.replicas <= 1:
         return 0.0
     return 2 * transfer_seconds(4.0 * parameters, machine) + _hops(machine) * _ALLREDUCE_LATENCY_S
 
@@ -236,22 +236,26 @@ def transfer_seconds(payload: float, machine: Machine, efficiency: float = 1.0) 
     (k - 1) / k of it over each node's network, every GPU of a node sending its shard over its
     own share of the node's NICs, each link at ``efficiency`` of its bandwidth. An all-reduce is
     two passes."""
-    g, k = machine.per_node, max(machine.nodes, 1)
+    g, k = machine.topology.per_node, max(machine.topology.nodes, 1)
     inside = 0.0
     if g > 1:
-        link = max(machine.interconnect_bytes_s, 1e9) * efficiency
+        link = max(machine.topology.interconnect_bytes_s, 1e9) * efficiency
         inside = (g - 1) / g * payload / link
     between = 0.0
     if k > 1:
-        network = max(machine.network_bytes_s, 1e8) * efficiency
+        network = max(machine.topology.network_bytes_s, 1e8) * efficiency
         between = (k - 1) / k * payload / network
     return inside + between
 
 
 def _hops(machine: Machine) -> float:
     """Latency-bound hops of an all-reduce over the nodes' rings and the nodes' ring."""
-    inside = _allreduce_hops(machine.per_node, machine) if machine.per_node > 1 else 0.0
-    between = 2 * (machine.nodes - 1) if machine.nodes > 1 else 0.0
+    inside = (
+        _allreduce_hops(machine.topology.per_node, machine)
+        if machine.topology.per_node > 1
+        else 0.0
+    )
+    between = 2 * (machine.topology.nodes - 1) if machine.topology.nodes > 1 else 0.0
     return inside + between
 
 
@@ -261,7 +265,7 @@ def _allreduce_hops(n: int, machine: Machine) -> float:
     v5e, v6e; v4 and v5p a 3D one, fewer hops still), reduced along each dimension's ring in
     turn (Ying et al., "Image Classification at Supercomputer Scale", 2018: 2D gradient
     summation on the TPU v3 Pod), 2 (sqrt(n) - 1) hops a dimension."""
-    if machine.interconnect == "ici":
+    if machine.topology.interconnect == "ici":
         return 2 * 2 * (math.sqrt(n) - 1)
     return 2 * (n - 1)
 
@@ -269,13 +273,13 @@ def _allreduce_hops(n: int, machine: Machine) -> float:
 def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
     """One optimizer step's gathers and gradient reduce-scatters of sharded data parallelism,
     on the node's interconnect at NCCL's share of it (0 when nothing is sharded)."""
-    n = machine.replicas
+    n = machine.topology.replicas
     if n <= 1 or facts.sharded_bytes <= 0:
         return 0.0
     payload = _GATHERS * facts.sharded_bytes + _REDUCED_GRADIENT_BYTES * facts.parameters
     efficiency = (
         calibration.pcie_collective_efficiency
-        if machine.interconnect.startswith("pcie")
+        if machine.topology.interconnect.startswith("pcie")
         else calibration.collective_efficiency
     )
     return (
@@ -304,7 +308,7 @@ def step_parts(
     fitted): a transformer's activation traffic is softmax, dropout, LayerNorm, GELU, bias and
     residual kernels that run between the GEMMs, each memory-bound by itself, and a convnet's
     batch norm and activations beside its convolutions."""
-    per_replica = batch_size / machine.replicas
+    per_replica = batch_size / machine.topology.replicas
     steps = facts.timesteps * facts.directions
     compute = compute_seconds(facts, machine, per_replica, calibration)
     activation_bytes = (
@@ -312,37 +316,39 @@ def step_parts(
     )
     if facts.family == "transformer":
         activation_bytes *= calibration.transformer_traffic_scale
-    if machine.transposes:
+    if machine.kernels.transposes:
         activation_bytes *= 1 + calibration.nchw_transpose_traffic * facts.conv_share
     activation_elements = activation_bytes / 4.0  # counted in fp32
-    if machine.half_precision:  # 16-bit activations: half the bytes, but for float32 scores
-        scores = facts.score_bytes_per_sample if machine.scores_32bit else 0.0
+    if machine.kernels.half_precision:  # 16-bit activations: half the bytes, but for float32 scores
+        scores = facts.score_bytes_per_sample if machine.kernels.scores_32bit else 0.0
         kept = scores / facts.activation_bytes_per_sample if scores else 0.0
         activation_bytes *= (1 + kept) / 2
     dequant = facts.dequant_bytes * facts.accumulation * calibration.dequant_traffic_scale
-    streamed = parameter_traffic_bytes(facts, calibration, machine.fused_optimizer) + dequant
+    streamed = (
+        parameter_traffic_bytes(facts, calibration, machine.kernels.fused_optimizer) + dequant
+    )
     # cuDNN's recurrent rate is fitted on layers at their own batch sizes: no occupancy on top
-    recurrent_rate = machine.recurrent_flops or machine.matmul_flops * _occupancy(
+    recurrent_rate = machine.rates.recurrent_flops or machine.rates.matmul_flops * _occupancy(
         per_replica, _half_narrow(facts, machine, calibration)
     )
     sequential = (
-        facts.directions * facts.recurrent_layers * machine.recurrent_call_s
-        + steps * machine.cell_step_s
+        facts.directions * facts.recurrent_layers * machine.latencies.recurrent_call_s
+        + steps * machine.latencies.cell_step_s
         + facts.recurrent_flops * per_replica / recurrent_rate
     )
-    memory = streamed / machine.bandwidth + activation_seconds(
+    memory = streamed / machine.rates.bandwidth + activation_seconds(
         activation_bytes, activation_elements, machine
     )
     # kernels that are compute-bound hide some memory traffic, and the reverse: the smaller of
     # the two parts is partly hidden (0: a step is the sum of its kernels; 1: a roofline)
-    exposed = 0.0 if machine.roofline else 1 - calibration.kernel_overlap
+    exposed = 0.0 if machine.kernels.roofline else 1 - calibration.kernel_overlap
     compute, memory = (
         compute * exposed if compute < memory else compute,
         memory * exposed if memory <= compute else memory,
     )
     exchange = communication_seconds(facts, machine, calibration, compute + memory + sequential)
     return Parts(
-        overhead=machine.overhead_s,
+        overhead=machine.latencies.overhead_s,
         compute=compute,
         memory=memory,
         sequential=sequential,
@@ -350,7 +356,7 @@ def step_parts(
             calibration.host_augment_s_per_sample * batch_size if facts.host_augmentation else 0.0
         ),
         exchange=exchange,
-        overlapped=machine.host_overlap,
+        overlapped=machine.kernels.host_overlap,
     )
 
 
@@ -358,10 +364,10 @@ def activation_seconds(activation_bytes: float, elements: float, machine: Machin
     """Seconds of a step's memory-bound kernels: their bytes at the machine's bandwidth, or,
     where the multiprocessors wait on latency first, their elements at its element rate (a
     16-bit element costs a thread what a 32-bit one does: half the bytes, not half the time)."""
-    by_bandwidth = activation_bytes / machine.bandwidth
-    if machine.element_rate <= 0:
+    by_bandwidth = activation_bytes / machine.rates.bandwidth
+    if machine.rates.element_rate <= 0:
         return by_bandwidth
-    return max(by_bandwidth, elements / machine.element_rate)
+    return max(by_bandwidth, elements / machine.rates.element_rate)
 
 
 def work_flops(facts: WorkloadFacts, per_replica: float, winograd: bool) -> tuple[float, float]:
@@ -388,15 +394,15 @@ def compute_seconds(
     filled = _occupancy(per_replica, _half_conv(machine, calibration))
     if facts.conv_channels and machine.kind == "gpu":  # narrow channels leave a GPU idle
         filled *= _occupancy(facts.conv_channels, shipped_fit().gemm.half_narrow)
-    conv_rate = machine.conv_flops * filled
+    conv_rate = machine.rates.conv_flops * filled
     # a 3x3 layer runs the faster of its unit's direct product and the CUDA cores' Winograd
-    winograd_rate = max(conv_rate, machine.winograd_flops * filled * WINOGRAD_REDUCTION)
+    winograd_rate = max(conv_rate, machine.rates.winograd_flops * filled * WINOGRAD_REDUCTION)
     eligible = conv * facts.winograd_share
     conv_seconds = (conv - eligible) / conv_rate + eligible / winograd_rate if conv else 0.0
     occupancy = _occupancy(width, _half_narrow(facts, machine, calibration))
-    matmul_rate = machine.matmul_flops * occupancy
+    matmul_rate = machine.rates.matmul_flops * occupancy
     attention = facts.attention_flops_per_sample * per_replica
-    attention_rate = (machine.attention_flops or machine.matmul_flops) * occupancy
+    attention_rate = (machine.rates.attention_flops or machine.rates.matmul_flops) * occupancy
     return (
         conv_seconds
         + (matmul / matmul_rate if matmul else 0.0)
@@ -413,7 +419,7 @@ def _half_narrow(facts: WorkloadFacts, machine: Machine, calibration: Calibratio
     """Width of a matrix product at which it reaches half its rate: on a GPU the narrow side
     fitted on DeepBench's SGEMMs (``kernels``), on a CPU a share of a batch per thread."""
     if machine.kind == "cpu":
-        return calibration.cpu_half_batch_per_thread * machine.threads
+        return calibration.cpu_half_batch_per_thread * machine.topology.threads
     if machine.kind == "gpu":
         return shipped_fit().gemm.half_narrow
     return 1.0
@@ -423,5 +429,5 @@ def _half_conv(machine: Machine, calibration: Calibration) -> float:
     """Batch at which convolutions reach half their rate. A convolution's product is as wide as
     batch x pixels, so the batch barely matters on a GPU (a prior: wider chips need more)."""
     if machine.kind == "cpu":
-        return calibration.cpu_half_batch_per_thread * machine.threads
-    return max(1.0, 4.0 * math.log10(max(machine.conv_flops, 1e12) / 1e12) + 2.0)
+        return calibration.cpu_half_batch_per_thread * machine.topology.threads
+    return max(1.0, 4.0 * math.log10(max(machine.rates.conv_flops, 1e12) / 1e12) + 2.0)

@@ -70,7 +70,7 @@ def errors(calibration: Calibration, runs: Sequence[PublishedRun]) -> list[RunEr
             continue
         step = step_of(run.tune, run.plan, machine, calibration)
         rate = step.tokens_per_second_per_gpu
-        above = step.flops_per_gpu > machine.peak_matmul_flops
+        above = step.flops_per_gpu > machine.peaks.matmul_flops
         found.append(RunError(run, rate, math.log(rate / run.tokens_per_second), above))
     return found
 

@@ -154,7 +154,7 @@ def test_no_step_beats_the_hardware() -> None:
         machine = _machine(run.device, run.plan.gpus, run.precision)
         step = finetune.step_of(run.tune, run.plan, machine, CALIBRATION)
         assert step.seconds >= step.least > 0
-        assert step.flops_per_gpu <= machine.peak_matmul_flops
+        assert step.flops_per_gpu <= machine.peaks.matmul_flops
 
 
 @pytest.mark.parametrize("name", sorted(llm.models()))
@@ -321,7 +321,7 @@ def test_a_probe_of_the_job_on_a_gpu_corrects_every_gpus_time() -> None:
 def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_run(
     tmp_path: object,
 ) -> None:
-    """``benchmarks/llm_probe_gpu.py --compare`` (run as its user runs it): a probe of its first
+    """``benchmarks/gpu/llm_probe_gpu.py --compare`` (run as its user runs it): a probe of its first
     job on an H200 that ran twice the device model's time moves the prediction to half the
     model's rate; the real run is the line of ``llm_gpu_check`` for the same job."""
     import dataclasses
@@ -357,7 +357,7 @@ def test_the_gpu_probe_check_compares_the_model_and_its_correction_with_a_real_r
            "batch_per_gpu": 8, "activation_checkpointing": False}  # fmt: skip
     line = {"run": run, "tokens_per_second_per_gpu": 86724.6}
     (folder / "real.jsonl").write_text(json.dumps(line) + "\n")
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "llm_probe_gpu.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "llm_probe_gpu.py"
     done = subprocess.run(
         [sys.executable, str(script), "--compare", str(folder / "probes.csv"),
          str(folder / "real.jsonl")], capture_output=True, text=True, check=False,

@@ -74,8 +74,8 @@ def test_a_cpus_recurrent_time_is_mostly_arithmetic_a_gpus_mostly_latency() -> N
     v100 = accelerator_machine("V100", 1, calibration)
     assert v100 is not None
     gpu = step_parts(facts, v100, 128, calibration)
-    cpu_latency = facts.timesteps * cpu_machine("skylake", 8, calibration).cell_step_s
-    gpu_latency = facts.timesteps * v100.cell_step_s + v100.recurrent_call_s
+    cpu_latency = facts.timesteps * cpu_machine("skylake", 8, calibration).latencies.cell_step_s
+    gpu_latency = facts.timesteps * v100.latencies.cell_step_s + v100.latencies.recurrent_call_s
     assert cpu_latency < cpu.sequential / 2
     assert gpu_latency > gpu.sequential / 2
 
@@ -105,8 +105,8 @@ def test_a_tf1_run_gets_cudnn_only_where_it_chose_cudnnlstm() -> None:
     old = read_reference(shipped("benchmarks.csv"))
     gpu_2017_11 = next(row for row in held if row.device == "K80")
     gpu_2017_07 = next(row for row in old if row.device == "K80" and row.source == "woolf-2017-07")
-    assert machine_of_row(gpu_2017_11, calibration).lstm_kernel == "cuDNN LSTM"  # type: ignore[union-attr]
-    assert machine_of_row(gpu_2017_07, calibration).lstm_kernel == "generic LSTM"  # type: ignore[union-attr]
+    assert machine_of_row(gpu_2017_11, calibration).kernels.lstm == "cuDNN LSTM"  # type: ignore[union-attr]
+    assert machine_of_row(gpu_2017_07, calibration).kernels.lstm == "generic LSTM"  # type: ignore[union-attr]
 
 
 def test_the_tf2_suite_pairs_each_models_cpu_with_its_gpus() -> None:
@@ -115,9 +115,9 @@ def test_the_tf2_suite_pairs_each_models_cpu_with_its_gpus() -> None:
         shipped("cpu-gpu-validation.csv"), shipped("cpu-gpu-workloads.csv"), calibration
     )
     assert len(runs) == 10 and {run.machine.kind for run in runs} == {"cpu", "gpu"}
-    assert all(run.machine.replicas == 2 for run in runs if run.machine.kind == "gpu")
+    assert all(run.machine.topology.replicas == 2 for run in runs if run.machine.kind == "gpu")
     irnn = next(r for r in runs if r.workload == "tf_mnist_irnn" and r.machine.kind == "gpu")
-    assert irnn.machine.lstm_kernel == "generic LSTM"  # Keras has no cuDNN SimpleRNN
+    assert irnn.machine.kernels.lstm == "generic LSTM"  # Keras has no cuDNN SimpleRNN
     pairs = pair_results(runs, calibration)
     assert len(pairs) == 10 and {p.kinds for p in pairs} == {"cpu->gpu", "gpu->cpu"}
 
@@ -140,7 +140,7 @@ def test_a_dense_models_products_are_half_efficient_at_the_fitted_narrow_side() 
     mlp = facts_of(zoo.get("mnist_mlp"))
     batch = round(half)
     compute = step_parts(mlp, v100, batch, calibration).compute
-    at_full = mlp.flops_per_sample * batch / v100.matmul_flops
+    at_full = mlp.flops_per_sample * batch / v100.rates.matmul_flops
     assert compute == pytest.approx(at_full * (batch + half) / batch)
     cnn = facts_of(zoo.get("resnet50"))  # convolutions only
     small, large = (step_parts(cnn, v100, b, calibration).compute / b for b in (batch, 4 * batch))

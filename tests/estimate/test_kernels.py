@@ -22,7 +22,7 @@ def test_winograd_runs_on_cuda_cores_only() -> None:
     v100_mixed = accelerator_machine("V100", 1, calibration, precision="mixed")
     a100 = accelerator_machine("A100", 1, calibration)  # fp32 runs as TF32 on tensor cores
     assert v100 is not None and v100_mixed is not None and a100 is not None
-    assert v100.winograd and "Winograd" in v100.kernel_path
+    assert v100.winograd and "Winograd" in v100.kernels.path
     assert not v100_mixed.winograd and not a100.winograd
     assert not cpu_machine("skylake", 8, calibration).winograd
 
@@ -31,7 +31,7 @@ def test_winograd_cuts_the_compute_of_3x3_convolutions_only() -> None:
     calibration = shipped_calibration()
     v100 = accelerator_machine("V100", 1, calibration)
     assert v100 is not None
-    direct = replace(v100, winograd_flops=0.0)
+    direct = replace(v100, rates=replace(v100.rates, winograd_flops=0.0))
     vgg = facts_of(zoo.get("vgg16"))  # all 3x3 convolutions
     fast, slow = step_parts(vgg, v100, 64, calibration), step_parts(vgg, direct, 64, calibration)
     assert 1 < slow.compute / fast.compute <= WINOGRAD_REDUCTION
@@ -67,8 +67,15 @@ def test_more_bandwidth_is_never_slower_on_a_winograd_path(bandwidth: float, fac
     v100 = accelerator_machine("V100", 1, calibration)
     assert v100 is not None and v100.winograd
     facts = facts_of(zoo.get("resnet50"))
-    slow = step_parts(facts, replace(v100, bandwidth=bandwidth), 64, calibration)
-    fast = step_parts(facts, replace(v100, bandwidth=bandwidth * factor), 64, calibration)
+    slow = step_parts(
+        facts, replace(v100, rates=replace(v100.rates, bandwidth=bandwidth)), 64, calibration
+    )
+    fast = step_parts(
+        facts,
+        replace(v100, rates=replace(v100.rates, bandwidth=bandwidth * factor)),
+        64,
+        calibration,
+    )
     assert fast.memory <= slow.memory and fast.total <= slow.total
 
 

@@ -43,10 +43,10 @@ def test_fp8_runs_the_products_on_fp8_units_where_the_gpu_has_them() -> None:
     assert gpu_unit(h100, "fp8", TENSORFLOW_2, "conv").name == "bf16"
     assert gpu_unit(a100, "fp8", TENSORFLOW_2, "matmul").name == "bf16"
     fp8, bf16 = _machine("H100", precision="fp8"), _machine("H100")
-    assert fp8.matmul_flops == pytest.approx(1978.9e12 * PRIOR.fp8_gemm_efficiency)
-    assert fp8.attention_flops == bf16.attention_flops  # FlashAttention stays in 16 bits
-    assert fp8.half_precision and "fp8" in fp8.kernel_path
-    assert "no fp8 units" in _machine("A100", precision="fp8").kernel_path
+    assert fp8.rates.matmul_flops == pytest.approx(1978.9e12 * PRIOR.fp8_gemm_efficiency)
+    assert fp8.rates.attention_flops == bf16.rates.attention_flops  # FlashAttention: 16 bits
+    assert fp8.kernels.half_precision and "fp8" in fp8.kernels.path
+    assert "no fp8 units" in _machine("A100", precision="fp8").kernels.path
 
 
 def test_attention_runs_at_its_own_rate() -> None:
@@ -55,7 +55,7 @@ def test_attention_runs_at_its_own_rate() -> None:
     as_products = step_parts(replace(LLM, attention_flops_per_sample=0), machine, 2, PRIOR)
     assert PRIOR.attention_efficiency < PRIOR.gemm_efficiency
     assert with_attention > as_products.compute
-    slower = 2 * 4096 * 3e9 * (1 / machine.attention_flops - 1 / machine.matmul_flops)
+    slower = 2 * 4096 * 3e9 * (1 / machine.rates.attention_flops - 1 / machine.rates.matmul_flops)
     assert with_attention - as_products.compute == pytest.approx(slower, rel=0.02)
 
 
@@ -75,7 +75,7 @@ def test_dequantisation_is_traffic_per_pass_whatever_the_batch() -> None:
     once = step_parts(quantised, machine, 2, PRIOR).memory - plain
     twice = step_parts(replace(quantised, accumulation=2), machine, 2, PRIOR).memory - plain
     assert once > 0 and twice > 1.9 * once  # each pass expands the weights again
-    assert least_step_seconds(quantised, machine, 2) >= 50e9 / machine.peak_bandwidth
+    assert least_step_seconds(quantised, machine, 2) >= 50e9 / machine.peaks.bandwidth
 
 
 def test_sharded_gathers_hide_behind_the_device_up_to_the_overlap() -> None:

@@ -75,8 +75,15 @@ def test_more_bandwidth_is_never_slower_on_the_memory_bound_part(
     base = accelerator_machine("A100", 1, calibration)
     assert base is not None
     facts = facts_of(zoo.get("imdb_fasttext"))
-    slow = step_parts(facts, replace(base, bandwidth=bandwidth), 32, calibration)
-    fast = step_parts(facts, replace(base, bandwidth=bandwidth * factor), 32, calibration)
+    slow = step_parts(
+        facts, replace(base, rates=replace(base.rates, bandwidth=bandwidth)), 32, calibration
+    )
+    fast = step_parts(
+        facts,
+        replace(base, rates=replace(base.rates, bandwidth=bandwidth * factor)),
+        32,
+        calibration,
+    )
     assert fast.memory <= slow.memory
     assert fast.total <= slow.total
 
@@ -172,7 +179,7 @@ def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
     def penalty(vcpus: int) -> float:
         slow = cpu_machine("skylake", vcpus, calibration, stack=generic)
         fast = cpu_machine("skylake", vcpus, calibration)
-        return fast.conv_flops / slow.conv_flops
+        return fast.rates.conv_flops / slow.rates.conv_flops
 
     assert penalty(1) == pytest.approx(1 / calibration.generic_build_speed)
     assert penalty(8) > penalty(32) > penalty(64) > 1.0
@@ -208,13 +215,13 @@ def test_tensorflow_pip_wheels_from_1_6_run_avx_twice_as_fast_as_the_older_sse_o
 
     def rate(cpu_isa: str, family: str = "broadwell") -> float:
         stack = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa=cpu_isa)
-        return cpu_machine(family, 1, calibration, stack=stack).conv_flops
+        return cpu_machine(family, 1, calibration, stack=stack).rates.conv_flops
 
     assert rate("avx") == pytest.approx(2 * rate("sse"))
     # on an AVX-512 core an AVX wheel is held to an AVX2 build's half: never faster than it
     assert rate("avx", "skylake") == pytest.approx(rate("avx2", "skylake"))
     avx = Stack(framework=Framework("tensorflow", (1, 7)), cpu_isa="avx")
-    assert "AVX build" in cpu_machine("skylake", 4, calibration, stack=avx).kernel_path
+    assert "AVX build" in cpu_machine("skylake", 4, calibration, stack=avx).kernels.path
     with pytest.raises(ValueError):
         build_speed("neon", calibration, AVX2)
 
@@ -230,14 +237,14 @@ def test_an_avx2_build_uses_half_of_an_avx512_core_and_all_of_an_avx2_one() -> N
     native = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="native")
 
     def rate(family: str, stack: Stack) -> float:
-        return cpu_machine(family, 1, calibration, stack=stack).conv_flops
+        return cpu_machine(family, 1, calibration, stack=stack).rates.conv_flops
 
     assert rate("skylake", avx2) == pytest.approx(0.5 * rate("skylake", native))
     assert rate("turin", avx2) == pytest.approx(0.5 * rate("turin", native))
     assert rate("broadwell", avx2) == pytest.approx(rate("broadwell", native))
     assert build_speed("avx2", calibration, 64) == 0.5
     assert build_speed("avx", calibration, 64) <= build_speed("avx2", calibration, 64)
-    assert "AVX2 build" in cpu_machine("skylake", 8, calibration, stack=avx2).kernel_path
+    assert "AVX2 build" in cpu_machine("skylake", 8, calibration, stack=avx2).kernels.path
 
 
 def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_its_tf32() -> None:
@@ -253,13 +260,15 @@ def test_strict_fp32_products_on_a_gpu_whose_fp32_lanes_run_int32_too_lose_to_it
     assert strict is not None and tf32 is not None
     l40 = catalog.accelerator("L40")
     assert l40 is not None  # TF32 on its tensor cores, at the card's measured GEMM speed
-    assert tf32.matmul_flops == pytest.approx(1.6 * catalog.tensor_speed(l40) * strict.matmul_flops)
-    assert strict.peak_matmul_flops == tf32.peak_matmul_flops  # the bound keeps the datasheet
-    assert "half the FP32 lanes also run INT32" in strict.kernel_path  # and the path says so
-    assert "INT32" not in tf32.kernel_path
+    assert tf32.rates.matmul_flops == pytest.approx(
+        1.6 * catalog.tensor_speed(l40) * strict.rates.matmul_flops
+    )
+    assert strict.peaks.matmul_flops == tf32.peaks.matmul_flops  # the bound keeps the datasheet
+    assert "half the FP32 lanes also run INT32" in strict.kernels.path  # and the path says so
+    assert "INT32" not in tf32.kernels.path
     a100 = accelerator_machine("A100", 1, calibration, stack=Stack(framework=torch))
     assert a100 is not None
-    assert a100.matmul_flops == pytest.approx(19.5e12 * calibration.gemm_efficiency)
+    assert a100.rates.matmul_flops == pytest.approx(19.5e12 * calibration.gemm_efficiency)
 
 
 def test_a_convnets_3x3_layers_take_winograd_on_cuda_cores_where_tf32_barely_outruns_them() -> None:
@@ -273,7 +282,7 @@ def test_a_convnets_3x3_layers_take_winograd_on_cuda_cores_where_tf32_barely_out
         machine = accelerator_machine(name, 1, calibration, precision="tf32")
         assert machine is not None
         if not cuda_cores:
-            machine = replace(machine, winograd_flops=0.0)
+            machine = replace(machine, rates=replace(machine.rates, winograd_flops=0.0))
         return step_parts(facts, machine, 64, calibration).compute
 
     assert conv_seconds("RTX3090", True) < 0.8 * conv_seconds("RTX3090", False)
@@ -293,9 +302,12 @@ def test_a_probe_on_whole_cores_is_read_against_their_peak_and_scaled_from_it() 
         cpu_machine("skylake", 2, calibration),
         cpu_machine("skylake", 2, calibration, threads_per_core=1),
     )
-    assert cores.peak_conv_flops == pytest.approx(2 * threads.peak_conv_flops)
+    assert cores.peaks.conv_flops == pytest.approx(2 * threads.peaks.conv_flops)
     arm = cpu_machine("graviton3", 2, calibration)  # one thread per core already
-    assert cpu_machine("graviton3", 2, calibration, threads_per_core=1).conv_flops == arm.conv_flops
+    assert (
+        cpu_machine("graviton3", 2, calibration, threads_per_core=1).rates.conv_flops
+        == arm.rates.conv_flops
+    )
     heavy = probe("resnet50", 13.0)  # 114 GFLOP/s: 0.89 of two threads, 0.45 of two cores
     on_cores = replace(heavy, device=replace(heavy.device, threads_per_core=1))
     (rate, halved), (same, whole) = cpu_rate(heavy), cpu_rate(on_cores)  # type: ignore[misc]
@@ -381,7 +393,7 @@ def test_cpu_machine_speed_follows_the_family_peak() -> None:
     calibration = shipped_calibration()
     haswell = cpu_machine("haswell", 16, calibration)
     icelake = cpu_machine("icelake", 16, calibration)
-    assert icelake.conv_flops > haswell.conv_flops
+    assert icelake.rates.conv_flops > haswell.rates.conv_flops
 
 
 def test_the_probes_own_thread_scaling_sets_the_cpu_scaling() -> None:
@@ -568,10 +580,10 @@ def test_nchw_memory_bound_kernels_are_held_to_the_multiprocessors_not_the_bandw
     assert memory("B200", "fp16", "nchw") > 0.75 * memory("H100", "fp16", "nchw")
     assert memory("B200", "fp16", "nhwc") < 0.5 * memory("H100", "fp16", "nhwc")
     machine = accelerator_machine("B200", 1, calibration, stack=Stack(framework=torch))
-    assert machine is not None and machine.element_rate == 0.0  # channels last: no such bound
-    bound = replace(machine, element_rate=1e9)
+    assert machine is not None and machine.rates.element_rate == 0.0  # channels last: no such bound
+    bound = replace(machine, rates=replace(machine.rates, element_rate=1e9))
     assert activation_seconds(1e9, 1e9, bound) == 1.0  # a billion elements at a billion a second
-    assert activation_seconds(1e9, 1e9, machine) == 1e9 / machine.bandwidth
+    assert activation_seconds(1e9, 1e9, machine) == 1e9 / machine.rates.bandwidth
 
 
 def test_tensorflow_runs_a_16_bit_convnet_channels_last_whatever_layout_it_was_written_in() -> None:
@@ -588,7 +600,7 @@ def test_tensorflow_runs_a_16_bit_convnet_channels_last_whatever_layout_it_was_w
         stack = Stack(framework=from_software(software), layout="nchw")
         machine = accelerator_machine("A100", 1, calibration, stack=stack, precision=precision)
         assert machine is not None
-        return machine.transposes
+        return machine.kernels.transposes
 
     assert not transposes("tensorflow-1.15-cuda11.0", "mixed")
     assert not transposes("tensorflow-2.4-cuda11.0", "fp16")
@@ -638,11 +650,11 @@ def test_a_card_that_sustains_more_than_its_rated_clock_runs_its_tensor_work_fas
     machine = accelerator_machine("RTX3090", 1, calibration, precision="fp16")
     assert machine is not None
     conv_speed = calibration.conv_speed("ga10x")
-    assert machine.conv_flops == pytest.approx(
+    assert machine.rates.conv_flops == pytest.approx(
         71e12 * speed * calibration.tensor_efficiency * conv_speed
     )
-    assert machine.matmul_flops == pytest.approx(71e12 * speed * calibration.gemm_efficiency)
-    assert machine.peak_conv_flops == 71e12  # the datasheet stays the bound the model keeps
+    assert machine.rates.matmul_flops == pytest.approx(71e12 * speed * calibration.gemm_efficiency)
+    assert machine.peaks.conv_flops == 71e12  # the datasheet stays the bound the model keeps
 
 
 def test_each_gpu_generation_runs_its_convolutions_at_its_own_fitted_speed() -> None:
@@ -667,13 +679,16 @@ def test_each_gpu_generation_runs_its_convolutions_at_its_own_fitted_speed() -> 
         accelerator_machine("A6000", 1, c, precision="fp16") for c in (calibration, doubled)
     )
     assert base is not None and faster is not None
-    assert faster.conv_flops == pytest.approx(2 * base.conv_flops)
-    assert faster.matmul_flops == base.matmul_flops and faster.bandwidth == base.bandwidth
+    assert faster.rates.conv_flops == pytest.approx(2 * base.rates.conv_flops)
+    assert (
+        faster.rates.matmul_flops == base.rates.matmul_flops
+        and faster.rates.bandwidth == base.rates.bandwidth
+    )
     fp32 = [
         accelerator_machine("A6000", 1, c, precision="fp32-strict") for c in (calibration, doubled)
     ]
     assert fp32[0] is not None and fp32[1] is not None
-    assert fp32[1].winograd_flops == pytest.approx(2 * fp32[0].winograd_flops)
+    assert fp32[1].rates.winograd_flops == pytest.approx(2 * fp32[0].rates.winograd_flops)
     v100 = accelerator_machine("V100", 1, doubled, precision="fp16")
     assert v100 == accelerator_machine("V100", 1, calibration, precision="fp16")
     # however fast a fit makes a generation, its convolutions never outrun what the unit can
@@ -682,7 +697,9 @@ def test_each_gpu_generation_runs_its_convolutions_at_its_own_fitted_speed() -> 
     absurd = dataclasses.replace(calibration, ga10x_conv_speed=100.0)
     capped = accelerator_machine("A6000", 1, absurd, precision="fp16")
     assert a6000 is not None and capped is not None
-    assert capped.conv_flops == pytest.approx(capped.peak_conv_flops * catalog.tensor_speed(a6000))
+    assert capped.rates.conv_flops == pytest.approx(
+        capped.peaks.conv_flops * catalog.tensor_speed(a6000)
+    )
 
 
 def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
@@ -692,10 +709,10 @@ def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
     calibration = shipped_calibration()
     pod = accelerator_machine("tpu-v3-2048", 1, calibration, precision="bf16")
     nodes = accelerator_machine("H100", 8, calibration, precision="bf16")
-    assert pod is not None and nodes is not None and pod.replicas == 1024
+    assert pod is not None and nodes is not None and pod.topology.replicas == 1024
     resnet = 25_560_000
     assert allreduce_seconds(resnet, pod) < 0.010
-    ring = 2 * (pod.replicas - 1) * 30e-6
+    ring = 2 * (pod.topology.replicas - 1) * 30e-6
     assert allreduce_seconds(resnet, pod) < ring / 5
     assert allreduce_seconds(resnet, nodes) > 14 * 30e-6  # a ring of 8 waits its 14 hops
     # sharded data parallelism's gathers wait on the same torus

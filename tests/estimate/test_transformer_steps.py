@@ -56,9 +56,11 @@ def test_transformer_gemms_run_at_the_same_share_of_every_units_peak() -> None:
         machine = _machine(device, precision)
         peak = getattr(spec, column) * 1e12
         speed = 1.0 if column == "fp32_tflops" else catalog.tensor_speed(spec)  # measured GEMMs
-        assert machine.matmul_flops == pytest.approx(peak * speed * calibration.gemm_efficiency)
+        assert machine.rates.matmul_flops == pytest.approx(
+            peak * speed * calibration.gemm_efficiency
+        )
     # convnets keep the convolution-fitted tensor-core share
-    assert _machine("V100", "fp16").conv_flops == pytest.approx(
+    assert _machine("V100", "fp16").rates.conv_flops == pytest.approx(
         125e12 * calibration.tensor_efficiency
     )
     rtx3090 = catalog.accelerator("RTX3090")

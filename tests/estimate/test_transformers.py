@@ -72,7 +72,7 @@ def test_each_precision_uses_its_datasheet_peak() -> None:
     def compute(device: str, precision: str) -> float:
         machine = accelerator_machine(device, 1, calibration, precision=precision)
         assert machine is not None
-        return machine.conv_flops
+        return machine.rates.conv_flops
 
     # its measured GEMMs and its generation's convolutions
     tensor = (
@@ -85,24 +85,26 @@ def test_each_precision_uses_its_datasheet_peak() -> None:
     assert compute("A100", "fp16") == pytest.approx(a100.fp16_tflops * 1e12 * tensor)
     # V100 and T4 have fp16 tensor cores but no bf16 units: bf16 runs as fp32 there, and says so
     v100_bf16 = accelerator_machine("V100", 1, calibration, precision="bf16")
-    assert v100_bf16 is not None and not v100_bf16.half_precision
-    assert "no fast bf16 on V100" in v100_bf16.kernel_path
+    assert v100_bf16 is not None and not v100_bf16.kernels.half_precision
+    assert "no fast bf16 on V100" in v100_bf16.kernels.path
     assert compute("V100", "fp16") > 3 * compute("V100", "bf16")
     # TF32 exists from Ampere on only
     assert (
         "tf32 does not run faster"
-        in accelerator_machine("T4", 1, calibration, precision="tf32").kernel_path
-    )  # type: ignore[union-attr]
+        in accelerator_machine("T4", 1, calibration, precision="tf32").kernels.path  # type: ignore[union-attr]
+    )
     # a TPU's MXU multiplies bf16 whatever is asked; float32 activations stay 32-bit in memory
     tpu = accelerator_machine("tpu-v5p-8", 1, calibration, precision="bf16")
-    assert tpu is not None and tpu.half_precision and "bf16 MXU" in tpu.kernel_path
+    assert tpu is not None and tpu.kernels.half_precision and "bf16 MXU" in tpu.kernels.path
     tpu32 = accelerator_machine("tpu-v5p-8", 1, calibration, precision="fp32")
-    assert tpu32 is not None and not tpu32.half_precision and "bf16 MXU" in tpu32.kernel_path
-    assert tpu32.matmul_flops == tpu.matmul_flops
+    assert (
+        tpu32 is not None and not tpu32.kernels.half_precision and "bf16 MXU" in tpu32.kernels.path
+    )
+    assert tpu32.rates.matmul_flops == tpu.rates.matmul_flops
     # a CPU runs fp32 kernels and says so
     assert (
         "fp32 kernels assumed"
-        in cpu_machine("skylake", 8, calibration, precision="bf16").kernel_path
+        in cpu_machine("skylake", 8, calibration, precision="bf16").kernels.path
     )
 
 
