@@ -16,7 +16,7 @@ of pairs whose faster side is right, the median absolute % error; in-sample, lea
 every pair; leave-one-source-out median <= 30%.
 
 Last, the same TF2 models from real CPU probes: ``data/cpu-gpu-probes/*.json`` holds probes of
-the five models (rebuilt as .keras files by ``benchmarks/tf2_examples_models.py``) taken on this
+the five models (rebuilt as .keras files by ``benchmarks/research/tf2_examples_models.py``) taken on this
 project's 2-vCPU development VM; each probe predicts both the source's 8-vCPU VM and its 2x V100,
 and the predicted CPU:GPU ratio is compared with the published one (the way a user meets the
 claim: probe here, predict a GPU). The probes are replayed, never re-run.

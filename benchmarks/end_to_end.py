@@ -23,7 +23,7 @@ and does each probe say the machine was busy?
 
 ``--backend`` probes under another Keras backend (``advisor probe --backend``) and scores only
 the rows that ran under that framework, ``--sources`` only the rows of those sources: the H200
-runs of ``benchmarks/accelerator_check.py`` ran Keras on PyTorch and on JAX, and a user of a
+runs of ``benchmarks/gpu/accelerator_check.py`` ran Keras on PyTorch and on JAX, and a user of a
 backend probes under it. ``--rescore`` scores the rows its run scored unless told otherwise.
 """
 

@@ -8,7 +8,7 @@ reference kernel (``probes.reference``) is timed beside each probe and each real
 sides of a pair saw the same machine speed, a miss is the method's, not the machine's.
 
 Cases: the zoo's mnist_mlp, mnist_cnn and imdb_bilstm (their kinds were in the fit of the
-iterator-teardown rates, ``benchmarks/fit_anatomy.py``), and four user .keras models of kinds the
+iterator-teardown rates, ``benchmarks/research/fit_anatomy.py``), and four user .keras models of kinds the
 zoo lacks, never used in any fit: a wide tabular MLP on large NumPy arrays, a GRU text classifier,
 a small attention model and a 1-D convnet. Sizes make each real run 20-120 s on two cores.
 
@@ -102,7 +102,7 @@ def run_worker(kind: str, model: str, sizes: dict[str, int]) -> dict:
 def interval80(pair: dict) -> tuple[float, float, float]:
     """The 80% interval a fresh machine (no probe history) shows with the shipped spread, and
     its relative half-width: recomputed from the probe's parts, so a refit of the default
-    spread (``benchmarks/run_spread.py``) is judged on the same runs."""
+    spread (``benchmarks/research/run_spread.py``) is judged on the same runs."""
     from advisor.estimate.predict import spread_of_local
 
     probed = pair["probe"]

@@ -1,7 +1,7 @@
 """What the benchmarks share about a user's training: models of kinds the zoo lacks (their real
 ``model.fit``, timed the way the user would time it, is ``probes.real``).
 
-``benchmarks/local_accuracy.py`` (probe vs real run here) and ``benchmarks/accelerator_check.py``
+``benchmarks/local_accuracy.py`` (probe vs real run here) and ``benchmarks/gpu/accelerator_check.py``
 (CPU probe vs real run on a GPU) both train the same user-style models for real; the models are
 saved as ``.keras`` files and probed through the safe-mode loader, like a user's own.
 """

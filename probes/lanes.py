@@ -1,6 +1,6 @@
 """Probes side by side, each lane on whole cores of its own: a measuring session's CPU lanes.
 
-A GPU machine's check (``benchmarks/accelerator_check.py``) runs its probes in lanes of 1, 2,
+A GPU machine's check (``benchmarks/gpu/accelerator_check.py``) runs its probes in lanes of 1, 2,
 4, 8 and 16 threads beside the GPU's own lane; each lane gets whole cores (a core's hyperthreads
 together, as a cloud VM's vCPUs come), and lanes that would share cores run one after another.
 """

@@ -1,6 +1,6 @@
 """A real ``model.fit`` of a workload's configuration, timed as its user would time it: what a
 probe's prediction is held against (``benchmarks/local_accuracy.py`` here,
-``benchmarks/accelerator_check.py`` on a GPU)."""
+``benchmarks/gpu/accelerator_check.py`` on a GPU)."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ H200 at 60x its measured time; at the real batch its probe came within 14%."""
 TRAINING_SHARE_OF_REFERENCE = 0.5
 """A cautious share of the reference kernel's FLOP rate that training reaches: Keras's
 ResNet-50 trains at 0.9 of it on the 2-vCPU development VM (oneDNN, AVX-512;
-``benchmarks/heavy_batches.py``), so a step planned at half of it takes half its time slot."""
+``benchmarks/research/heavy_batches.py``), so a step planned at half of it takes half its time slot."""
 
 
 def probe(
@@ -466,7 +466,7 @@ def _heavy_batches(
 ) -> list[int]:
     """Smaller batch sizes to measure when one step at the real batch would not fit: the
     largest that fits a twelfth of the budget at ``rate`` FLOP/s, alone for a convnet (its step
-    costs the same per sample from batch 2 to 32 within 10%, ``benchmarks/heavy_batches.py``,
+    costs the same per sample from batch 2 to 32 within 10%, ``benchmarks/research/heavy_batches.py``,
     and each batch size is traced anew, seconds of the budget), with half of it for a
     transformer's proxy (whose per-step cost, the optimizer's pass, scales apart). A proxy is
     always measured this way, to be scaled to the real model: a ResNet's at its real batch when

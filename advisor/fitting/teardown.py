@@ -1,6 +1,6 @@
 """The iterator-teardown rates (``probes.teardown``), fitted on timed real ``model.fit`` runs.
 
-The runs are ``benchmarks/results/fit_anatomy.json`` (``benchmarks/fit_anatomy.py`` times them:
+The runs are ``benchmarks/results/fit_anatomy.json`` (``benchmarks/research/fit_anatomy.py`` times them:
 wall time and process CPU time at every callback). Where a fit drops a tf.data iterator the idle
 time there (wall minus CPU) is one observation of a teardown wait at a known iterator age; the
 rate of each kind of iterator is sum(observed waits) / sum(the wait if every drop stalled).
@@ -102,7 +102,7 @@ def fit_rates(runs: list[dict]) -> dict:
 
 def source_line(runs: int) -> str:
     return (
-        f"benchmarks/fit_anatomy.py: {runs} timed real fits of the zoo ({', '.join(CASES)}) on a "
+        f"benchmarks/research/fit_anatomy.py: {runs} timed real fits of the zoo ({', '.join(CASES)}) on a "
         "2-vCPU AMD EPYC VM, TensorFlow 2.21, Keras 3.15 (benchmarks/results/fit_anatomy.json)"
     )
 

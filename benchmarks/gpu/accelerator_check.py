@@ -3,9 +3,9 @@
 One command on a GPU machine that has PyTorch and/or JAX with CUDA and no TensorFlow (docs/
 ACCELERATOR.md says which wheels to carry and how to install them without internet):
 
-    python3 benchmarks/accelerator_check.py --out results/      # on the GPU machine, < 9 min
-    python3 benchmarks/accelerator_check.py --cpu-only --out /tmp/rehearsal   # a rehearsal here
-    python3 benchmarks/accelerator_check.py --rescore RESULTS_FOLDER ...      # here, no GPU
+    python3 benchmarks/gpu/accelerator_check.py --out results/      # on the GPU machine, < 9 min
+    python3 benchmarks/gpu/accelerator_check.py --cpu-only --out /tmp/rehearsal   # a rehearsal here
+    python3 benchmarks/gpu/accelerator_check.py --rescore RESULTS_FOLDER ...      # here, no GPU
 
 For every workload (the zoo and the local-accuracy benchmark's user models, at sizes that give
 several epoch boundaries) and every Keras backend installed (``--backends``), in three lanes that
@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run from a checkout, advisor installed or not
     sys.path.insert(0, str(ROOT))
 
@@ -340,7 +340,7 @@ def write_exchange(
         base = exchange.to_rows(probe)[0]
         ran = real["steps_per_epoch"]
         base.update({"source": f"accelerator-check-{stamp}",
-                     "notes": f"measured by benchmarks/accelerator_check.py: the median of epochs "
+                     "notes": f"measured by benchmarks/gpu/accelerator_check.py: the median of epochs "
                               f"2-{probe.config.epochs} of {ran} steps, per step, times the "
                               f"configured {probe.config.steps_per_epoch}"})  # fmt: skip
         rows.append({**base, "metric": "seconds_per_epoch", "value": real["per_epoch"]})

@@ -1,9 +1,9 @@
 """Every convolution of the zoo's convnets timed alone on a device: the share of its peak each
 layer shape reaches, training (forward, and the backward passes to the input and to the filter).
 
-    .venv/bin/python benchmarks/conv_layers.py shapes > benchmarks/conv_layers_zoo.json
-    python benchmarks/conv_layers.py time --batch 64 --dtype bfloat16 --out conv-layers.jsonl
-    python benchmarks/conv_layers.py report conv-layers.jsonl --peak-tflops 989
+    .venv/bin/python benchmarks/gpu/conv_layers.py shapes > benchmarks/gpu/conv_layers_zoo.json
+    python benchmarks/gpu/conv_layers.py time --batch 64 --dtype bfloat16 --out conv-layers.jsonl
+    python benchmarks/gpu/conv_layers.py report conv-layers.jsonl --peak-tflops 989
 
 Why: VGG-16 is predicted 1.35x too slow on every GPU while ResNet-50 comes out right, one
 convolution efficiency a generation holding both (docs/BENCHMARKS.md, "Convolutions by GPU
@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-SHAPES = ROOT / "benchmarks" / "conv_layers_zoo.json"
+SHAPES = ROOT / "benchmarks" / "gpu" / "conv_layers_zoo.json"
 CONVNETS = (
     "mnist_cnn", "cifar10_cnn", "resnet32_cifar10", "alexnet", "inception3", "resnet50",
     "resnet152", "vgg16",

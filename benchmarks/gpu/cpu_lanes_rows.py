@@ -1,6 +1,6 @@
 """The GPU host's CPU lanes as CPU-VM rows: a modern framework on 2 and 8 logical CPUs.
 
-``benchmarks/accelerator_check.py`` probed every zoo workload on 2 and 8 logical CPUs of the
+``benchmarks/gpu/accelerator_check.py`` probed every zoo workload on 2 and 8 logical CPUs of the
 device tool's H200 host (an Intel Xeon, family 6 model 207: Emerald Rapids), the GPU hidden,
 under Keras on JAX and on PyTorch. Where the probe stepped the workload's own batch
 (``extrapolated=0`` in its notes: the small models), its steady rate is a measurement of those
@@ -10,7 +10,7 @@ probes, as the end-to-end benchmark predicts the published CPU-VM rows: under th
 backend (``end_to_end_jax_h200.json``, ``end_to_end_torch_h200.json``) and from TensorFlow
 (``end_to_end.json``):
 
-    .venv/bin/python benchmarks/cpu_lanes_rows.py [--write] [--score [--whole-cores]]
+    .venv/bin/python benchmarks/gpu/cpu_lanes_rows.py [--write] [--score [--whole-cores]]
 
 They are not a CPU-VM row of ``data/`` yet: that check did not record what its lanes' logical
 CPUs were in cores (a cloud VM's vCPUs are hyperthreads, two to a core; Linux numbers a host's
@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
 RUNS = (

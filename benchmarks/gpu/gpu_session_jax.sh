@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A GPU session's call under JAX (docs/ACCELERATOR.md, "A session with a GPU"): the accelerator
 # check under JAX, a framework that compiles its step as TensorFlow does; then three LLM jobs'
-# proxies probed on the GPU beside the same jobs trained for real (benchmarks/llm_probe_gpu.py,
-# benchmarks/llm_gpu_check.py --only 0,1,2); then, if TORCH_MINUTES is set, a short check under
+# proxies probed on the GPU beside the same jobs trained for real (benchmarks/gpu/llm_probe_gpu.py,
+# benchmarks/gpu/llm_gpu_check.py --only 0,1,2); then, if TORCH_MINUTES is set, a short check under
 # PyTorch. Falls back to PyTorch alone if Keras does not run on the image's JAX. Writes under
 # $OUT: smoke.txt, jax/{summary.md,summary.json,probes.csv,measured.csv}, llm/{llm-probes.csv,
 # llm-gpu.jsonl}, logs.tgz (8 files, the device tool's most; the PyTorch check's files go into
@@ -10,7 +10,7 @@
 # an H100 with it (367 s with LLM_SECONDS=90). LLM_PRECISION=mixed probes the LLM jobs under
 # mixed_bfloat16, their own precision (the H100 session probed them in float32).
 #
-#   device run, carry [".whl"], timeout_s 600:  LLM_SECONDS=90 bash benchmarks/gpu_session_jax.sh
+#   device run, carry [".whl"], timeout_s 600:  LLM_SECONDS=90 bash benchmarks/gpu/gpu_session_jax.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-session}
 LLM_SECONDS=${LLM_SECONDS:-110}
@@ -32,7 +32,7 @@ print(f"ok {time.perf_counter() - started:.1f} s")
 PY
 tail -n 3 "$OUT/smoke.txt"
 check() {  # backend, minutes, cases, output folder
-    timeout "$(python3 -c "print(int($2 * 60 + 40))")" python3 benchmarks/accelerator_check.py \
+    timeout "$(python3 -c "print(int($2 * 60 + 40))")" python3 benchmarks/gpu/accelerator_check.py \
         --backends "$1" --minutes "$2" --out "$4" --cases "$3" 2>&1 \
         | grep -v -E "^(I0000|W0000|WARNING)" | tail -c 5000
 }
@@ -40,11 +40,11 @@ CASES=mnist_mlp,mnist_cnn,cifar10_cnn,resnet32_cifar10,alexnet,resnet50,vgg16,in
 if grep -q "^ok" "$OUT/smoke.txt"; then
     check jax "${JAX_MINUTES:-4.0}" "$CASES" /tmp/check/jax
     if [ "$LLM_SECONDS" != 0 ]; then
-        KERAS_BACKEND=jax timeout "$((LLM_SECONDS + 40))" python3 benchmarks/llm_probe_gpu.py \
+        KERAS_BACKEND=jax timeout "$((LLM_SECONDS + 40))" python3 benchmarks/gpu/llm_probe_gpu.py \
             --out /tmp/check/llm/llm-probes.csv --seconds "$LLM_SECONDS" \
             --precision "${LLM_PRECISION:-fp32}" 2>&1 \
             | grep -v -E "^(I0000|W0000|WARNING)" | tail -c 2000
-        timeout 120 python3 benchmarks/llm_gpu_check.py --only 0,1,2 \
+        timeout 120 python3 benchmarks/gpu/llm_gpu_check.py --only 0,1,2 \
             --out /tmp/check/llm/llm-gpu.jsonl 2>&1 | grep -v -i warn | tail -c 2000
     fi
     if [ "${TORCH_MINUTES:-0}" != 0 ]; then

@@ -4,8 +4,8 @@ One command on a CUDA machine with PyTorch, transformers and peft (the device im
 no weights and no internet needed: each model is built from its published configuration in
 ``data/llm-architectures.csv`` with random weights, which changes no FLOP and no byte):
 
-    python3 benchmarks/llm_gpu_check.py --out results/llm-gpu.jsonl      # < 4 min on an H200
-    python3 benchmarks/llm_gpu_check.py --rehearse --out /tmp/llm.jsonl   # tiny widths, on a CPU
+    python3 benchmarks/gpu/llm_gpu_check.py --out results/llm-gpu.jsonl      # < 4 min on an H200
+    python3 benchmarks/gpu/llm_gpu_check.py --rehearse --out /tmp/llm.jsonl   # tiny widths, on a CPU
 
 For every configuration in ``RUNS`` it trains packed random-token sequences with Hugging Face
 transformers (``attn_implementation="sdpa"``), peft's LoRA where the method is LoRA, torch's fused
@@ -15,7 +15,7 @@ memory allocated and reserved (GiB), or the error that stopped it (out of memory
 "does not fit"). ``--rows LINES.jsonl`` prints the lines as rows of
 ``data/llm-finetune-published.csv`` (source ``advisor-gpu-check-DATE``, held out of every fit):
 
-    python3 benchmarks/llm_gpu_check.py --rows benchmarks/results/llm-gpu-h200-20261126.jsonl
+    python3 benchmarks/gpu/llm_gpu_check.py --rows benchmarks/results/llm-gpu-h200-20261126.jsonl
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def published_rows(lines: Path) -> list[dict[str, str]]:
             "optimizer": "torch AdamW fused, states in the trained weights' dtype",
             "sharding": "none", "tokens_per_second_per_gpu": tokens,
             "peak_memory_gib_per_gpu": memory, "framework": software,
-            "notes": f"benchmarks/llm_gpu_check.py on one {where['gpu']} ({where['date']}): "
+            "notes": f"benchmarks/gpu/llm_gpu_check.py on one {where['gpu']} ({where['date']}): "
                      f"random weights from data/llm-architectures.csv, sdpa attention, bf16 weights"
                      f"{', torch.compile' if run.compiled else ''}"
                      f"{', ' + adapters if adapters else ''}; median of {TIMED} steps after {WARMUP}; "

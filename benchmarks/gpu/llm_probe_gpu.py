@@ -5,14 +5,14 @@ device model was from it there (``advisor.estimate.llm_predict.job_residuals``).
 helps depends on whether a Keras probe on a GPU sees what a real fine-tune (transformers and
 peft in bf16) does. On a GPU machine, under JAX or PyTorch (no TensorFlow there):
 
-    KERAS_BACKEND=jax python3 benchmarks/llm_probe_gpu.py --out $OUT/llm-probes.csv [--precision mixed]
+    KERAS_BACKEND=jax python3 benchmarks/gpu/llm_probe_gpu.py --out $OUT/llm-probes.csv [--precision mixed]
 
 probes the jobs of ``JOBS`` (in float32, or with ``--precision mixed`` under ``mixed_bfloat16``,
-the jobs' own precision) (each a run of ``benchmarks/llm_gpu_check.py``'s ``RUNS``, which
+the jobs' own precision) (each a run of ``benchmarks/gpu/llm_gpu_check.py``'s ``RUNS``, which
 times them for real: ``--only 0,1,2``) and writes them in the exchange format. Here, with both
 files back:
 
-    python benchmarks/llm_probe_gpu.py --compare llm-probes.csv llm-gpu.jsonl
+    python benchmarks/gpu/llm_probe_gpu.py --compare llm-probes.csv llm-gpu.jsonl
 
 prints, per job, the real tokens per second, the device model's prediction alone and the
 prediction corrected by the probe.
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 JOBS = (

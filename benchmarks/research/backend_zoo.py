@@ -5,7 +5,7 @@ epochs, dispatch, the op split: TensorFlow's profiler or the model's layers) run
 backend. One fresh process per backend (Keras picks its backend at import); each workload with a
 short budget, so the figures are a smoke run's, not measurements to quote.
 
-    python benchmarks/backend_zoo.py [--backends tensorflow,jax] [--budget 2] [--out FILE]
+    python benchmarks/research/backend_zoo.py [--backends tensorflow,jax] [--budget 2] [--out FILE]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker(budget: float) -> None:

@@ -1,12 +1,12 @@
 """How much of a GPU training step is the GPU's: the same compiled step fed from device-resident
 arrays and from NumPy, beside the host-to-device copy alone.
 
-``benchmarks/accelerator_check.py`` times ``model.fit`` on NumPy arrays, as a Keras user runs it.
+``benchmarks/gpu/accelerator_check.py`` times ``model.fit`` on NumPy arrays, as a Keras user runs it.
 On an H200 (2026-11-26) its ImageNet convnets ran at 0.5-0.8 ms per megabyte of input per step
 under JAX and PyTorch alike, so their real runs may time the feed more than the GPU. This check
 splits the two, one workload after another until ``--seconds`` run out, one JSON line each:
 
-    KERAS_BACKEND=jax python3 benchmarks/feed_check.py --out $OUT/feed.jsonl
+    KERAS_BACKEND=jax python3 benchmarks/research/feed_check.py --out $OUT/feed.jsonl
 
 ``resident``: median seconds of ``train_on_batch`` on arrays already on the device (the compiled
 step, what published synthetic-data rows such as tf_cnn_benchmarks' time); ``numpy``: the same
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 CASES = {"resnet50": 64, "vgg16": 64, "alexnet": 512, "inception3": 32, "resnet152": 32,

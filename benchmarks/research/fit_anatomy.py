@@ -11,9 +11,9 @@ the ratio estimator sum(observed waits) / sum(expected wait if every drop stalle
 The cases are the zoo's; the accuracy benchmark's user models (``benchmarks/local_accuracy.py``)
 are never run here, so they stay out of this fit.
 
-    .venv/bin/python benchmarks/fit_anatomy.py [--runs N] [--out FILE] [--dispatch async]
+    .venv/bin/python benchmarks/research/fit_anatomy.py [--runs N] [--out FILE] [--dispatch async]
                                                                            # time real fits
-    .venv/bin/python benchmarks/fit_anatomy.py --fit [FILE]                # print the rates
+    .venv/bin/python benchmarks/research/fit_anatomy.py --fit [FILE]                # print the rates
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from advisor.fitting.teardown import fit_rates, observations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASES: dict[str, tuple[str, dict[str, int]]] = {
     # epochs of about 1 s to 15 s on two cores, so the ages cross several wake-ups
     "mnist_mlp": ("mnist_mlp", {"samples": 60_000, "validation_samples": 10_000, "epochs": 4}),

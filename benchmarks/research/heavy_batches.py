@@ -1,6 +1,6 @@
 """How a heavy workload's CPU step grows with the batch: real steps at the real batch.
 
-    .venv/bin/python benchmarks/heavy_batches.py [--model resnet50] [--batches 2,4,8,16,32,64]
+    .venv/bin/python benchmarks/research/heavy_batches.py [--model resnet50] [--batches 2,4,8,16,32,64]
         [--rounds 2] [--steps 3] [--out benchmarks/results/heavy_batches.json]
 
 A probe of an ImageNet CNN cannot step its real batch within its budget on a few cores; it steps
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from advisor.workloads import zoo
 from probes import quiet

@@ -1,6 +1,6 @@
 """What an ImageNet training's input pipeline costs a host CPU, an image at a time.
 
-    .venv/bin/python benchmarks/input_pipeline.py [--images 200] [--rounds 5] [--write]
+    .venv/bin/python benchmarks/research/input_pipeline.py [--images 200] [--rounds 5] [--write]
 
 The zoo's ImageNet workloads are probed on arrays; the real job decodes each JPEG, crops it at a
 random scale and aspect ratio (8-100% of the area, 3/4-4/3: the "Inception" crop ResNet-50's
@@ -23,7 +23,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from advisor.estimate import catalog  # noqa: E402
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             "image_size": f"{WIDTH}x{HEIGHT}",
             "output_size": f"{SIDE}x{SIDE}",
             "source": (
-                "our own run: benchmarks/input_pipeline.py --images "
+                "our own run: benchmarks/research/input_pipeline.py --images "
                 f"{args.images} --rounds {args.rounds}, "
                 f"{datetime.now(UTC).date().isoformat()}"
             ),

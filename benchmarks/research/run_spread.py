@@ -8,7 +8,7 @@ zoo's cases are fitted: the user models stay out, so the interval's coverage on 
 held-out figure. For comparison it also prints the two pooled within-case spreads (real runs among
 themselves, probes among themselves) and their quadrature sum, the older estimate.
 
-    .venv/bin/python benchmarks/run_spread.py [FILE ...]
+    .venv/bin/python benchmarks/research/run_spread.py [FILE ...]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pooled(groups: list[list[float]]) -> float:

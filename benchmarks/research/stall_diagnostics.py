@@ -11,7 +11,7 @@
    ``weakref.finalize`` on TensorFlow's ``OwnedIterator``): for each drop, the phase the
    iterator was made in, its age, and the idle time right after the drop.
 
-    .venv/bin/python benchmarks/stall_diagnostics.py short|drops [--runs N]
+    .venv/bin/python benchmarks/research/stall_diagnostics.py short|drops [--runs N]
 
 Run it alone on the machine: the waits are idle time, and a neighbour's load moves the ages.
 """
@@ -26,11 +26,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.fit_anatomy import CASES, observations, run_worker  # noqa: E402
+from benchmarks.research.fit_anatomy import CASES, observations, run_worker  # noqa: E402
 from benchmarks.user_runs import make_user_models  # noqa: E402
 from probes.real import user_fit_arguments  # noqa: E402
 from probes.teardown import wait_if_stalled  # noqa: E402

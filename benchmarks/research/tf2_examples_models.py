@@ -1,8 +1,8 @@
 """Rebuild the five TensorFlow 2020 Keras-examples benchmark models as .keras files, to probe.
 
-    python benchmarks/tf2_examples_models.py OUT_DIR
+    python benchmarks/research/tf2_examples_models.py OUT_DIR
     advisor probe --model OUT_DIR/tf_mnist_hrnn.keras --samples 60000 --epochs 2 --batch-size 256
-    python benchmarks/tf2_examples_models.py --read-architecture data/cpu-gpu-probes
+    python benchmarks/research/tf2_examples_models.py --read-architecture data/cpu-gpu-probes
 
 The architectures are those of tensorflow/tensorflow at 003fbbf2b772,
 ``tensorflow/python/keras/benchmarks/keras_examples_benchmarks/*_benchmark_test.py`` (parameter
@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # (samples, batch size) of each model's CPU row in data/cpu-gpu-validation.csv
 PROBE_SETTINGS = {

@@ -1,4 +1,4 @@
-"""benchmarks/conv_layers.py: the zoo's convolutions, each timed alone for a GPU session. The
+"""benchmarks/gpu/conv_layers.py: the zoo's convolutions, each timed alone for a GPU session. The
 shapes file adds up to the FLOPs the device model counts; the timing runs real JAX gradients
 (here on the CPU, two shapes) and the report weighs a workload's layers by their FLOPs. The
 script runs as its user runs it, in a process of its own: no test imports a benchmark."""
@@ -17,14 +17,14 @@ from advisor.estimate.steps import facts_of
 from advisor.workloads import zoo
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "conv_layers.py"
-SHAPES = ROOT / "benchmarks" / "conv_layers_zoo.json"
+SCRIPT = ROOT / "benchmarks" / "gpu" / "conv_layers.py"
+SHAPES = ROOT / "benchmarks" / "gpu" / "conv_layers_zoo.json"
 TRAINING_CONVOLUTIONS = 3
 """A training step's convolutions of a layer: forward, backward to the input, to the filter."""
 
 
 def conv_layers(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``benchmarks/conv_layers.py ARGV`` in a process of its own."""
+    """``benchmarks/gpu/conv_layers.py ARGV`` in a process of its own."""
     return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
                           check=False)  # fmt: skip
 

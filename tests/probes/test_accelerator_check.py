@@ -1,4 +1,4 @@
-"""The accelerator check's rehearsal: ``benchmarks/accelerator_check.py --cpu-only``, the same
+"""The accelerator check's rehearsal: ``benchmarks/gpu/accelerator_check.py --cpu-only``, the same
 code a GPU machine runs (lanes, probes, predictions, real runs, exports), with the CPU in the
 GPU's place, at small sizes, under JAX. Its figures are not checked here (a shared 2-core machine
 says little about a GPU); that every part ran and wrote what a GPU run writes is."""
@@ -20,11 +20,11 @@ from probes import exchange
 from probes.lanes import by_core, lanes_for
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "accelerator_check.py"
+SCRIPT = ROOT / "benchmarks" / "gpu" / "accelerator_check.py"
 
 
 def check(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``benchmarks/accelerator_check.py ARGV`` in a process of its own, as its user runs it."""
+    """``benchmarks/gpu/accelerator_check.py ARGV`` in a process of its own, as its user runs it."""
     return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
                           check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
 
@@ -36,7 +36,7 @@ def check(*argv: str) -> subprocess.CompletedProcess[str]:
 )
 def test_the_rehearsal_probes_predicts_measures_and_exports(tmp_path: Path) -> None:
     out = tmp_path / "check"
-    command = [sys.executable, str(ROOT / "benchmarks" / "accelerator_check.py"), "--cpu-only",
+    command = [sys.executable, str(ROOT / "benchmarks" / "gpu" / "accelerator_check.py"), "--cpu-only",
                "--out", str(out), "--minutes", "2.5", "--cases", "mnist_mlp,lstm_text_generation"]  # fmt: skip
     run = subprocess.run(command, capture_output=True, text=True, timeout=200, check=False,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip

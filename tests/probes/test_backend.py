@@ -215,7 +215,7 @@ def test_every_zoo_network_builds_under_jax_and_the_small_ones_train() -> None:
     """The zoo is backend-neutral Keras: under JAX every classic network has TensorFlow's
     parameter count (tests/probes/test_networks.py) and the non-ImageNet ones take a training
     step; every transformer's proxy (what a probe steps) builds and takes a step too.
-    (benchmarks/backend_zoo.py probes all twelve under both backends: docs/BENCHMARKS-ARCHIVE.md,
+    (benchmarks/research/backend_zoo.py probes all twelve under both backends: docs/BENCHMARKS-ARCHIVE.md,
     "Backends".)"""
     from advisor.workloads import zoo
     from tests.probes.test_networks import TOLERANCE

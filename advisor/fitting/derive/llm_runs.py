@@ -31,7 +31,7 @@ THROUGHPUT_FIT = {
 }
 """Sources whose tokens per second per GPU the LLM fit reads (docs/SOURCES.md)."""
 OWN = "advisor-gpu-check-20261126"
-"""Our own runs (``benchmarks/llm_gpu_check.py`` on one H200, then one H100): held out for speed
+"""Our own runs (``benchmarks/gpu/llm_gpu_check.py`` on one H200, then one H100): held out for speed
 and memory."""
 THROUGHPUT_HOLDOUT = {
     "nemo-automodel-perf",
@@ -174,7 +174,7 @@ def frozen_fp32(row: dict[str, str]) -> str:
 
 def fp32_adapters(row: dict[str, str]) -> str:
     """Adapters whose path runs in fp32: PEFT's fp32 adapters stepped without autocast. Only
-    our own runs say so (``benchmarks/llm_gpu_check.py`` steps a plain loop); every published
+    our own runs say so (``benchmarks/gpu/llm_gpu_check.py`` steps a plain loop); every published
     recipe runs its adapters in 16 bits (torchtune, NeMo) or names a Trainer that autocasts."""
     return "yes" if row["source"] == OWN and method(row) in ("lora", "qlora") else "no"
 
