@@ -1,19 +1,12 @@
 """The user's SQLite database: one file, shared by the price tables and the probe results.
 
-Each component (``pricing``, ``probes``) owns its tables and versions them on its own with
-``migrate()``: a list of steps, applied in order, each in one transaction, recorded in
-``schema_versions``. The database runs in WAL mode, so a reader sees the last committed state
-while a refresh writes (old prices or new, never a mix).
-
-``connect()`` returns a ``sqlite_utils.Database`` that imports sqlite-utils only when one of its
-features is first used: importing sqlite-utils costs ~180 ms here (it loads numpy, dateutil and
-its plugins), and the reads a recommendation makes need nothing but ``conn`` and ``execute``.
-
-A database the user cannot write (its file or folder is read-only, or it is the shipped seed)
-is opened read-only and left exactly as it is: no WAL switch, no migration, and reads work.
-Every way the file can be unusable (not a database, damaged, from a newer advisor, read-only
-when a write is asked for) becomes one ``StorageError`` line that says what to do (``explain``).
-"""
+Each component (``pricing``, ``probes``) owns its tables and versions them with ``migrate()``:
+steps applied in order, each in one transaction, recorded in ``schema_versions``. In WAL mode a
+reader sees the last committed state while a refresh writes (old prices or new, never a mix).
+``connect()`` imports sqlite-utils only when one of its features is first used: reads need only
+``conn`` and ``execute`` (its import cost: docs/BENCHMARKS-ARCHIVE.md, "Start-up"). A database
+the user cannot write is opened read-only and left as it is (no WAL switch, no migration); every
+way the file can be unusable becomes one ``StorageError`` line that says what to do (``explain``)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,9 @@
 
 ``pricing.materialise`` stores each provider's offer groups in chunks (``rentable_groups``) and
 ``pricing.query`` decodes them on every recommendation, so a damaged chunk must cost what its
-bytes cost to read, never what a header claims: each count here is checked against the bytes
-present before anything is allocated, and a chunk that does not add up raises ``Damaged``
-(``marshal``, used before, allocated whatever a list header claimed: five bytes that claimed
-2**31 - 1 items took 4 s to refuse).
-
-A chunk::
+bytes cost to read, never what a header claims: each count is checked against the bytes present
+before anything is allocated, and a chunk that does not add up raises ``Damaged``
+(docs/BENCHMARKS.md, "Robustness, round three"). A chunk::
 
     b"AGP1" | groups: u32 | members: u32 x groups | head rows: u32 x groups
             | prices: f64 x sum(members) | head block | rest block
@@ -17,8 +14,7 @@ chunk). A block is ``rows: u32`` then the 17 columns of ``pricing.offers.Rentabl
 numbers as f64 (NaN for NULL, as SQLite stores no NaN) or i64, text as its distinct values
 (``count: u32 | characters: u32 | lengths: u32 x count | UTF-8``) and one u32 index a row
 (``count`` for NULL). The head block is decoded with the chunk, the rest when a caller
-reaches past a group's head. Numbers are little-endian.
-"""
+reaches past a group's head. Numbers are little-endian."""
 
 from __future__ import annotations
 

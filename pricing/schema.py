@@ -6,9 +6,7 @@
 - ``current_prices``: the latest price of each offering and pricing model (what queries read).
 - ``rentables`` and ``rentable_groups``: the materialised answer of ``pricing.query`` (GCP
   accelerators composed with their host), rebuilt in the same transaction as the prices; the
-  groups are the recommender's form (``pricing.materialise``). Version 1 had ``rentable_blobs``,
-  every row in one blob, which the recommender had to decode whole; version 2 one marshalled blob
-  of groups per provider, which a refresh built in memory whole.
+  groups are the recommender's form (``pricing.materialise``; each version's change: its step).
 - ``billing_rules``, ``spot_risk``: how providers bill, how often spot machines are taken back.
 - ``refresh_runs``: every refresh of a source and cloud, with its counts and error.
 """
@@ -140,8 +138,9 @@ def _v1(db: sqlite_utils.Database) -> None:
 
 
 def _v2(db: sqlite_utils.Database) -> None:
-    """Offer groups replace the one-blob-per-provider rows (version 3 rebuilds them: it
-    changed their form, and a step must not write a form its table no longer has)."""
+    """Offer groups replace ``rentable_blobs``, every row of a provider in one blob that the
+    recommender had to decode whole (version 3 rebuilds them: it changed their form, and a step
+    must not write a form its table no longer has)."""
     conn = db.conn
     conn.execute("DROP TABLE rentable_blobs")
     conn.execute(
@@ -152,7 +151,9 @@ def _v2(db: sqlite_utils.Database) -> None:
 
 def _v3(db: sqlite_utils.Database) -> None:
     """Offer groups in chunks of packed columns (``pricing.packing``), rebuilt from
-    ``rentables``; offerings found by instance type (Azure sizes, looked up a row at a time)."""
+    ``rentables``, where version 2 held one marshalled blob of groups per provider that a refresh
+    built in memory whole; offerings found by instance type (Azure sizes, looked up a row at a
+    time)."""
     from pricing import materialise
 
     conn = db.conn

@@ -1,12 +1,8 @@
 """What a built Keras 3 model's layers say about its work: FLOPs, recurrent layers, activations.
 
-A probe of a user's .keras file knows its parameter count but not its FLOPs or what its recurrent
-layers are, so the estimate could neither scale its arithmetic to a faster device nor tell a
-cuDNN LSTM from a SimpleRNN's generic loop. This reader counts both from layer configs and built
-shapes only (kernel shapes, the shapes on each layer's call nodes), never from a backend's graph,
-so it works under any Keras backend; nothing here imports Keras.
-
-Counting conventions (forward pass, one sample; a multiply-add is 2 FLOPs):
+Counted from layer configs and built shapes only (kernel shapes, the shapes on each layer's call
+nodes), never from a backend's graph, so it works under any Keras backend; nothing here imports
+Keras. Conventions (forward pass, one sample; a multiply-add is 2 FLOPs):
 
 - Dense: ``2 x inputs x units`` at every position of its input (``Dense`` on a sequence).
 - Convolutions (1D/2D/3D, transposed, depthwise, separable): ``2 x kernel size`` (the kernel
@@ -14,16 +10,15 @@ Counting conventions (forward pass, one sample; a multiply-add is 2 FLOPs):
   position for a transposed convolution).
 - Embedding: 0 (a gather).
 - LSTM / GRU / SimpleRNN: per time step ``gates x 2 x (inputs + units) x units``, gates 4, 3, 1.
-- MultiHeadAttention: the query, key, value and output projections, plus ``2 x seq_q x seq_k x
-  heads x (key_dim + value_dim)`` for the scores and their weighted sum.
+- MultiHeadAttention: the four projections, plus ``2 x seq_q x seq_k x heads x (key_dim +
+  value_dim)`` for the scores and their weighted sum.
 - Everything else (normalisation, activations, pooling, merges, dropout): a few FLOPs per
   element (``_ELEMENTWISE``), small beside the products.
 
-Training is three forward passes (``TRAINING_PASSES``): the backward pass computes gradients for
-both a layer's inputs and its weights, each a product as large as the forward one (Kaplan et al.,
-"Scaling Laws for Neural Language Models", 2020, sec. 2.1: C = 6N per token, i.e. 2N forward +
-4N backward), the convention of ``advisor.workloads.zoo``'s published counts.
-"""
+Training is three forward passes (``TRAINING_PASSES``: gradients for a layer's inputs and its
+weights, each as large as the forward), the convention of ``advisor.workloads.zoo``'s published
+counts (docs/PREDICTION.md, "A user's model: its layers read in the probe"; the citation:
+docs/SOURCES.md, "CPU<->GPU validation suite")."""
 
 from __future__ import annotations
 

@@ -2,18 +2,11 @@
 
 A training step that does almost nothing (one weight, a batch of one) still runs the whole loop:
 Keras' callbacks, the compiled step's call, the executor, the optimizer's update, the batch's
-copy in. Timed here, that is the host's per-step dispatch: on an accelerator the host runs the
-same loop for every step, so no step there can take less (``advisor.estimate.floor``). It is not
-the intercept of step time against batch size, which also holds a CPU's batch-independent work
-(a recurrent layer's time steps run one after another whatever the batch).
-
-Each layer adds its own host work: an eager backend (PyTorch) calls every layer's forward,
-backward and update from Python, a graph (TensorFlow, JAX) runs a compiled program.
-``layer_seconds`` times a chain of tiny layers beside the one-weight model: per layer, 3-36 us
-under TensorFlow and 65-294 us under Keras on PyTorch on the development VM (2026-11-26).
-ResNet-152's 516 layers at that are 80 ms a step of host work whatever the GPU; on an H200 a
-step took about 400 ms (``benchmarks/accelerator_check.py``; docs/BENCHMARKS.md, "On a GPU").
-"""
+copy in. Timed here, that is the host's per-step dispatch, the least any accelerator step can
+take (``advisor.estimate.floor``). It is not the intercept of step time against batch size,
+which also holds a CPU's batch-independent work. ``layer_seconds`` times a chain of tiny layers
+beside the one-weight model: the host work each layer adds, large under an eager backend
+(PyTorch), small under a compiled graph (docs/PREDICTION.md, "The host part on an accelerator")."""
 
 from __future__ import annotations
 

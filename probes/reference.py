@@ -1,17 +1,11 @@
 """How is this machine doing right now: a short fixed reference kernel, and who else is busy.
 
-A shared or throttled machine changes speed from minute to minute (identical training runs on a
-2-vCPU cloud VM differ by 20-50%). A probe times this kernel when it starts, between its phases
-and when it ends: if the machine's speed moved while the probe measured, the readings differ,
-the probe says so (``ProbeResult.machine_drift``) and its prediction's interval widens by that
-much. The kernel is the same on every machine and every run (a float32 matrix product of fixed
-size on NumPy's BLAS, the median of several repetitions), so its time is comparable across
-probes too, and its FLOP rate is a floor under this CPU's peak.
-
-A machine that stays busy the whole probe moves no reading, so the probe also counts the CPU
-time other processes took while it ran (``CpuClock``: the kernel's busy time from /proc/stat
-less the probe's own), as a share of the machine (``ProbeResult.contention``).
-"""
+A probe times this kernel (a fixed float32 matrix product on NumPy's BLAS, the median of several
+repetitions) at its start, between its phases and at its end: readings that differ mean the
+machine's speed moved while it measured (``ProbeResult.machine_drift``), and the interval widens
+by that much. The kernel is the same everywhere, so its time compares across probes and its FLOP
+rate floors this CPU's peak. ``CpuClock`` counts the CPU time other processes took meanwhile, as
+a share of the machine (``ProbeResult.contention``; docs/PREDICTION.md, "Uncertainty")."""
 
 from __future__ import annotations
 

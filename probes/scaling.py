@@ -1,21 +1,11 @@
 """Heavy workloads: measure at two smaller batch sizes, extrapolate the step time to the real one.
 
-One step of an ImageNet CNN at its batch size can take longer than the whole budget on a few CPU
-cores. Step time is close to linear in the batch size once a batch fills the cores
-(``t(b) = a + c b``: ``a`` the per-step cost, ``c`` the cost per sample), so two measured batch
-sizes give the line and the line gives the real batch. Two nearby batches pin the slope poorly
-on a noisy machine (a 10% error in one step time moved the slope 30% and ResNet-50's predicted
-step at batch 64 by 1.5x), while real steps of Keras's ResNet-50 here cost the same per sample
-from batch 2 to 32 within 10% (``benchmarks/heavy_batches.py``). So the line is kept only when
-it is plausible: a per-step cost of at most half the larger batch's step, none below zero;
-otherwise the larger batch's time per sample is scaled to the real batch. The result is marked ``extrapolated``
-and its interval widens with the distance of the extrapolation. A transformer too large to step
-at all here (GPT-2 large: 5 TFLOPs a sample) is stepped as a proxy of the same width with fewer
-layers and a shorter sequence (``advisor.workloads.transformers.probe_shape``), and the time per sample is
-scaled by the FLOP ratio of the real shape to the proxy. These workloads use synthetic
-data (like the benchmarks they reproduce): no validation pass was timed there, so the validation
-step is modelled as a forward pass, a third of a training step.
-"""
+Two measured batches give the line ``t(b) = a + c b`` (``a`` per step, ``c`` per sample), kept
+when plausible (``a`` at least zero and at most half the larger batch's step), else the larger
+batch's time per sample is scaled. A transformer too large to step here is stepped as a proxy
+(``advisor.workloads.transformers.probe_shape``), scaled by the FLOP ratio. The result is marked
+``extrapolated``, its interval widened with the distance; the validation step is a forward pass,
+a third of a training step (docs/PREDICTION.md, "Transformers (BERT, GPT-2, ViT-B/16)")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,12 @@
 """The wait a real ``model.fit`` pays when it lets go of a tf.data iterator.
 
-Keras (TensorFlow backend, NumPy inputs) makes a new ``tf.data`` iterator for every epoch and for
-every validation pass. It drops an epoch's training iterator at the next epoch's first step (the
-``for`` loop in ``fit`` holds it until then) or, after the last epoch, when ``fit`` returns; it
-drops a validation pass's iterator when the pass returns. Dropping an iterator that delivered
-batches sometimes waits, with no CPU in use, until tf.data's autotuning thread of that iterator
-wakes up: that thread starts at the iterator's first batch and sleeps 10 ms, then 20, 40, ...
-(doubling, at most 60 s: ``kOptimizationPeriodMinMs`` and ``kOptimizationPeriodMaxMs`` in
-TensorFlow's ``tensorflow/core/framework/model.h``), so the wait runs to the next wake-up after
-the iterator's age counted from its first batch: up to the age itself. A 6 s epoch can end in a
-4 s wait; an 11 s one in a 9.5 s wait. Profiled with ``py-spy dump --native`` on a stalled fit:
-the main thread sits in ``RootDataset::Iterator::~Iterator`` waiting for the model thread.
-Traced iterator by iterator (``benchmarks/stall_diagnostics.py drops``): the iterators Keras
-makes at each epoch's end and never reads from are dropped without a wait, and the one ``fit``'s
-end waits on is the last epoch's training iterator, the same kind of drop as at an epoch's start.
-
-A probe's short epochs never see this (their iterators live a fraction of a second); the real run
-pays it at the real epoch's age. So the probe models it: for each iterator the real run drops, the
-expected wait is the chance that dropping it waits (``TeardownRates``, fitted on timed real fits
-by ``advisor.fitting.teardown``, ``data/fit-teardown.json``) times the mean wait to the next
-wake-up, averaged over how much the age varies from run to run on this machine. Pure functions;
-no TensorFlow.
-"""
+Dropping a Keras (TensorFlow backend) iterator that gave batches sometimes waits for its
+autotuning thread's next wake-up (10 ms after the first batch, then doubling to at most 60 s),
+so the wait grows with the iterator's age: an epoch in a real run, a fraction of a second in a
+probe. For each iterator the real run drops, the expected wait is the chance a drop waits
+(``TeardownRates``, ``data/fit-teardown.json``) times the mean wait to the next wake-up over the
+run-to-run spread of the age. Pure functions; no TensorFlow (docs/PREDICTION.md, "Here first:
+the whole `model.fit` on this machine"; docs/SOURCES.md, "Iterator teardown")."""
 
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
 """BERT, GPT-2, ViT and Llama-style LLMs from plain Keras 3 layers, from their configurations.
 
 Plain ``keras.layers`` (Embedding, MultiHeadAttention with a causal mask, LayerNormalization,
-Dense with GELU, Dropout) plus two small layers of our own for what Keras lacks (learned
-positions, a class token, a tied output projection), rather than keras-hub's backbones: no extra
-dependency to install (keras-hub pulls in tensorflow-text and its own pins), nothing that
-downloads weights or tokenizers, and only ``keras.ops`` inside, so the builders run on any Keras
-backend (TensorFlow, JAX, PyTorch). The shapes and their parameter counts are in
-``advisor.workloads.transformers``; tests check the two agree. Keras is imported inside the functions only.
-
-A causal LM (Llama, Qwen, Mistral, Gemma) is built from ``GroupQueryAttention`` (Keras 3's
-grouped-query attention, causal), ``RMSNormalization`` and a gated feed-forward of three
-``Dense`` layers; its rotary positions are left out (elementwise work a probe's proxy can skip
-without changing what is extrapolated from it), and LoRA adapters are Keras's own
-(``enable_lora`` on the targeted projections, every other weight frozen).
-"""
+Dense with GELU, Dropout) plus small layers of our own (learned positions, a class token, a tied
+output projection); a causal LM takes ``GroupQueryAttention``, ``RMSNormalization``, a gated
+feed-forward, no rotary positions, and Keras's own LoRA (``enable_lora``, the rest frozen). Only
+``keras.ops`` inside, so any backend runs them; nothing is downloaded; Keras is imported inside
+the functions. Shapes and counts: ``advisor.workloads.transformers`` (why not keras-hub, and
+why no rotary positions: docs/PREDICTION.md, "Transformers (BERT, GPT-2, ViT-B/16)")."""
 
 from __future__ import annotations
 

@@ -115,13 +115,10 @@ def _price_accelerators() -> list[str]:
 def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None:
     """Check predictions against measured results, in absolute terms and pair by pair.
 
-    Each row's own figure is predicted from its device, batch, precision and software alone
-    (absolute: what a plan is paid by). Then within each source and workload, every row S is
-    taken as the measurement and every other row T is predicted from it, as a probe on S would
-    (a ratio to a device of S's kind, the absolute figure for another kind). Rows of workloads
-    outside the zoo are skipped and counted.
-    A bad row is skipped and listed with its file:line (--strict: stop at it); an empty
-    batch_size takes the workload's batch size from the zoo and is counted as assumed.
+    Each row is predicted from its device, batch, precision and software alone; then, within a
+    source and workload, every row S predicts every other row T as a probe on S would. Rows of
+    workloads outside the zoo are skipped and counted; a bad row is skipped and listed with its
+    file:line (--strict: stop at it); an empty batch_size takes the zoo's, counted as assumed.
     """
     from advisor.estimate.parameters import shipped_calibration
     from advisor.fitting import absolute

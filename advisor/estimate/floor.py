@@ -3,27 +3,10 @@
     floor = host dispatch + layers x host work per layer + kernels per step x launch latency
             + the step's input bytes / the host's feed rate
 
-The host runs the training loop: every step is dispatched by the CPU (the Keras callbacks, the
-executor, the input batch), and on a GPU every device op is a kernel launch. A step model that
-scales only compute and bandwidth sends a tiny model's 5 ms CPU step to 0.3 ms on a T4, below
-what dispatch alone costs there. The host dispatch is the step of a one-weight model the probe
-timed here (``probes.dispatch``), taken as the same on the target's host CPU (cloud GPU hosts
-are server CPUs like the ones probes run on); without that measurement, the calibrated per-step
-GPU overhead. Each layer adds the host work the probe measured per layer of a chain of tiny
-layers under the same backend (``probes.dispatch.layer_seconds``): small for a compiled graph,
-65-294 us under Keras on PyTorch, which calls every layer from Python. The launch latency per
-kernel is a published figure (``data/step-floor.csv``).
-
-A probe on a CPU sees a GPU host's work only in part: the same chain run on an H200's host with
-the GPU behind it cost twice as much per layer under Keras on PyTorch, and JAX's step paid
-0.7 ms of launches and synchronisation a CPU never pays; ``model.fit`` on NumPy arrays copies
-each batch to the GPU at about 1.5-1.8 GB/s, which bound AlexNet there at a seventh of its
-arithmetic. Where Keras on a backend was measured on a GPU host (``data/gpu-host.csv``, our own
-runs), its figures floor the probe's on a GPU target, and the feed is added. Keras on TensorFlow
-was not measured on a GPU here: its probe's own host figures stand, and its feed is the copy
-alone, which no framework escapes (the same H200 host copied a NumPy batch to the GPU at 4.6-7.5
-GB/s, ``benchmarks/feed_check.py``).
-"""
+Dispatch and work per layer are the probe's (``probes.dispatch``; else the calibrated per-step
+GPU overhead), floored on a GPU by the GPU host's own where Keras on that backend was measured
+there (``data/gpu-host.csv``); the launch latency is published (``data/step-floor.csv``).
+Figures and reasons: docs/PREDICTION.md, "The host part on an accelerator"."""
 
 from __future__ import annotations
 

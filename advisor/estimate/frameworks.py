@@ -1,33 +1,11 @@
 """What a framework runs when a model asks for float32: TF32 tensor cores or strict FP32.
 
-On Ampere and later GPUs a float32 matrix product or convolution may run on the tensor cores in
-TF32 (10-bit mantissa, 8x the FP32 rate on an A100) or on the CUDA cores in strict FP32. Which
-one a user gets depends on the framework, its version and the container it runs in, and the two
-differ by up to 8x in the step time, so ``--precision fp32`` means the user's framework default
-and ``fp32-strict`` asks for strict FP32 everywhere (docs/PREDICTION.md, "What fp32 means").
-
-The defaults, each from the framework's own documentation (docs/SOURCES.md, "Framework
-defaults"):
-
-| framework | matmul (cuBLAS) | convolution (cuDNN) |
-|---|---|---|
-| TensorFlow >= 2.4 | TF32 | TF32 |
-| TensorFlow 1.x, pip | FP32 | FP32 |
-| TensorFlow 1.15 in NVIDIA's containers (20.06+) | TF32 | TF32 |
-| PyTorch 1.7 - 1.11 | TF32 | TF32 |
-| PyTorch >= 1.12 | FP32 | TF32 |
-| PyTorch in NVIDIA's containers | TF32 | TF32 |
-| JAX | TF32 | TF32 |
-| MXNet, PaddlePaddle in NVIDIA's containers | TF32 | TF32 |
-
-TensorFlow: ``tf.config.experimental.enable_tensor_float_32_execution`` ("TensorFloat-32 is
-enabled by default", from 2.4). PyTorch: "TensorFloat-32 (TF32) on Ampere (and later)
-devices" in its CUDA semantics notes (``torch.backends.cuda.matmul.allow_tf32`` defaults to
-False from 1.12, ``torch.backends.cudnn.allow_tf32`` to True). NVIDIA's containers set
-``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1`` and leave ``NVIDIA_TF32_OVERRIDE`` unset. JAX: the
-default matmul precision on a GPU is TF32 for float32 inputs (``jax.default_matmul_precision``).
-Keras 3 changes none of these.
-"""
+On Ampere and later GPUs the two differ by up to 8x in step time, and which one a user gets
+depends on the framework, its version and its container. So ``--precision fp32`` means the
+user's framework default and ``fp32-strict`` asks for strict FP32 everywhere. By default TF32
+runs TensorFlow >= 2.4, JAX, PyTorch 1.7-1.11, PyTorch's convolutions from 1.12 and every
+framework in NVIDIA's containers; the rest is strict FP32 (``Framework.tf32``; the table and its
+citations: docs/SOURCES.md, "Framework defaults"; the model: docs/PREDICTION.md, "Kernel paths")."""
 
 from __future__ import annotations
 

@@ -1,36 +1,14 @@
 """Replay the public spot traces: does the fallback plan keep deadlines, and is pure spot predicted well?
 
-For every trace family of ``data/spot-trace-spells.csv`` (the traces themselves, lossless run
-lengths; ``advisor/fitting/spot_traces.py``), jobs of 2-48 h with deadlines of 1.1x-3x their
-work start at seeded random times, two ways:
+Jobs of 2-48 h with deadlines of 1.1x-3x their work start at seeded random times on every trace
+family of ``data/spot-trace-spells.csv``, spot in a region (``RegionProcess``: failing over
+between its zones) or pinned to a zone, and run three ways with the engine's own policy code
+(``advisor.recommend.fallback.run``): ``uniform_progress``, ``spot_only``, ``on_demand_only``.
+It reports the deadline-met rates, the cost against all-on-demand and the perfect-foresight
+floor, and pure spot's replayed rate against the predicted one (``advisor.recommend.spot``), each
+against ``TARGET_MET``, ``TARGET_COST`` and ``TARGET_GAP`` (docs/SOURCES.md, "Spot risk").
 
-- ``region`` (what an offering without a zone gets, every offering of the price database): spot
-  anywhere in a random region of the family, as a SkyPilot managed job relaunches in any zone of
-  its region (``RegionProcess`` over the region's time-aligned zone traces: the run stays on its
-  zone while that zone has capacity; when it loses it and another zone has capacity, that is a
-  preemption and a new start there; when none has, it waits for the first that has);
-- ``zone`` (an offering that names its zone): spot in one random zone of the family, pinned.
-
-Each job is run three ways on the trace (``advisor.recommend.fallback.run``, the engine's own
-policy code):
-
-- ``uniform_progress``: spot with an on-demand fallback, planned on the job's work;
-- ``spot_only``: spot when the trace has capacity, wait otherwise, never on-demand;
-- ``on_demand_only``: the reference cost.
-
-It reports the deadline-met rate and the cost against all-on-demand, the floor no policy can go
-below on the same trace (``floor``: perfect foresight, no restart or checkpoint costs), and
-compares the deadline-met rate of pure spot with the one the engine predicts from the fitted
-spells of the same family and scope (``data/spot-risk.csv``: the region rows for the region
-replay, the zone rows for the zone replay; ``advisor.recommend.spot.simulate``). The replayed runs
-take one thing from the model: the checkpoint interval, Young's from the rows' mean lifetime.
-
-Targets (``TARGETS``), each way: the fallback meets >= 99% of deadlines with slack >= 1.1x; its
-median GPU cost is at most 0.75 of all-on-demand (at least 25% less); the predicted pure-spot
-P(deadline) is within 10 points of the replayed rate on every trace family (family level).
-
-Usage: ``python -m advisor.fitting.spot_replay [--starts N] [--seed S]`` (about 20 s at 40, both ways).
-"""
+Usage: ``python -m advisor.fitting.spot_replay [--starts N] [--seed S]``."""
 
 from __future__ import annotations
 

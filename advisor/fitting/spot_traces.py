@@ -1,39 +1,14 @@
 """Derive advisor's spot risk tables from public spot traces (re-runnable; not run by the app).
 
-Reads two git mirrors (their committed trees, at a named commit) and writes two small files:
+Reads two git mirrors at named commits and writes ``data/spot-trace-spells.csv`` (every trace as
+lossless run lengths of available and unavailable ticks, ``a12 u3 a40``, with its repository,
+commit and path) and ``data/spot-risk.csv`` (per trace family and zone, and per family and region
+for a run that fails over between zones, ``region_rows``: the share of time a spot machine could
+be had, fits of the spells one lived, ``hyperexponential_fit``, and of the waits for one, a
+Weibull). The sources, their encodings and the fits: docs/SOURCES.md, "Spot risk". Usage::
 
-- ``data/spot-trace-spells.csv``: every trace as run lengths of available and unavailable ticks
-  (lossless: ``a12 u3 a40`` is 12 ticks available, 3 not, 40 available), with the repository,
-  commit and path it came from. The replay benchmark replays these.
-- ``data/spot-risk.csv``: per trace family and zone (``scope`` ``zone``: a run pinned to that
-  zone), the share of time a spot machine could be had, and maximum-likelihood fits of the spells
-  a machine lived (time to preemption: a mixture of two exponentials, ``hyperexponential_fit``)
-  and of the spells none could be had (the wait to get one back: a Weibull); then per family and
-  region (``scope`` ``region``, the ``zone`` column holding the region): the same for a run that
-  fails over between the region's zones, as a SkyPilot managed job does (``region_rows``), with
-  ``move_share``, the share of its preemptions that found another zone with capacity at once.
-
-Sources (docs/SOURCES.md, section "Spot risk"):
-
-- skypilot-org/spot-traces (Wu et al., NSDI 2024): JSON ``{"metadata": {"gap_seconds": g},
-  "data": [...]}``, one tick every ``g`` seconds, 0 = a spot machine was available (or kept
-  running), 1 = none could be had (or it had been preempted), the encoding of ``sky_spot/trace.py``
-  in andylizf/skynomad-artifact.
-- andylizf/skynomad-artifact ``data/converted_multi_region_aligned_h100_16_merged.tar.gz``: GCP
-  H100 spot, 13 zones, October 2025, a tick every 600 s; ``full.json`` per zone, whose
-  ``gap_filled`` stretch (a pause in collection filled with the last state) is cut out here, so
-  each zone is two parts.
-
-Usage::
-
-    python -m advisor.fitting.spot_traces /work/.mirror/skypilot-org+spot-traces/repo \
-        /work/.mirror/andylizf+skynomad-artifact/repo
-
-or, to rewrite only ``data/spot-risk.csv`` from the committed ``data/spot-trace-spells.csv`` (no
-mirrors needed)::
-
-    python -m advisor.fitting.spot_traces --committed
-"""
+    python -m advisor.fitting.spot_traces SPOT_TRACES_MIRROR SKYNOMAD_ARTIFACT_MIRROR
+    python -m advisor.fitting.spot_traces --committed   # data/spot-risk.csv from the spells alone"""
 
 from __future__ import annotations
 
@@ -254,17 +229,12 @@ def hyperexponential_fit(
     complete: list[float], censored: list[float]
 ) -> tuple[float, float, float]:
     """Maximum-likelihood mixture of two exponentials, ``(short_share, short_mean, long_mean)``, of
-    spells, ``censored`` ones cut off by the trace's ends: expectation-maximisation (A. P.
-    Dempster, N. M. Laird, D. B. Rubin, JRSS B 39(1), 1977). Each round shares every spell
-    between the phases by its likelihood under each (``_short_part``); a phase's mean is then the
-    time it holds over the complete spells it holds (without censored spells the mixture's mean
-    is then the spells' mean, as for one exponential). Mixtures of exponentials fit long tails
-    (A. Feldmann, W. Whitt, "Fitting mixtures of exponentials to long-tail distributions to
-    analyze network performance models", Performance Evaluation 31(3-4), 1998), and they get right
-    the few long spells that hold most of the time, where a Weibull fitted to many short spells
-    does not (docs/BENCHMARKS-ARCHIVE.md, "Spot replay"). With censored spells the likelihood grows
-    without bound as one phase takes only them (its mean to infinity): a phase's mean is kept to
-    at most the longest spell seen."""
+    ``complete`` spells and ``censored`` ones cut off by the trace's ends, by
+    expectation-maximisation: each round shares every spell between the phases by its likelihood
+    (``_short_part``), and a phase's mean is the time it holds over the complete spells it holds.
+    Without censored spells the mixture's mean is the spells' mean; each phase's mean is kept to
+    at most the longest spell seen, where the likelihood would grow without bound (the method and
+    its citations: docs/SOURCES.md, "Spot risk")."""
     xs = complete + censored
     longest, mean = max(xs), sum(xs) / len(complete)
     fit = (0.5, mean / 4, min(longest, 4 * mean))

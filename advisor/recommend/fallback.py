@@ -1,35 +1,25 @@
 """Spot with an on-demand fallback that keeps the deadline: the Uniform Progress policy.
 
-Wu et al., "Can't Be Late: Optimizing Spot Instance Savings under Deadlines" (NSDI 2024; code in
-andylizf/skynomad-artifact ``sky_spot/strategies``). Inputs: the job's work ``C``, the deadline
-``D``, the restart overhead ``d``. The policy keeps the work done at or above the line
-``t * C / D``:
+Wu et al., NSDI 2024 (docs/SOURCES.md, "Spot risk"). Inputs: the job's work ``C``, the deadline
+``D``, the restart overhead ``d``. The policy keeps the work done at or above the line ``t * C / D``:
 
 - ahead of the line: spot when a spot machine can be had, else wait (pay nothing);
 - behind it: spot when one can be had, else on-demand;
 - on on-demand, go back to spot only when spot is there and the line is ``2 d`` of time behind
-  (ahead by ``2 d C / D`` of work: ``_condition2`` of the artifact's
-  ``sky_spot/strategies/multi_region_rc_cr_threshold.py``);
-- safety net, by state as in that file: waiting or on on-demand, once the work left plus ``2 d``
-  reaches the time left, on-demand to the end. On a spot machine the artifact keeps it until the
-  work left plus ``d`` reaches the time left (a preemption loses no work there); here a preemption
-  loses the work since the last checkpoint, so the run leaves spot (saving first) once a
-  preemption now could no longer be made good on on-demand: once the work left, plus the unsaved
-  work, plus ``d`` reaches the time left. The crossings are exact: a waiting run steps to the
-  moment it falls behind the line or reaches its net, a run on spot to the moment it reaches its
-  net (the work left plus the unsaved work stays constant while it runs).
+  (ahead by ``2 d C / D`` of work);
+- safety net: waiting or on on-demand, once the work left plus ``2 d`` reaches the time left,
+  on-demand to the end; on spot, the run leaves spot (saving first) once the work left, plus the
+  unsaved work, plus ``d`` reaches the time left, since a preemption here loses the work since the
+  last checkpoint. The crossings are exact: a run steps to the moment it crosses the line or its net.
 
 advisor plans with a high quantile of the predicted time as ``C`` (the user's confidence
-quantile, p90 by default), not the median: the prediction's uncertainty is the slack. A job that
-has done its planned work and is still not finished took longer than planned: it goes on-demand to
-the end. The policy assumes on-demand can always be had.
+quantile, p90 by default): the prediction's uncertainty is the slack. A job that has done its
+planned work and is not finished goes on-demand to the end. On-demand is assumed always there.
 
-The simulation walks a spot process (``SpotProcess``: the fitted spells of a trace family here,
-the traces themselves in ``advisor/fitting/spot_replay.py``) from event to event, at most ``dt`` apart:
+The simulation walks a spot process (``SpotProcess``) from event to event, at most ``dt`` apart:
 a preemption loses the work since the last checkpoint (every ``tau`` of work, Young's interval);
 leaving spot by choice saves a checkpoint first; every start of a machine costs ``d`` seconds
-without progress, billed. Checkpoint writes themselves are not counted (seconds in hours).
-"""
+without progress, billed. Checkpoint writes themselves are not counted (seconds in hours)."""
 
 from __future__ import annotations
 

@@ -5,31 +5,24 @@ Model (written down so it can be checked):
 - Spot risk is measured (``pricing.spot_risk``: public traces per provider and accelerator, else a
   stated conservative default). A spot machine can be had at the start with the trace's
   availability and lives what is left of a life found under way; every later machine lives a fresh
-  lifetime, drawn from a mixture of two exponentials (``pricing.spot_risk.Lifetimes``: many short
-  lives, a few long ones that hold most of the running time); after a preemption the run waits a
-  Weibull spell of unavailability before it gets another. The trace family is an equal mixture
-  (where a machine lands is not known in advance) of its regions for an offering without a zone
-  (a run that fails over between the region's zones, as a SkyPilot managed job does), of its
-  zones for one pinned to a zone (``SpotRisk.mixture``). In a region, a preemption finds another
-  zone with capacity at once with the region's ``move_share``: a move, a new start after
-  ``MOVE_SECONDS`` instead of a wait.
-- The run saves a checkpoint every ``tau`` seconds of work; a checkpoint costs ``C`` seconds.
-  ``tau`` is Young's optimum, ``sqrt(2 C / rate)`` (J. W. Young, "A first order approximation to
-  the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A higher order estimate of
-  the optimum checkpoint interval for restart dumps", FGCS 22(3), 2006).
-- A preemption loses the work since the last checkpoint and costs ``R`` seconds to get a new
-  machine and start again (VM re-acquisition plus the probe's measured start-up).
+  lifetime from a mixture of two exponentials (``pricing.spot_risk.Lifetimes``); after a
+  preemption the run waits a Weibull spell of unavailability. The trace family is an equal mixture
+  of its regions for an offering without a zone (a run that fails over between the region's
+  zones), of its zones for one pinned to a zone (``SpotRisk.mixture``); in a region a preemption
+  finds another zone at once with the region's ``move_share``: a new start after ``MOVE_SECONDS``.
+- The run saves a checkpoint every ``tau`` seconds of work at a cost of ``C`` seconds; ``tau`` is
+  Young's optimum, ``sqrt(2 C / rate)``. A preemption loses the work since the last checkpoint
+  and costs ``R`` seconds to get a new machine and start again (VM re-acquisition plus the
+  probe's measured start-up).
 - A cap on a machine's lifetime (GCP preemptible: 24 h) forces a restart even at rate 0; the stop
   is known in advance, so a checkpoint is saved just before it and no work is lost.
 
-The wall time's distribution (p50, p90, mean, the chance of meeting a deadline, the expected
-number of interruptions) comes from a Monte Carlo simulation of that process with a FIXED seed,
-over the prediction's log-normal training time: the same inputs, the same answer. Daly's exact
-formula for exponential failures with mean time between them ``M``,
-``E = M exp(R / M) (exp((tau + C) / M) - 1) T / tau`` (Daly 2006), at the shortest mean lifetime of
-the family's zones, screens out runs expected to take more than ``HOPELESS`` times their work:
-they are called endless and not simulated.
-"""
+The wall time's distribution (p50, p90, mean, P(deadline), expected interruptions) comes from a
+Monte Carlo simulation of that process with a FIXED seed, over the prediction's log-normal
+training time: the same inputs, the same answer. Runs whose expected time by Daly's formula for
+exponential failures, at the shortest mean lifetime of the family's zones, exceeds ``HOPELESS``
+times their work are called endless and not simulated (the formulas and their citations:
+docs/SOURCES.md, "Spot risk")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,20 @@
 """Open LLMs to fine-tune, and what one training step of a fine-tuning method does with them.
 
-No TensorFlow here: the shapes are the published configurations in
-``data/llm-architectures.csv`` (each row with its source; ``advisor.workloads.transformers.Shape`` of kind
-``causal-lm`` counts their parameters to the published totals), and a ``FineTune`` counts what a
+No TensorFlow here: the shapes are the published configurations in ``data/llm-architectures.csv``
+(``advisor.workloads.transformers.Shape`` of kind ``causal-lm``), and a ``FineTune`` counts what a
 step of full fine-tuning, LoRA or QLoRA does, per token of a sequence of ``sequence`` tokens.
+FLOPs per token, N the matrices every token multiplies (the layers' and the output projection):
 
-FLOPs per token, N the matrices every token multiplies (each layer's projections and the output
-projection; the token table is a lookup):
-
-* forward ``2 N``; backward to the inputs ``2 N`` (every layer: adapters sit in all of them, so
-  gradients run down to the first); backward to the weights ``2 N`` for full fine-tuning and
-  nothing for frozen weights; a LoRA adapter of rank r on a d_in x d_out matrix ``6 r (d_in +
-  d_out)`` (Hu et al. 2021; NVIDIA's NeMo counts LoRA steps as 4N, docs/SOURCES.md);
-* attention (FlashAttention, causal: the masked half of the scores is skipped): ``2 T d_attn``
-  per layer forward, 2.5 times that backward (FlashAttention-2 recomputes the scores: five
-  products against the forward's two; Dao 2023, section 3.1);
+* forward ``2N``; backward to the inputs ``2N`` (adapters sit in every layer); backward to the
+  weights ``2N`` for full fine-tuning, nothing for frozen weights; a LoRA adapter of rank r on a
+  d_in x d_out matrix ``6 r (d_in + d_out)``;
+* causal FlashAttention: ``2 T d_attn`` per layer forward, 2.5 times that backward;
 * activation checkpointing runs each layer's forward again in the backward pass.
 
-QLoRA's frozen projections are stored as 4-bit NF4 (Dettmers et al. 2023: 64 weights share an
-fp32 scale, 0.5625 bytes a weight; ``int4`` for GPTQ, the same storage) and expanded to 16 bits
-before each pass's products: ``dequant_bytes`` is that traffic, whatever the batch. The memory a
-step holds is ``advisor.workloads.llm_memory``'s.
-"""
+QLoRA's frozen projections are stored as 4-bit NF4 (0.5625 bytes a weight; ``int4`` for GPTQ)
+and expanded to 16 bits before each pass's products: ``dequant_bytes`` is that traffic, whatever
+the batch. The memory a step holds is ``advisor.workloads.llm_memory``'s (the counts' sources:
+docs/SOURCES.md, "LLM fine-tuning")."""
 
 from __future__ import annotations
 

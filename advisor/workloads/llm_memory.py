@@ -1,36 +1,25 @@
 """What one GPU holds while it fine-tunes an LLM, by component, before sharding and batch.
 
-Counted from the shape and the method (``advisor.workloads.llm.FineTune``); ``advisor.estimate.memory``
-shards it over a node and adds the tokens of a micro-batch:
+Counted from the shape and the method (``advisor.workloads.llm.FineTune``);
+``advisor.estimate.memory`` shards it over a node and adds the tokens of a micro-batch:
 
-* weights as stored: frozen ones in 16 bits or 4 (QLoRA quantises the layers' projections; the
-  token table, the output projection and the norms stay 16-bit; 32 for a model loaded in fp32
-  under mixed precision, ``FineTune.frozen_fp32``), trained ones in their master
-  precision, plus the 16-bit copy mixed precision computes with (autocast keeps one per weight
-  through the forward pass);
-* gradients of the trained weights (none with the optimizer in the backward pass), and the
-  optimizer's state: AdamW's two slots in the master precision, two bytes for 8-bit AdamW;
-* activations kept per token, 16-bit, for a Llama block under FlashAttention (Korthikanti et
-  al. 2022's count redone for it, no attention scores kept): the two norms' inputs and outputs
-  (8h), the queries, keys, values and the attention's output (4 d_q + 4 d_kv), the gate, up,
-  activation and product of a gated feed-forward (8 d_ff; 4 d_ff for a plain one). Under
-  checkpointing only each layer's input (2h) stays, and one layer's full set while it is
-  recomputed. Adapters in fp32 without autocast keep an fp32 copy of every adapted input for
-  their own backward pass (4 bytes an input element; in 16 bits they share the projection's);
-* the logits: 2 bytes each in bf16, with an fp32 copy for the loss and its fp32 gradient 10
-  (torchtune's optimisation table: chunking the loss saved 8.3 bytes a logit on Llama 3.2 3B,
-  data/llm-finetune-published.csv); 2 when the loss runs over chunks; 4 when one fused kernel
-  reads the bf16 logits and writes their bf16 gradient (flash-attn's cross-entropy);
-* the output projection's weight gradient while the loss's backward pass builds it, when it is
-  trained: twice its size under a chunked loss, whose chunks add their contributions one at a
-  time into the sum (autograd's input buffer).
+* weights as stored (frozen in 16 bits, QLoRA's projections in 4, 32 when loaded in fp32 under
+  mixed precision, ``FineTune.frozen_fp32``; trained in their master precision), plus the
+  16-bit copy mixed precision computes with;
+* gradients of the trained weights (none with the optimizer in the backward pass) and the
+  optimizer's state (AdamW's two slots in the master precision, two bytes for 8-bit AdamW);
+* activations kept per token, 16-bit, for a Llama block under FlashAttention: 8h + 4 d_q +
+  4 d_kv + 8 d_ff (4 d_ff for a plain feed-forward); under checkpointing each layer's input (2h)
+  and one layer's full set while it is recomputed; fp32 adapters without autocast add 4 bytes an
+  adapted input element;
+* the logits: 10 bytes each in bf16, 2 over a chunked loss, 4 under one fused kernel; and a
+  trained output projection's gradient while the loss's backward pass builds it (twice its size
+  under a chunked loss).
 
-The logits die in the loss's backward pass before the first layer is recomputed, and the
-gradients are born as the kept activations die: ``advisor.estimate.memory.llm_lines`` takes the
-larger of the two phases for a compiled step; for an eager one, whose operations keep
-intermediates the count does not name, it adds the loss's and one recomputed layer's working
-sets (``FineTune.compiled``).
-"""
+The logits die before the first layer is recomputed, and the gradients are born as the kept
+activations die: ``advisor.estimate.memory.llm_lines`` takes the larger of the two phases for a
+compiled step and adds the loss's and one recomputed layer's working sets for an eager one
+(``FineTune.compiled``; docs/PREDICTION.md and docs/SOURCES.md, "LLM fine-tuning")."""
 
 from __future__ import annotations
 

@@ -1,33 +1,24 @@
 """Transformer shapes as plain facts: parameter counts, training FLOPs and activation memory.
 
 No TensorFlow here: the zoo, ``advisor models`` and the estimation layer read these counts
-without building a model (GPT-2 large has 774M parameters: building it to count them would take
-longer than a probe). ``probes.networks`` builds the same shapes from plain Keras 3 layers, and
-tests/probes check that the built models' weights match these counts exactly at tiny sizes.
-
-Counts (the published ones they reproduce are in tests/probes/test_transformers.py):
+without building a model. ``probes.networks`` builds the same shapes from plain Keras 3 layers,
+and tests check that the built models' weights match these counts exactly at tiny sizes. Counts
+(their published sources: docs/SOURCES.md, "Transformer workloads"):
 
 * parameters: embeddings + ``layers`` x (attention 4(h^2 + h), feed-forward 2hf + f + h, two
   LayerNorms 4h) + the task head;
-* training FLOPs per sample, Kaplan et al. 2020 ("Scaling Laws for Neural Language Models",
-  Table 1) and Hoffmann et al. 2022 (Chinchilla, Appendix F): forward ``2N + 2 n_layer n_ctx
-  d_model`` per token, training three times the forward, so per sample of T tokens
-  ``6 N T + 6 L T^2 h``; N counts the weights that multiply activations (every layer weight, the
-  ViT patch projection, and GPT-2's tied vocabulary projection, which Chinchilla counts and
-  Kaplan leaves out), never a lookup table (token, position, segment embeddings);
-* activations kept for the backward pass, Korthikanti et al. 2022 ("Reducing Activation
-  Recomputation in Large Transformer Models", section 4.1): ``s h (34 + 5 a s / h)`` bytes per
-  layer and sample in 16-bit training (the ``5 a s^2`` term is attention: sequence squared x
-  heads), twice that in fp32.
+* training FLOPs per sample of T tokens, ``6 N T + 6 L T^2 h``: N counts the weights that
+  multiply activations (every layer weight, the ViT patch projection, GPT-2's tied vocabulary
+  projection), never a lookup table;
+* activations kept for the backward pass: ``s h (34 + 5 a s / h)`` bytes per layer and sample in
+  16-bit training (``5 a s^2`` is attention), twice that in fp32.
 
-A ``CAUSAL_LM`` is today's open LLM (Llama, Qwen, Mistral, Gemma; MPT for llm-foundry's rows):
-grouped-query attention (``kv_heads`` key and value heads of ``head_dim``, q/k/v biases in
-Qwen), a gated feed-forward of ``intermediate`` units (SwiGLU / GeGLU: three matrices) or a plain
-one (two), RMSNorm (weights only, ``norms`` per layer), rotary positions (no table) and an output
-projection of its own or tied to the token embedding. Its counts reproduce the published totals
-(``data/llm-architectures.csv``, tests/workloads/test_llm.py); what a fine-tuning method does with
-them (frozen weights, adapters, recomputation) is ``advisor.workloads.llm``'s.
-"""
+A ``CAUSAL_LM`` is today's open LLM (Llama, Qwen, Mistral, Gemma; MPT): grouped-query attention
+(``kv_heads`` key and value heads of ``head_dim``, q/k/v biases in Qwen), a gated feed-forward
+of ``intermediate`` units (three matrices) or a plain one (two), RMSNorm (``norms`` per layer),
+rotary positions (no table) and an output projection of its own or tied to the token embedding.
+Its counts reproduce ``data/llm-architectures.csv``; what a fine-tuning method does with them is
+``advisor.workloads.llm``'s."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
 """How much memory a model's weights take to train, counted before anything is built.
 
-Keras builds a loaded model from its ``config.json`` and allocates every weight before it reads
-a single stored one, so a 20 KB .keras file whose one Dense layer claims 40,000 x 40,000 units
-drove a probe to 20 GB before TensorFlow failed with its own text. Here the layers of that
-config are read as plain JSON (no Keras, no TensorFlow) and their weights counted from each
-layer's config and the input shape Keras saved with it (``build_config``). Training holds each
-weight four times or more, 4 bytes each (float32): the weight, its gradient and the optimizer's
-slots (Adam two, SGD with momentum one; ``compile_config``, else Adam, what advisor compiles
-with). A layer this reader does not know counts as no weights: the count is a floor, so a model
-is refused only when what is certainly there does not fit.
-"""
+Keras allocates every weight of a loaded model before it reads a stored one, so the layers of
+its ``config.json`` are read here as plain JSON (no Keras, no TensorFlow) and their weights
+counted from each layer's config and saved input shape (``build_config``). Training holds each
+weight four times or more, 4 bytes each: the weight, its gradient and the optimizer's slots (Adam
+two, SGD with momentum one; ``compile_config``, else Adam). A layer this reader does not know
+counts as none: the count is a floor, so a model is refused only when what is certainly there
+does not fit (the case it guards against: docs/BENCHMARKS.md, "Robustness, round three")."""
 
 from __future__ import annotations
 

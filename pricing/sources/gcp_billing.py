@@ -1,15 +1,11 @@
 """GCP Cloud Billing Catalog API (needs the user's API key): VM = cores + RAM + accelerators.
 
 ``GET <url>?key=KEY&pageToken=...`` over the Compute Engine service's SKUs, following
-``nextPageToken``. Kept: ``resourceFamily == "Compute"`` with ``usageType`` OnDemand
-(on_demand) or Preemptible (spot); the unit price is ``units + nanos / 1e9`` of the first
-non-zero tier (USD only). SKUs are matched by description, the way SkyPilot's fetcher does:
-"N1 Predefined Instance Core running in Americas", "... Ram ...", "Nvidia Tesla T4 GPU running
-in Americas". The description patterns come from third-party fixtures (PRICE-SOURCES.md
-section 2c), not from a live call. Machine shapes (vCPUs, GiB, GPU counts) come from the GCP
-offerings already in the database (seed or SkyPilot catalog); each is priced in every region
-the SKUs cover. TPUs are another service and are not priced here.
-"""
+``nextPageToken``. Kept: ``resourceFamily == "Compute"`` with ``usageType`` OnDemand (on_demand)
+or Preemptible (spot), priced at ``units + nanos / 1e9`` of the first non-zero tier (USD only).
+SKUs are matched by description, as SkyPilot's fetcher does (where the patterns come from:
+docs/SOURCES.md, "Live prices"). Machine shapes come from the GCP offerings already in the
+database, each priced in every region the SKUs cover. TPUs are another service, not priced here."""
 
 from __future__ import annotations
 

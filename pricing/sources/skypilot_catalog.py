@@ -1,20 +1,12 @@
 """SkyPilot catalog CSVs: ``<base>/<cloud>/vms.csv`` (skypilot-org/skypilot-catalog).
 
-The default base is catalog version v8, the one current SkyPilot reads
-(``sky/skylet/constants.py``: ``CATALOG_SCHEMA_VERSION = 'v8'``); a base at v7 still parses, as
-rows are read by header. Every provider of v8 whose ``vms.csv`` has the columns of ``REQUIRED``
-is taken (``UNITS``); ``LEFT_OUT`` names the others and why. Columns differ in order per cloud,
-and some clouds add their own (``Arch``, ``UpstreamCloudId``, ``StorageGiB``, ``Provider``):
-those are ignored.
-
-GCP lists accelerators without a host as rows with an empty InstanceType (attachable); TPUs are
-such rows too. 700.0 means "unknown" and is skipped; a SpotPrice of 0 means "no spot price" (Vast
-writes 0.00 on every row). AWS and others list prices per availability zone: we keep the
-**regional minimum** over zones (as the shipped seed does), so every stored price is regional
-(``zone`` empty). Accelerator names are mapped to the device catalog's (``data/accelerator-
-names.csv``); a name with no device there is kept as the catalog spells it and counted in
-``PriceBatch.unmapped`` (such machines are priced, but get no time prediction).
-"""
+The default base is catalog v8, the one current SkyPilot reads; rows are read by header, so a v7
+base parses too. Every v8 provider whose ``vms.csv`` has the ``REQUIRED`` columns is taken
+(``UNITS``); ``LEFT_OUT`` names the others. GCP's attachable accelerators and TPUs are rows with
+an empty InstanceType. 700.0 ("unknown") is skipped, a SpotPrice of 0 means no spot price, and
+prices listed per zone keep their **regional minimum**. Accelerator names map to the device
+catalog's (``data/accelerator-names.csv``); an unmapped one is kept as spelled, priced without a
+time prediction, and counted in ``PriceBatch.unmapped`` (docs/SOURCES.md, "Live prices")."""
 
 from __future__ import annotations
 

@@ -2,14 +2,10 @@
 
     python -m advisor.fitting.derive.deepbench DEEPBENCH_CHECKOUT COMMIT > data/gpu-kernels-deepbench.csv
 
-DeepBench (https://github.com/baidu-research/DeepBench) publishes per-kernel training times on
-NVIDIA GPUs in ``results/train/DeepBench_NV_*.xlsx``. This reads their FP32 sheets with the
-standard library (an xlsx file is a zip of XML) and writes one CSV row per kernel: the dense
-matrix products (M, N, K) and the cuDNN recurrent layers (vanilla, LSTM, GRU by hidden units,
-batch N and time steps, forward + backward wrt inputs + backward wrt weights), each with its
-provenance (repository, commit, file, sheet, spreadsheet row). Convolutions and all-reduce rows
-are left out: nothing fits on them yet.
-"""
+Reads the FP32 sheets of ``results/train/DeepBench_NV_*.xlsx`` with the standard library (an xlsx
+file is a zip of XML) and writes one CSV row per dense matrix product and cuDNN recurrent layer,
+each with its repository, commit, file, sheet and spreadsheet row. Convolutions and all-reduce
+rows are left out: nothing fits on them yet (docs/SOURCES.md, "GPU kernel measurements")."""
 
 from __future__ import annotations
 

@@ -2,15 +2,10 @@
 
     python -m advisor.fitting.derive.mlperf_tpu MIRROR_GIT_DIR > data/calibration-holdout-tpu-mlperf.csv
 
-The logs (https://github.com/mlcommons/training_results_v0.6, ``Google/results/<slice>/resnet/
-result_<n>.txt``, MLPerf's ``:::MLL`` lines) are Google's closed-division ResNet-50 v1.5 runs on
-Cloud TPU v3 slices from 16 to 1,024 chips (TensorFlow 1.14, bfloat16: ``--precision`` defaults
-to it in ``Google/benchmarks/resnet/implementations/<slice>-resnet/resnet/resnet_main.py``).
-Every run trains in blocks of four epochs of 1,281,167 images, each closed by an evaluation of
-50,000; a row is the slice's steady rate: per run the median over its blocks but the first
-(compilation and warm-up), then the median over the five runs, evaluation included (one
-forward pass over 50,000 images in four epochs' time, under 1%).
-"""
+Reads MLPerf's ``:::MLL`` lines of Google's Cloud TPU v3 runs (``Google/results/<slice>/resnet/
+result_<n>.txt``) in a git mirror of mlcommons/training_results_v0.6. A row is a slice's steady
+rate: per run the median over its four-epoch blocks but the first (compilation and warm-up), then
+the median over the five runs, evaluation included (docs/SOURCES.md, "Hold-out measurements")."""
 
 from __future__ import annotations
 

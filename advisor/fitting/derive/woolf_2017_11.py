@@ -1,14 +1,11 @@
-"""Rows of ``data/cpu-gpu-validation.csv`` from Max Woolf's November 2017 CPU/GPU benchmark logs.
+"""Rows of ``data/calibration-holdout-woolf-2017-11.csv`` from Max Woolf's November 2017 CPU/GPU benchmark logs.
 
     python -m advisor.fitting.derive.woolf_2017_11 MIRROR_GIT_DIR > rows.csv
 
-The logs (https://github.com/minimaxir/keras-cntk-benchmark, ``v2/logs/<config>/<model>_tensorflow.csv``,
-one line per epoch with its elapsed seconds) are the measurements behind "Benchmarking Modern GPUs
-for Maximum Cloud Cost Efficiency in Deep Learning" (minimaxir.com, 2017-11): the same six Keras
-examples on a GCE K80 and P100 (TensorFlow 1.4, cuDNN 6, ``CuDNNLSTM`` on the GPU) and on
-preemptible 16 and 32 vCPU Skylake instances (TensorFlow 1.4 from pip). Each row is the sum of
-the per-epoch elapsed times, validation pass included, with its provenance in ``notes``.
-"""
+Reads the per-epoch logs of minimaxir/keras-cntk-benchmark (``v2/logs/<config>/<model>_tensorflow.csv``)
+in a git mirror; each row is the sum of one model's per-epoch elapsed seconds on one machine,
+validation pass included, with its provenance in ``notes`` (the runs and their software:
+docs/SOURCES.md, "CPU<->GPU validation suite")."""
 
 from __future__ import annotations
 
