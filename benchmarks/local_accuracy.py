@@ -102,7 +102,7 @@ def run_worker(kind: str, model: str, sizes: dict[str, int]) -> dict:
 def interval80(pair: dict) -> tuple[float, float, float]:
     """The 80% interval a fresh machine (no probe history) shows with the shipped spread, and
     its relative half-width: recomputed from the probe's parts, so a refit of the default
-    spread (``benchmarks/research/run_spread.py``) is judged on the same runs."""
+    spread (``advisor.fitting.run_spread``) is judged on the same runs."""
     from advisor.estimate.predict import spread_of_local
 
     probed = pair["probe"]

@@ -67,12 +67,8 @@ _Z95 = 1.959964
 
 DEFAULT_RUN_LOG_SIGMA = 0.183
 """How far a probe's prediction of ``model.fit`` lands from the real run on a shared machine, in
-log units, when this device has no probe history yet: the root mean square log error of 18
-interleaved probe/real pairs of the zoo's mnist_mlp, mnist_cnn and imdb_bilstm on a 2-vCPU cloud
-VM, two quiet passes (``python benchmarks/research/run_spread.py
-benchmarks/results/local_accuracy_pass3.json benchmarks/results/local_accuracy_pass1.json``). Most
-of it is the real runs' own spread (their iterator stalls, ``probes.teardown``); the user models
-of those passes are held out of this fit."""
+log units, when this device has no probe history yet: fitted on recorded probe/real pairs by
+``advisor.fitting.run_spread`` (``make refit-check`` holds this constant to its fit)."""
 
 
 def predict(

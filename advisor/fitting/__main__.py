@@ -4,7 +4,9 @@
 
 Each fit reads only committed inputs (published measurements in ``data/``, timed runs in
 ``benchmarks/results/``) and derives its file's whole text, so ``--check`` is a byte comparison:
-it exits 1 naming every file whose shipped text differs from what its fit derives now.
+it exits 1 naming every file whose shipped text differs from what its fit derives now. A fitted
+constant that lives in the code (``CONSTANTS``) is held to its fit the same way, with or without
+``--check``: a refit never rewrites code, it says which constant to change.
 """
 
 from __future__ import annotations
@@ -64,15 +66,50 @@ FITS: dict[str, Fit] = {
 """Every fitted file in ``data/``, by the name ``python -m advisor.fitting NAME`` takes."""
 
 
+@dataclass(frozen=True)
+class Constant:
+    where: str
+    shipped: Callable[[], float]
+    derive: Callable[[], float]
+
+
+def _run_spread_shipped() -> float:
+    from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA
+
+    return DEFAULT_RUN_LOG_SIGMA
+
+
+def _run_spread() -> float:
+    from advisor.fitting import run_spread
+
+    return run_spread.log_sigma()
+
+
+CONSTANTS: dict[str, Constant] = {
+    "run-spread": Constant(
+        "advisor/estimate/predict.py DEFAULT_RUN_LOG_SIGMA", _run_spread_shipped, _run_spread
+    ),
+}
+"""Fitted constants kept in the code, by name."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m advisor.fitting", description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
-    parser.add_argument("names", nargs="*", choices=[[], *FITS], metavar="NAME",
-                        help=f"what to refit: {', '.join(FITS)} (default: all)")  # fmt: skip
+    parser.add_argument("names", nargs="*", choices=[[], *FITS, *CONSTANTS], metavar="NAME",
+                        help=f"what to refit: {', '.join([*FITS, *CONSTANTS])} (default: all)")  # fmt: skip
     args = parser.parse_args(argv)
     data = shipped_data_dir()
     stale = []
-    for name in args.names or list(FITS):
+    for name in args.names or [*FITS, *CONSTANTS]:
+        if name in CONSTANTS:
+            constant = CONSTANTS[name]
+            shipped, derived = constant.shipped(), constant.derive()
+            same = shipped == derived
+            print(f"{name}: {constant.where} = {shipped:g}"
+                  + (" as derived" if same else f", its fit gives {derived:g}: change it"))  # fmt: skip
+            stale += [] if same else [constant.where]
+            continue
         fit = FITS[name]
         path = data / fit.file
         text = fit.derive()

@@ -62,3 +62,14 @@ def test_no_library_function_runs_over_80_lines() -> None:
                     if lines > 80:
                         long.append(f"{path.relative_to(ROOT)}:{node.name} {lines}")
     assert long == []
+
+
+def test_the_headline_table_holds_short_cells() -> None:
+    """docs/BENCHMARKS.md's "Where every figure stands": the figure, its target, the command and
+    the date, each cell at most 300 characters (the history is in BENCHMARKS-ARCHIVE.md)."""
+    text = (ROOT / "docs" / "BENCHMARKS.md").read_text(encoding="utf-8")
+    table = text[text.index("## Where every figure stands") :].split("\n\n")[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) > 40
+    cells = [cell for row in rows for cell in re.split(r"(?<!\\)\|", row.strip("|"))]
+    assert max(len(cell.strip()) for cell in cells) <= 300
