@@ -42,7 +42,7 @@ SPOT_PRICE_SHARE = {
 }
 """Spot price / on-demand price. AWS p3.2xlarge: $0.9362 spot (us-west-2, the dearer region) over
 $3.06 on-demand in data/prices-seed.sqlite; GCP H100: 0.18-0.23 in 12 of 13 zones
-(shared/reference/SPOT.md, from the SkyNomad artifact's prices); K80 and CPU: 0.3, an assumption
+(andylizf/skynomad-artifact's price files); K80 and CPU: 0.3, an assumption
 (the usual AWS spot discount). Only the cost ratios depend on these, not the deadlines."""
 GPU_FAMILIES = {f for f in SPOT_PRICE_SHARE if "cpu" not in f}
 SCOPES = ("region", "zone")

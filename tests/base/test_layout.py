@@ -73,3 +73,23 @@ def test_the_headline_table_holds_short_cells() -> None:
     assert len(rows) > 40
     cells = [cell for row in rows for cell in re.split(r"(?<!\\)\|", row.strip("|"))]
     assert max(len(cell.strip()) for cell in cells) <= 300
+
+
+def test_nothing_cites_a_reference_file_outside_the_repository() -> None:
+    """The project's origin kept its reference notes beside the repository (WORKLOADS.md,
+    PRICE-SOURCES.md, SPOT.md, reference/README.md); what the code, data and docs take from
+    them is written out in docs/SOURCES.md, and cited from there or from the public source."""
+    outside = re.compile(r"WORKLOADS\.md|PRICE-SOURCES\.md|SPOT\.md|reference/README\.md|shared/")
+    files = [
+        path
+        for folder in ("advisor", "probes", "pricing", "data", "docs", "tests")
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in (".py", ".md", ".csv")
+        and path.name != "BENCHMARKS-ARCHIVE.md"
+        and path != Path(__file__).resolve()
+    ]
+    assert len(files) > 200
+    found = [
+        str(p.relative_to(ROOT)) for p in files if outside.search(p.read_text(errors="replace"))
+    ]
+    assert found == []
