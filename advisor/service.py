@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ import pricing.query as query
 import pricing.spot_risk as spot_risk
 import probes.device as probe_device
 import probes.history as probe_history
+import probes.script as user_script
 import probes.spec as probe_spec
 from advisor import display, store
 from advisor.errors import AdvisorError, Cancelled, UsageError, did_you_mean
@@ -218,7 +219,8 @@ def rank(
     """Predict ``probe``'s workload on every matching offering and rank them (pure but for
     reading prices and imported measurements; fast, no TensorFlow)."""
     db = _open(db)
-    job = job_for_request(request)
+    scripted = probe.config.workload.startswith(user_script.PREFIX)
+    job = None if scripted else job_for_request(request)
     if job is not None:
         return rank_job(request, job, probe, db=db)
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
@@ -297,8 +299,11 @@ def recommend(
 ) -> Recommendation:
     """Recommend where to train ``request.model``: the stored probe when there is one (fast, no
     TensorFlow), else a probe run here now by ``runner`` and stored."""
-    job = job_for_request(request)
     db = database.connect(db_path)
+    script = stored_script_probe(request.model, db)
+    if script is not None:  # a script is probed by advisor probe -- COMMAND, never from here
+        return rank(request, script, db=db, stored=True)
+    job = job_for_request(request)
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
     if job is not None:
@@ -314,6 +319,50 @@ def recommend(
     if probe is None:
         probe = probe_and_store(request, db=db, runner=runner)
     return rank(request, probe, db=db, stored=stored)
+
+
+# --- a user's own training command --------------------------------------------------------
+
+
+def script_name(command: Sequence[str]) -> str:
+    """The name a command's probe is stored under by default: its script's file name
+    (``python train.py`` -> ``train``), else the program's."""
+    for word in command:
+        if word.endswith(".py"):
+            return Path(word).stem
+    return Path(command[0]).name if command else ""
+
+
+def stored_script_probe(name: str, db: sqlite_utils.Database | None = None) -> ProbeResult | None:
+    """The newest probe on this machine of the training command stored as ``name``, or None."""
+    db = _open(db)
+    key = probe_device.fingerprint().key
+    found = probe_history.latest(db, user_script.PREFIX + name)
+    return next((p for p in found if p.device.key == key), None)
+
+
+def probe_script(
+    command: Sequence[str],
+    name: str,
+    *,
+    budget: float,
+    epochs: int | None = None,
+    samples: int | None = None,
+    batch_size: int | None = None,
+    db: sqlite_utils.Database | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> tuple[ProbeResult, user_script.Sizes]:
+    """Run the user's training ``command`` for at most ``budget`` seconds, read its steps and
+    store what they say under ``name``; the run's sizes say where they came from."""
+    db = _open(db)
+    store.check_can_store(db, f"a probe of {name}")  # before its seconds are spent
+    run = user_script.run_command(command, budget, progress=progress)
+    user_script.check_run(run, budget)
+    sizes = user_script.sizes_of(run.events, epochs=epochs, samples=samples, batch_size=batch_size)
+    architecture = user_script.architecture_of(run.events.model.get("config"))
+    result = user_script.result_of(run, name, sizes, probe_device.fingerprint(), architecture)
+    probe_history.save(db, result)
+    return result, sizes
 
 
 # --- prices -------------------------------------------------------------------------------

@@ -26,7 +26,9 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
 
 
 @click.command(context_settings=_HELP)
-@click.option("--model", "-m", required=True, help="Zoo id, alias or a .keras file.")
+@click.option("--model", "-m", help="Zoo id, alias or a .keras file (or a command after --).")
+@click.option("--name", help="With a command after --: the name its probe is stored under "
+              "(default: the script's file name), for recommend --model NAME.")  # fmt: skip
 @_size("--epochs", "Epochs of the full run (default: the workload's).", MAX_EPOCHS)
 @_size("--batch-size", "Batch size (default: the workload's).", MAX_BATCH)
 @_size("--samples", "Training samples per epoch (default: the workload's).")
@@ -41,8 +43,10 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
               help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
 @backend_option
 @output_format
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def probe(
-    model: str,
+    model: str | None,
+    name: str | None,
     epochs: int | None,
     batch_size: int | None,
     samples: int | None,
@@ -53,14 +57,17 @@ def probe(
     force: bool,
     thread_scaling: bool,
     fmt: str,
+    command: tuple[str, ...],
 ) -> None:
-    """Measure MODEL's training steps here and predict its full training time.
+    """Measure MODEL's training steps here and predict its full training time; or run your own
+    training COMMAND for the budget, read its steps and stop it.
 
     \b
       advisor probe --model lstm
       advisor probe --model mnist_cnn --epochs 3 --json
       advisor probe --model my_model.keras --samples 50000 --epochs 10
       advisor probe --model lstm --backend jax
+      advisor probe --name cifar -- python train.py --epochs 30
     """
     from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
@@ -72,6 +79,15 @@ def probe(
         check_writable(export, overwrite=force)
     if budget <= 0:
         raise UsageError(f"--budget must be > 0 seconds, got {budget}")
+    if command or name:
+        _probe_command(
+            command, name, model, budget, epochs, samples, batch_size, export, force, fmt
+        )
+        return
+    if model is None:
+        raise UsageError(
+            "give --model MODEL, or a training command after -- (see advisor probe -h)"
+        )
     spec = spec_for(
         model, epochs=epochs, batch_size=batch_size, samples=samples,
         validation_samples=validation_samples,
@@ -94,6 +110,46 @@ def probe(
         warnings.warn(busy, stacklevel=1)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
+    else:
+        emit([payload], fmt, payload=payload)
+
+
+def _probe_command(
+    command: tuple[str, ...],
+    name: str | None,
+    model: str | None,
+    budget: float,
+    epochs: int | None,
+    samples: int | None,
+    batch_size: int | None,
+    export: str | None,
+    force: bool,
+    fmt: str,
+) -> None:
+    """``advisor probe [--name NAME] -- COMMAND``: the user's own training, probed and stored."""
+    from advisor import service
+    from advisor.errors import UsageError
+    from advisor.recommend.files import write_atomic
+    from probes import exchange
+
+    if model is not None:
+        raise UsageError("--model and a command are two ways to say what to probe: give one")
+    if not command:
+        raise UsageError("--name names a command's probe: give the command after --")
+    label = name or service.script_name(command)
+    if not label or not label.replace("-", "_").replace(".", "_").isidentifier():
+        raise UsageError(
+            f"a probe name is letters, digits, -, _ and ., not {display.quoted(label)}"
+        )
+    result, sizes = service.probe_script(
+        command, label, budget=budget, epochs=epochs, samples=samples, batch_size=batch_size
+    )
+    if export:
+        write_atomic(export, exchange.csv_text([result]), overwrite=force)
+    payload = summary(result)
+    payload["sizes"] = sizes.said
+    if fmt == "table":
+        emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {label} ({sizes.said})")
     else:
         emit([payload], fmt, payload=payload)
 

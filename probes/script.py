@@ -1,0 +1,318 @@
+"""A user's own training command, probed: run it for the budget, read its steps, stop it.
+
+``advisor probe --name NAME -- python train.py ...`` runs the command in a process group of its
+own, as the user, with ``probes/script_site`` leading ``PYTHONPATH`` so that ``advisor.probe``
+reports every Keras ``fit`` step (or the script's own ``advisor.probe.step()`` calls) to an
+events file. The probe reads the events as they come, stops the command once its steady step
+time is known to +-2% or the budget is spent (SIGINT, then SIGTERM, then SIGKILL to the whole
+group, 2 s apart), and leaves nothing running. A command that ends without a step, or never
+reaches one within the budget, is one error line with its last output lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError, UsageError
+from probes import stats
+from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
+
+SITE = Path(__file__).resolve().parent / "script_site"
+ROOT = Path(__file__).resolve().parents[1]
+POLL_SECONDS = 0.1
+GRACE_SECONDS = 2.0
+"""Between SIGINT and SIGTERM, and between SIGTERM and SIGKILL."""
+TARGET_HALF_WIDTH = 0.02
+"""The steady step time is known when its 95% interval is within this share of its mean."""
+MIN_SHARE = 0.3
+"""Share of the budget a probe runs at least, however soon its steps are steady."""
+TAIL_LINES = 5
+"""Last lines of the command's output said with an error."""
+PREFIX = "script:"
+"""A script probe's workload id is this and its name (``script:cifar``)."""
+
+
+@dataclass
+class Events:
+    """What the command reported, in order of arrival."""
+
+    steps: list[float] = field(default_factory=list)
+    """Wall-clock time of each training step's end."""
+    batches: list[int] = field(default_factory=list)
+    epochs: list[float] = field(default_factory=list)
+    """Wall-clock time of each epoch's end."""
+    plan: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    backend: str = ""
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind, at = event.get("event"), float(event.get("t", 0.0))
+        if kind == "step":
+            self.steps.append(at)
+            if isinstance(event.get("batch"), int) and event["batch"] > 0:
+                self.batches.append(event["batch"])
+        elif kind == "epoch":
+            self.epochs.append(at)
+        elif kind == "plan":
+            self.plan.update({k: v for k, v in event.items() if k in ("epochs", "steps", "batch")})
+        elif kind == "model":
+            self.model = {"config": event.get("config"), "parameters": event.get("parameters")}
+        elif kind == "backend":
+            self.backend = str(event.get("name", ""))
+
+    def _gaps(self, crossing: bool) -> list[float]:
+        pairs = zip(self.steps, self.steps[1:], strict=False)
+        return [b - a for a, b in pairs
+                if b > a and any(a < end <= b for end in self.epochs) == crossing]  # fmt: skip
+
+    @property
+    def durations(self) -> list[float]:
+        """Each step's time from the end of the one before it, an epoch boundary's gap aside."""
+        return self._gaps(crossing=False)
+
+    @property
+    def boundaries(self) -> list[float]:
+        """The gaps between two steps with an epoch's end between them (validation, callbacks)."""
+        return self._gaps(crossing=True)
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """A probed command: when it started, what it reported, how it ended."""
+
+    started: float
+    events: Events
+    ended_by_probe: bool
+    returncode: int | None
+    output_tail: tuple[str, ...]
+    seconds: float
+
+
+def run_command(
+    command: Sequence[str],
+    budget: float,
+    *,
+    progress: Callable[[int, float], None] | None = None,
+) -> ScriptRun:
+    """Run ``command`` until its steady step time is known or ``budget`` seconds pass."""
+    if not command:
+        raise UsageError("no command to probe: advisor probe --name NAME -- python train.py ...")
+    with tempfile.TemporaryDirectory(prefix="advisor-script-") as folder:
+        events_path, output_path = Path(folder) / "events.jsonl", Path(folder) / "output.log"
+        events_path.touch()
+        env = {**os.environ, "ADVISOR_PROBE_EVENTS": str(events_path),
+               "ADVISOR_PROBE_ROOT": str(ROOT),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")]))}  # fmt: skip
+        started = time.time()
+        with output_path.open("wb") as output:
+            try:
+                process = subprocess.Popen(
+                    list(command), env=env, stdin=subprocess.DEVNULL, stdout=output,
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )  # fmt: skip
+            except OSError as error:
+                raise UsageError(f"cannot run {command[0]!r}: {error.strerror}") from None
+            events, ended = _watch(process, events_path, started, budget, progress)
+            _stop(process)
+        tail = output_path.read_bytes().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+    return ScriptRun(started, events, ended, process.returncode, tuple(tail), time.time() - started)
+
+
+def _watch(
+    process: subprocess.Popen[bytes],
+    path: Path,
+    started: float,
+    budget: float,
+    progress: Callable[[int, float], None] | None,
+) -> tuple[Events, bool]:
+    """Read events until the process ends, the steps are steady or the budget is spent; True
+    when the probe ends the command (steady or out of time), False when it ended by itself."""
+    events, offset = Events(), 0
+    while True:
+        offset = _read(path, offset, events)
+        elapsed = time.time() - started
+        if progress is not None:
+            progress(len(events.steps), elapsed)
+        if process.poll() is not None:
+            _read(path, offset, events)
+            return events, False
+        if elapsed >= budget or (elapsed >= MIN_SHARE * budget and _steady(events.durations)):
+            return events, True
+        time.sleep(POLL_SECONDS)
+
+
+def _read(path: Path, offset: int, events: Events) -> int:
+    """Events appended since ``offset`` (a line still being written waits for the next read)."""
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        chunk = handle.read()
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    for line in complete.decode("utf-8", "replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # the script wrote something of its own there: not ours
+        if isinstance(event, dict):
+            events.add(event)
+    return offset + len(complete)
+
+
+def _steady(durations: Sequence[float]) -> bool:
+    start = stats.warmup_end(durations)
+    if start is None or len(durations) - start < stats.MIN_STEADY:
+        return False
+    return stats.steady_stats(durations[start:]).relative_half_width <= TARGET_HALF_WIDTH
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT, SIGTERM, SIGKILL to the command's whole process group until it is gone (its data
+    loader workers and other children included)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break  # the group is gone
+        try:
+            process.wait(timeout=GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            continue
+        if not _group_alive(process.pid):
+            break
+    process.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def check_run(run: ScriptRun, budget: float) -> None:
+    """Refuse a run that says nothing of its steps, in one line with its last output."""
+    said = " | ".join(line.strip() for line in run.output_tail if line.strip())[-400:]
+    last = f"; its last output: {said}" if said else ""
+    if len(run.events.steps) < 2 and not run.ended_by_probe:
+        raise AdvisorError(
+            f"the command ended (exit {run.returncode}) before two training steps{last}"
+        )
+    if len(run.events.steps) < 2:
+        raise AdvisorError(
+            f"no two training steps within the budget ({budget:g} s): does the script train with "
+            f"Keras fit, or call advisor.probe.step()? Is it waiting for input{last}"
+        )
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The whole run: what the user said, else what the script planned; and which it was."""
+
+    epochs: int
+    steps: int
+    """Optimizer steps an epoch."""
+    batch: int
+    said: str
+    """Where the sizes came from, in words."""
+
+
+def sizes_of(
+    events: Events, *, epochs: int | None, samples: int | None, batch_size: int | None
+) -> Sizes:
+    """The run's epochs, steps an epoch and batch: ``epochs``, ``samples`` and ``batch_size`` as
+    given, else as the script's ``fit`` (or ``advisor.probe.plan``) planned them."""
+    batch = (
+        batch_size or events.plan.get("batch") or (max(events.batches) if events.batches else None)
+    )
+    if not batch:
+        raise UsageError(
+            "the script did not say its batch: give --batch-size, or advisor.probe.step(batch=N)"
+        )
+    planned = events.plan.get("steps")
+    steps = -(-samples // batch) if samples else planned
+    if not steps:
+        raise UsageError(
+            "the script did not say how many steps an epoch takes: give --samples "
+            "(or advisor.probe.plan(steps=N) in the script)"
+        )
+    said = []
+    said.append("epochs as given" if epochs else "epochs as the script planned them")
+    said.append("samples as given" if samples else "steps an epoch as the script planned them")
+    return Sizes(
+        int(epochs or events.plan.get("epochs") or 1), int(steps), int(batch), ", ".join(said)
+    )
+
+
+def result_of(
+    run: ScriptRun,
+    name: str,
+    sizes: Sizes,
+    device: Fingerprint,
+    architecture: Architecture | None,
+) -> ProbeResult:
+    """A probe result of the command's steady steps, predicting its whole run here: the time to
+    its first step (start-up, data loading, compilation: ``startup_seconds``), then every step at
+    the steady mean and each epoch's boundary (validation, callbacks) at the median gap
+    measured, when one was (``predicted_seconds``)."""
+    durations = run.events.durations
+    start = stats.warmup_end(durations)
+    steady = durations[start:] if start is not None else durations[len(durations) // 2 :]
+    measured = stats.steady_stats(steady)
+    first = run.events.steps[0] - run.started
+    steps = sizes.epochs * sizes.steps
+    gaps = run.events.boundaries
+    boundary = max(0.0, statistics.median(gaps) - measured.mean) if gaps else 0.0
+    relative = min(measured.relative_half_width, 1.0)
+    repeating = (steps - 1) * measured.mean + sizes.epochs * boundary
+    spread = (steps - 1) * measured.mean * relative
+    if run.events.backend:
+        device = replace(device, backend=run.events.backend)
+    return ProbeResult(
+        config=WorkloadConfig(
+            PREFIX + name, sizes.steps * sizes.batch, 0, sizes.epochs, sizes.batch
+        ),
+        device=device,
+        step_seconds=measured.mean,
+        step_interval=measured.interval if relative < 1.0 else (measured.mean, measured.mean),
+        validation_step_seconds=0.0,
+        epoch_overhead_seconds=boundary,
+        startup_seconds=first,
+        predicted_seconds=repeating,
+        predicted_interval=(repeating - spread, repeating + spread),
+        samples_per_second=sizes.batch / measured.mean,
+        probe_seconds=run.seconds,
+        flops_per_sample=architecture.train_flops_per_sample if architecture else 0.0,
+        parameters=int(run.events.model.get("parameters") or 0),
+        peak_host_bytes=0,
+        architecture=architecture,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def architecture_of(config: str | None) -> Architecture | None:
+    """What a Keras model's configuration says of its work (``probes.architecture``), rebuilt
+    here without its weights; None for a model that has no configuration or does not rebuild
+    (a custom layer this process cannot import)."""
+    if not config:
+        return None
+    from probes import architecture, backend
+
+    backend.select()
+    import keras
+
+    try:
+        model = keras.models.model_from_json(config)
+    except Exception:  # whatever a foreign configuration raises
+        return None
+    return architecture.read(model)

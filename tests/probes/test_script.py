@@ -1,0 +1,176 @@
+"""``advisor probe -- COMMAND``: a user's own training command run for the budget, its steps read
+through ``advisor.probe``, the command stopped with everything it started, the probe stored.
+
+The commands are real Python processes (a Keras fit under TensorFlow where marked ``tf``); the
+loops that mark their own steps sleep for their step, so their step time is known."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from advisor import service
+from advisor.cli import cli
+from advisor.errors import AdvisorError
+from probes import script
+
+PYTHON = sys.executable
+
+
+def _write(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def _alive(marker: str) -> bool:
+    """A process whose command line holds ``marker`` still runs."""
+    listed = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    return any(marker in line and "ps -eo" not in line for line in listed.stdout.splitlines())
+
+
+LOOP = """
+    import time
+    import advisor.probe as ap
+    ap.plan(epochs=3, steps=200, batch=16)
+    for epoch in range(3):
+        for _ in range(200):
+            time.sleep(0.02)
+            ap.step(batch=16)
+"""
+
+
+def test_a_loop_that_marks_its_steps_is_probed_and_its_whole_run_predicted(
+    tmp_path: Path,
+) -> None:
+    loop = _write(tmp_path, "loop.py", LOOP)
+    run = script.run_command([PYTHON, str(loop)], budget=6.0)
+    assert run.ended_by_probe and 2 < len(run.events.steps) < 600  # stopped before its end
+    script.check_run(run, 6.0)
+    sizes = script.sizes_of(run.events, epochs=None, samples=None, batch_size=None)
+    assert (sizes.epochs, sizes.steps, sizes.batch) == (3, 200, 16)
+    result = script.result_of(run, "loop", sizes, _fingerprint(), None)
+    assert result.config.workload == "script:loop" and result.config.samples == 3200
+    assert 0.019 < result.step_seconds < 0.04  # its sleep, and the machine's noise
+    assert result.predicted_seconds == pytest.approx(599 * result.step_seconds, rel=1e-6)
+    assert run.seconds < 6.0 + 5.0
+
+
+def test_the_size_the_user_gives_wins_over_the_script_and_is_said(tmp_path: Path) -> None:
+    loop = _write(tmp_path, "loop.py", LOOP)
+    run = script.run_command([PYTHON, str(loop)], budget=3.0)
+    sizes = script.sizes_of(run.events, epochs=10, samples=1600, batch_size=None)
+    assert (sizes.epochs, sizes.steps, sizes.batch) == (10, 100, 16)
+    assert sizes.said == "epochs as given, samples as given"
+
+
+def test_a_command_that_crashes_is_one_line_with_its_last_output(tmp_path: Path) -> None:
+    crash = _write(tmp_path, "crash.py", """
+        print("loading the data")
+        raise SystemExit("no such dataset: /data/cifar")
+    """)  # fmt: skip
+    run = script.run_command([PYTHON, str(crash)], budget=10.0)
+    assert not run.ended_by_probe and run.returncode == 1 and run.seconds < 10
+    with pytest.raises(AdvisorError) as failed:
+        script.check_run(run, 10.0)
+    said = str(failed.value)
+    assert "before two training steps" in said and "no such dataset: /data/cifar" in said
+    assert "\n" not in said
+
+
+def test_a_command_that_never_steps_is_stopped_with_its_children_within_the_budget(
+    tmp_path: Path,
+) -> None:
+    """It waits (for input it cannot get, for a lock, for nothing) and started a child of its
+    own that ignores SIGINT: the group is gone within the budget and a few seconds."""
+    marker = f"advisor-test-sleeper-{os.getpid()}"
+    stuck = _write(tmp_path, "stuck.py", f"""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        subprocess.Popen([sys.executable, "-c",
+                          "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                          "time.sleep(600)  # {marker}"])
+        time.sleep(600)
+    """)  # fmt: skip
+    began = time.monotonic()
+    run = script.run_command([PYTHON, str(stuck)], budget=2.0)
+    assert time.monotonic() - began < 2.0 + 5.0
+    assert run.ended_by_probe and not run.events.steps
+    assert not _alive(marker)
+    with pytest.raises(AdvisorError, match="no two training steps within the budget"):
+        script.check_run(run, 2.0)
+
+
+def test_the_cli_probes_a_command_stores_it_and_recommend_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
+    loop = _write(tmp_path, "train.py", LOOP)
+    probed = CliRunner().invoke(cli, ["probe", "--budget", "3", "--json", "--", PYTHON, str(loop)])
+    assert probed.exit_code == 0, probed.output
+    assert '"workload": "script:train"' in probed.output
+    assert "steps an epoch as the script planned them" in probed.output
+    assert service.stored_script_probe("train") is not None
+    ranked = CliRunner().invoke(
+        cli, ["recommend", "--model", "train", "--deadline", "8h", "--json"]
+    )
+    assert ranked.exit_code == 0, ranked.output
+    assert '"options"' in ranked.output
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["probe", "--name", "x"], "--name names a command's probe"),
+        (["probe", "--model", "lstm", "--", "python", "t.py"], "two ways to say what to probe"),
+        (["probe", "--name", "../x", "--", "python", "t.py"], "a probe name is letters"),
+        (["probe", "--", "/no/such/program"], "cannot run '/no/such/program'"),
+        (["probe"], "give --model MODEL, or a training command after --"),
+    ],
+)
+def test_what_cannot_be_probed_is_a_usage_error(
+    argv: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(cli, argv)
+    assert done.exit_code == 2, done.output
+    assert said in done.output
+
+
+@pytest.mark.tf
+def test_a_keras_fit_script_is_probed_without_an_edit(tmp_path: Path) -> None:
+    """Keras's fit reports its plan, its steps and its model through the hooks alone: the
+    sizes are the script's, the model's FLOPs counted from its configuration."""
+    train = _write(tmp_path, "mlp.py", """
+        import numpy as np
+        import keras
+        x = np.random.rand(12800, 784).astype("float32")
+        y = np.random.randint(0, 10, 12800)
+        model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
+                                  keras.layers.Dense(10, activation="softmax")])
+        model.compile("rmsprop", "sparse_categorical_crossentropy")
+        model.fit(x, y, batch_size=128, epochs=40, verbose=0)
+    """)  # fmt: skip
+    run = script.run_command([PYTHON, str(train)], budget=20.0)
+    script.check_run(run, 20.0)
+    assert run.ended_by_probe  # 40 epochs take longer than the probe
+    assert run.events.plan == {"epochs": 40, "steps": 100, "batch": 128}
+    assert run.events.model["parameters"] == 784 * 512 + 512 + 512 * 10 + 10
+    architecture = script.architecture_of(run.events.model["config"])
+    assert architecture is not None
+    assert architecture.train_flops_per_sample == pytest.approx(
+        6 * (784 * 512 + 512 * 10), rel=0.05
+    )
+
+
+def _fingerprint():  # type: ignore[no-untyped-def]
+    from probes import device
+
+    return device.fingerprint()
