@@ -99,9 +99,25 @@ def _batch_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
         first = spec[0] if isinstance(spec, (tuple, list)) else spec
         shape = getattr(first, "shape", None)
         size = shape[0] if shape is not None and len(shape) else None
-        return int(size) if size is not None else None
+        return int(size) if size is not None else _batched(x)
     if hasattr(x, "__len__") and not isinstance(x, dict):
         return int(kwargs.get("batch_size") or (args[2] if len(args) > 2 else None) or 32)
+    return None
+
+
+def _batched(dataset: Any) -> int | None:
+    """The batch a ``tf.data`` pipeline's ``batch`` stage makes (its last batch may be short, so
+    the element's shape does not say it), found through the stages after it."""
+    for _ in range(64):
+        size = getattr(dataset, "_batch_size", None)
+        if size is not None:
+            try:
+                return int(size)
+            except (TypeError, ValueError):
+                return int(size.numpy()) if hasattr(size, "numpy") else None
+        dataset = getattr(dataset, "_input_dataset", None)
+        if dataset is None:
+            return None
     return None
 
 
@@ -127,9 +143,14 @@ def _callback(keras: Any, batch: int | None) -> Any:
 
 
 def _describe(model: Any) -> None:
-    """The model's configuration (None where it has none: a subclassed model) and size."""
+    """The model's size and what its layers say of its work (``probes.architecture``, counted
+    here, on the built model, where advisor's own modules can be imported; None otherwise)."""
     try:
-        config = model.to_json()
-    except Exception:  # a model that cannot say its configuration
-        config = None
-    _emit({"event": "model", "config": config, "parameters": int(model.count_params())})
+        from dataclasses import asdict
+
+        from probes import architecture
+
+        counted: dict[str, Any] | None = asdict(architecture.read(model))
+    except Exception:  # a model or an interpreter that cannot say
+        counted = None
+    _emit({"event": "model", "architecture": counted, "parameters": int(model.count_params())})

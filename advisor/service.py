@@ -359,7 +359,7 @@ def probe_script(
     run = user_script.run_command(command, budget, progress=progress)
     user_script.check_run(run, budget)
     sizes = user_script.sizes_of(run.events, epochs=epochs, samples=samples, batch_size=batch_size)
-    architecture = user_script.architecture_of(run.events.model.get("config"))
+    architecture = user_script.architecture_of(run.events.model.get("architecture"))
     result = user_script.result_of(run, name, sizes, probe_device.fingerprint(), architecture)
     probe_history.save(db, result)
     return result, sizes

@@ -67,7 +67,7 @@ class Events:
         elif kind == "plan":
             self.plan.update({k: v for k, v in event.items() if k in ("epochs", "steps", "batch")})
         elif kind == "model":
-            self.model = {"config": event.get("config"), "parameters": event.get("parameters")}
+            self.model = {k: event.get(k) for k in ("architecture", "parameters")}
         elif kind == "backend":
             self.backend = str(event.get("name", ""))
 
@@ -147,7 +147,7 @@ def _watch(
         if process.poll() is not None:
             _read(path, offset, events)
             return events, False
-        if elapsed >= budget or (elapsed >= MIN_SHARE * budget and _steady(events.durations)):
+        if _done(events, elapsed, budget):
             return events, True
         time.sleep(POLL_SECONDS)
 
@@ -166,6 +166,21 @@ def _read(path: Path, offset: int, events: Events) -> int:
         if isinstance(event, dict):
             events.add(event)
     return offset + len(complete)
+
+
+def _done(events: Events, elapsed: float, budget: float) -> bool:
+    """The budget is spent, or the steps are steady and two epoch boundaries were seen (the
+    first one pays for compiling the validation pass once): or cannot be within the budget."""
+    if elapsed >= budget:
+        return True
+    if elapsed < MIN_SHARE * budget or not _steady(events.durations):
+        return False
+    per_epoch, planned = events.plan.get("steps"), events.plan.get("epochs") or 1
+    if len(events.epochs) >= 2 or planned < 2 or not per_epoch:
+        return True
+    step = statistics.median(events.durations)
+    to_second = (2 * int(per_epoch) - len(events.steps)) * step
+    return elapsed + to_second > budget
 
 
 def _steady(durations: Sequence[float]) -> bool:
@@ -271,8 +286,7 @@ def result_of(
     measured = stats.steady_stats(steady)
     first = run.events.steps[0] - run.started
     steps = sizes.epochs * sizes.steps
-    gaps = run.events.boundaries
-    boundary = max(0.0, statistics.median(gaps) - measured.mean) if gaps else 0.0
+    boundary, once = _boundary(run.events.boundaries, measured.mean)
     relative = min(measured.relative_half_width, 1.0)
     repeating = (steps - 1) * measured.mean + sizes.epochs * boundary
     spread = (steps - 1) * measured.mean * relative
@@ -287,7 +301,7 @@ def result_of(
         step_interval=measured.interval if relative < 1.0 else (measured.mean, measured.mean),
         validation_step_seconds=0.0,
         epoch_overhead_seconds=boundary,
-        startup_seconds=first,
+        startup_seconds=first + once,
         predicted_seconds=repeating,
         predicted_interval=(repeating - spread, repeating + spread),
         samples_per_second=sizes.batch / measured.mean,
@@ -300,19 +314,21 @@ def result_of(
     )
 
 
-def architecture_of(config: str | None) -> Architecture | None:
-    """What a Keras model's configuration says of its work (``probes.architecture``), rebuilt
-    here without its weights; None for a model that has no configuration or does not rebuild
-    (a custom layer this process cannot import)."""
-    if not config:
+def _boundary(gaps: Sequence[float], step: float) -> tuple[float, float]:
+    """What each epoch's boundary adds to a step (validation, callbacks) and what the first one
+    paid once (compiling the validation pass), from the gaps between steps across boundaries."""
+    if not gaps:
+        return 0.0, 0.0
+    later = statistics.median(gaps[1:]) if len(gaps) > 1 else gaps[0]
+    return max(0.0, later - step), max(0.0, gaps[0] - later)
+
+
+def architecture_of(counted: object) -> Architecture | None:
+    """What the model's layers say of its work, as the hook counted them on the built model in
+    the script's process (``probes.architecture``); None where it could not."""
+    if not isinstance(counted, dict):
         return None
-    from probes import architecture, backend
-
-    backend.select()
-    import keras
-
     try:
-        model = keras.models.model_from_json(config)
-    except Exception:  # whatever a foreign configuration raises
+        return Architecture.from_dict(counted)
+    except (TypeError, ValueError, KeyError):
         return None
-    return architecture.read(model)

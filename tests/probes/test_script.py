@@ -156,14 +156,14 @@ def test_a_keras_fit_script_is_probed_without_an_edit(tmp_path: Path) -> None:
         model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
                                   keras.layers.Dense(10, activation="softmax")])
         model.compile("rmsprop", "sparse_categorical_crossentropy")
-        model.fit(x, y, batch_size=128, epochs=40, verbose=0)
+        model.fit(x, y, batch_size=128, epochs=400, verbose=0)
     """)  # fmt: skip
     run = script.run_command([PYTHON, str(train)], budget=20.0)
     script.check_run(run, 20.0)
-    assert run.ended_by_probe  # 40 epochs take longer than the probe
-    assert run.events.plan == {"epochs": 40, "steps": 100, "batch": 128}
+    assert run.ended_by_probe  # 400 epochs take longer than the probe
+    assert run.events.plan == {"epochs": 400, "steps": 100, "batch": 128}
     assert run.events.model["parameters"] == 784 * 512 + 512 + 512 * 10 + 10
-    architecture = script.architecture_of(run.events.model["config"])
+    architecture = script.architecture_of(run.events.model["architecture"])
     assert architecture is not None
     assert architecture.train_flops_per_sample == pytest.approx(
         6 * (784 * 512 + 512 * 10), rel=0.05
@@ -174,3 +174,27 @@ def _fingerprint():  # type: ignore[no-untyped-def]
     from probes import device
 
     return device.fingerprint()
+
+
+def test_an_epochs_first_boundary_pays_once_and_the_later_ones_each_epoch() -> None:
+    """The first boundary also compiles the validation pass: what it takes beyond the later
+    ones is paid once, the later ones' gap less a step each epoch."""
+    each, once = script._boundary([2.5, 0.6, 0.5, 0.7], step=0.1)
+    assert each == pytest.approx(0.5) and once == pytest.approx(1.9)
+    assert script._boundary([], step=0.1) == (0.0, 0.0)
+
+
+@pytest.mark.tf
+def test_a_tf_data_pipeline_says_its_batch_through_its_later_stages() -> None:
+    """A ``batch`` stage whose last batch may be short leaves the element's batch dimension
+    unknown; the hook finds the stage's batch through the map and prefetch after it."""
+    import numpy as np
+    import tensorflow as tf
+
+    import advisor.probe as ap
+
+    data = (tf.data.Dataset.from_tensor_slices(np.zeros((100, 4), "float32"))
+            .batch(48).map(lambda x: x * 2).prefetch(2))  # fmt: skip
+    assert data.element_spec.shape[0] is None
+    assert ap._batch_of((data,), {}) == 48
+    assert ap._batch_of((np.zeros((10, 4)),), {"batch_size": 5}) == 5
