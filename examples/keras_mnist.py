@@ -5,9 +5,8 @@ MNIST's shapes so that it runs without a download). Probe it without editing it:
     advisor recommend --model keras_mnist --deadline 1h
 """
 
-import numpy as np
-
 import keras
+import numpy as np
 
 x = np.random.rand(60_000, 28, 28, 1).astype("float32")
 y = keras.utils.to_categorical(np.random.randint(0, 10, 60_000), 10)

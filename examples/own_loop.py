@@ -10,7 +10,7 @@ import advisor.probe as ap
 
 EPOCHS, STEPS, BATCH = 10, 500, 64
 ap.plan(epochs=EPOCHS, steps=STEPS, batch=BATCH)
-for epoch in range(EPOCHS):
-    for step in range(STEPS):
+for _epoch in range(EPOCHS):
+    for _step in range(STEPS):
         time.sleep(0.01)  # your forward, backward and optimizer step
         ap.step(batch=BATCH)
