@@ -34,9 +34,17 @@ def step(batch: int | None = None) -> None:
     _emit({"event": "step", "batch": batch})
 
 
-def plan(*, epochs: int | None = None, steps: int | None = None, batch: int | None = None) -> None:
-    """The run's size as the script knows it: epochs, optimizer steps an epoch, batch."""
-    _emit({"event": "plan", "epochs": epochs, "steps": steps, "batch": batch})
+def plan(
+    *,
+    epochs: int | None = None,
+    steps: int | None = None,
+    batch: int | None = None,
+    flops_per_sample: float | None = None,
+) -> None:
+    """The run's size as the script knows it: epochs, optimizer steps an epoch, batch; and the
+    training FLOPs of one sample (forward and backward), which let other devices be predicted."""
+    _emit({"event": "plan", "epochs": epochs, "steps": steps, "batch": batch,
+           "flops_per_sample": flops_per_sample})  # fmt: skip
 
 
 def _emit(event: dict[str, Any]) -> None:

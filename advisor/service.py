@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -223,6 +223,9 @@ def rank(
     job = None if scripted else job_for_request(request)
     if job is not None:
         return rank_job(request, job, probe, db=db)
+    uncounted = scripted and probe.flops_per_sample <= 0 and probe.device.accelerator is None
+    if uncounted:  # its steps' work is unknown: only CPUs like this one are predicted
+        request = replace(request, filters=replace(request.filters, cpu_only=True))
     measured: list[ProbeResult] = probe_history.latest(db, probe.config.workload)
     spread = probe_history.run_log_sigma(db, probe.device.key)
     predictor = residual.predictor_for(
@@ -243,9 +246,15 @@ def rank(
         workload=probe.config.workload,
         constraints=request.constraints,
         assumptions=assumptions_for(probe, probe.config),
-        context=describe_probe(probe, stored),
+        context=(*describe_probe(probe, stored), *([UNCOUNTED] if uncounted else [])),
         spot_risks=spot_risk.shipped_risks(),
     )
+
+
+UNCOUNTED = (
+    "CPU machines only: the script's work per step is unknown (a loop Keras does not run); "
+    "advisor.probe.plan(flops_per_sample=N) lets accelerators be predicted"
+)
 
 
 def rank_job(

@@ -65,7 +65,8 @@ class Events:
         elif kind == "epoch":
             self.epochs.append(at)
         elif kind == "plan":
-            self.plan.update({k: v for k, v in event.items() if k in ("epochs", "steps", "batch")})
+            keys = ("epochs", "steps", "batch", "flops_per_sample")
+            self.plan.update({k: v for k, v in event.items() if k in keys and v is not None})
         elif kind == "model":
             self.model = {k: event.get(k) for k in ("architecture", "parameters")}
         elif kind == "backend":
@@ -306,12 +307,22 @@ def result_of(
         predicted_interval=(repeating - spread, repeating + spread),
         samples_per_second=sizes.batch / measured.mean,
         probe_seconds=run.seconds,
-        flops_per_sample=architecture.train_flops_per_sample if architecture else 0.0,
+        flops_per_sample=(
+            architecture.train_flops_per_sample if architecture else _stated(run.events.plan)
+        ),
         parameters=int(run.events.model.get("parameters") or 0),
         peak_host_bytes=0,
         architecture=architecture,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def _stated(plan: dict[str, Any]) -> float:
+    """The training FLOPs of a sample the script stated (``advisor.probe.plan``), else 0."""
+    value = plan.get("flops_per_sample")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e18:
+        return float(value)
+    return 0.0
 
 
 def _boundary(gaps: Sequence[float], step: float) -> tuple[float, float]:

@@ -46,8 +46,8 @@ WORKLOAD = _options(
     click.option(
         "--model",
         "-m",
-        required=True,
-        help="Zoo id, alias (lstm, mlp, cnn, ...), an LLM (llama3-8b, qwen2.5-7b, ...) or a .keras file.",
+        help="Zoo id, alias (lstm, mlp, cnn, ...), an LLM (llama3-8b, qwen2.5-7b, ...), a .keras "
+        "file, or the NAME of a probed training command (with a command after --: its name).",
     ),
     click.option(
         "--epochs", type=BoundedInt(1, MAX_EPOCHS), help="Epochs (default: the zoo's; 1)."
@@ -190,8 +190,9 @@ ANSWER = _options(
 @MACHINES
 @ANSWER
 @output_format
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def recommend(
-    model: str,
+    model: str | None,
     epochs: int | None,
     batch_size: int | None,
     global_batch: int | None,
@@ -225,6 +226,7 @@ def recommend(
     emit: tuple[str, str] | None,
     force: bool,
     fmt: str,
+    command: tuple[str, ...],
 ) -> None:
     """Recommend where to train MODEL: cheapest under a deadline, or fastest within a budget.
 
@@ -241,8 +243,12 @@ def recommend(
       advisor recommend --model llama3-8b --method qlora --tokens 20M --deadline 6h
       advisor recommend --model llama3.1-70b --method full --examples 50k --seq-len 4096 \
           --budget 500 --objective fastest --emit skypilot task.yaml
+      advisor recommend --deadline 8h -- python train.py --epochs 30
     """
     _check_choices(emit, force, accelerator, cpu_only)
+    model = _probed_command(command, model, epochs, samples, batch_size) if command else model
+    if model is None:
+        raise UsageError("give --model MODEL, or your training command after --")
     constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes)
     filters = _filters(provider, region, accelerator, spot, cpu_only, max_accelerators)
     from advisor import service
@@ -263,6 +269,29 @@ def recommend(
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
         write_emit(rec, emit[1], force=force)
+
+
+PROBE_SECONDS = 20.0
+"""What ``recommend -- COMMAND`` gives the command's probe (``advisor probe --budget`` to choose)."""
+
+
+def _probed_command(
+    command: tuple[str, ...],
+    model: str | None,
+    epochs: int | None,
+    samples: int | None,
+    batch_size: int | None,
+) -> str:
+    """Probe the user's training ``command`` here (``advisor probe -- COMMAND``) and return the
+    name its probe is stored under: ``--model`` when given, else the script's file name."""
+    from advisor import service
+
+    name = model or service.script_name(command)
+    click.echo(f"probing {display.quoted(name)}: {PROBE_SECONDS:g} s at most", err=True)
+    service.probe_script(
+        command, name, budget=PROBE_SECONDS, epochs=epochs, samples=samples, batch_size=batch_size
+    )
+    return name
 
 
 def _check_choices(

@@ -6,6 +6,7 @@ loops that mark their own steps sleep for their step, so their step time is know
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -198,3 +199,40 @@ def test_a_tf_data_pipeline_says_its_batch_through_its_later_stages() -> None:
     assert data.element_spec.shape[0] is None
     assert ap._batch_of((data,), {}) == 48
     assert ap._batch_of((np.zeros((10, 4)),), {"batch_size": 5}) == 5
+
+
+def test_recommend_probes_a_command_and_ranks_cpus_alone_when_its_work_is_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recommend -- COMMAND`` probes and ranks in one go; a loop that states no FLOPs can be
+    predicted on CPUs like this one only, and the answer says why."""
+    monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("advisor.cli.recommend.PROBE_SECONDS", 3.0)
+    loop = _write(tmp_path, "loop.py", LOOP)
+    done = CliRunner().invoke(
+        cli, ["recommend", "--deadline", "2h", "--explain", "--", PYTHON, str(loop)]
+    )
+    assert done.exit_code == 0, done.output
+    assert "CPU machines only: the script's work per step is unknown" in done.output
+    ranked = CliRunner().invoke(cli, ["recommend", "--model", "loop", "--deadline", "2h", "--json"])
+    options = json.loads(ranked.output)["options"]
+    assert options and all(option["accelerator"] is None for option in options)
+
+
+def test_a_loop_that_states_its_flops_is_predicted_on_accelerators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
+    stated = _write(
+        tmp_path, "stated.py", LOOP.replace("batch=16)\n", "batch=16, flops_per_sample=2e9)\n", 1)
+    )
+    probed = CliRunner().invoke(
+        cli, ["probe", "--budget", "3", "--json", "--", PYTHON, str(stated)]
+    )
+    assert probed.exit_code == 0, probed.output
+    assert json.loads(probed.output)["flops_per_sample"] == 2e9
+    ranked = CliRunner().invoke(
+        cli, ["recommend", "--model", "stated", "--deadline", "2h", "--json"]
+    )
+    options = json.loads(ranked.output)["options"]
+    assert any(option["accelerator"] for option in options)
