@@ -12,6 +12,7 @@ reaches one within the budget, is one error line with its last output lines.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import statistics
@@ -57,16 +58,21 @@ class Events:
     backend: str = ""
 
     def add(self, event: dict[str, Any]) -> None:
-        kind, at = event.get("event"), float(event.get("t", 0.0))
+        kind, at = event.get("event"), event.get("t")
+        if not isinstance(at, (int, float)) or isinstance(at, bool) or not math.isfinite(at):
+            return  # not one of ours: advisor.probe stamps every event
         if kind == "step":
             self.steps.append(at)
-            if isinstance(event.get("batch"), int) and event["batch"] > 0:
+            if _whole(event.get("batch")):
                 self.batches.append(event["batch"])
         elif kind == "epoch":
             self.epochs.append(at)
         elif kind == "plan":
-            keys = ("epochs", "steps", "batch", "flops_per_sample")
-            self.plan.update({k: v for k, v in event.items() if k in keys and v is not None})
+            counts = {k: event.get(k) for k in ("epochs", "steps", "batch")}
+            self.plan.update({k: v for k, v in counts.items() if _whole(v)})
+            flops = event.get("flops_per_sample")
+            if isinstance(flops, (int, float)) and not isinstance(flops, bool) and 0 < flops < 1e18:
+                self.plan["flops_per_sample"] = float(flops)
         elif kind == "model":
             self.model = {k: event.get(k) for k in ("architecture", "parameters")}
         elif kind == "backend":
@@ -86,6 +92,11 @@ class Events:
     def boundaries(self) -> list[float]:
         """The gaps between two steps with an epoch's end between them (validation, callbacks)."""
         return self._gaps(crossing=True)
+
+
+def _whole(value: object) -> bool:
+    """A count a script may state: a whole number from 1 to a billion."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 10**9
 
 
 @dataclass(frozen=True)

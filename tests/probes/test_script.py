@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from advisor import service
 from advisor.cli import cli
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, UsageError
 from probes import script
 
 PYTHON = sys.executable
@@ -236,3 +236,21 @@ def test_a_loop_that_states_its_flops_is_predicted_on_accelerators(
     )
     options = json.loads(ranked.output)["options"]
     assert any(option["accelerator"] for option in options)
+
+
+def test_what_a_script_says_of_itself_is_taken_only_as_counts(tmp_path: Path) -> None:
+    """A plan of strings, negatives or booleans, and lines that are not advisor's events, are
+    left out: the probe asks for the sizes instead of failing on them."""
+    events = script.Events()
+    for event in (
+        {"event": "plan", "t": 1.0, "epochs": "ten", "steps": -5, "batch": True,
+         "flops_per_sample": float("nan")},
+        {"event": "step", "t": "soon", "batch": 8},
+        {"event": "step", "t": 2.0, "batch": 1e9},
+        ["not", "a", "dict"],
+    ):  # fmt: skip
+        if isinstance(event, dict):
+            events.add(event)
+    assert events.plan == {} and events.steps == [2.0] and events.batches == []
+    with pytest.raises(UsageError, match="did not say its batch"):
+        script.sizes_of(events, epochs=None, samples=None, batch_size=None)
