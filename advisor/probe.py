@@ -47,13 +47,19 @@ def plan(
            "flops_per_sample": flops_per_sample})  # fmt: skip
 
 
+_handle: Any = None
+"""The events file, opened once and line-buffered: a step pays one short write, not an open."""
+
+
 def _emit(event: dict[str, Any]) -> None:
+    global _handle
     path = os.environ.get(EVENTS)
     if not path:
         return
+    if _handle is None:
+        _handle = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - kept open
     event["t"] = time.time()
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(event) + "\n")
+    _handle.write(json.dumps(event) + "\n")
 
 
 def install() -> None:

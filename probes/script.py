@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +40,8 @@ MIN_SHARE = 0.3
 """Share of the budget a probe runs at least, however soon its steps are steady."""
 TAIL_LINES = 5
 """Last lines of the command's output said with an error."""
+RECENT_STEPS = 4096
+"""Steps a steadiness check reads, the latest: a check every poll stays bounded at any rate."""
 PREFIX = "script:"
 """A script probe's workload id is this and its name (``script:cifar``)."""
 
@@ -111,12 +113,7 @@ class ScriptRun:
     seconds: float
 
 
-def run_command(
-    command: Sequence[str],
-    budget: float,
-    *,
-    progress: Callable[[int, float], None] | None = None,
-) -> ScriptRun:
+def run_command(command: Sequence[str], budget: float) -> ScriptRun:
     """Run ``command`` until its steady step time is known or ``budget`` seconds pass."""
     if not command:
         raise UsageError("no command to probe: advisor probe --name NAME -- python train.py ...")
@@ -135,18 +132,21 @@ def run_command(
                 )  # fmt: skip
             except OSError as error:
                 raise UsageError(f"cannot run {command[0]!r}: {error.strerror}") from None
-            events, ended = _watch(process, events_path, started, budget, progress)
+            events, ended = _watch(process, events_path, started, budget)
             _stop(process)
-        tail = output_path.read_bytes().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+        tail = _tail(output_path)
     return ScriptRun(started, events, ended, process.returncode, tuple(tail), time.time() - started)
 
 
+def _tail(path: Path, size: int = 16_384) -> list[str]:
+    """The last lines of the command's output, read from its end however much it wrote."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - size))
+        return handle.read().decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+
+
 def _watch(
-    process: subprocess.Popen[bytes],
-    path: Path,
-    started: float,
-    budget: float,
-    progress: Callable[[int, float], None] | None,
+    process: subprocess.Popen[bytes], path: Path, started: float, budget: float
 ) -> tuple[Events, bool]:
     """Read events until the process ends, the steps are steady or the budget is spent; True
     when the probe ends the command (steady or out of time), False when it ended by itself."""
@@ -154,8 +154,6 @@ def _watch(
     while True:
         offset = _read(path, offset, events)
         elapsed = time.time() - started
-        if progress is not None:
-            progress(len(events.steps), elapsed)
         if process.poll() is not None:
             _read(path, offset, events)
             return events, False
@@ -185,12 +183,13 @@ def _done(events: Events, elapsed: float, budget: float) -> bool:
     first one pays for compiling the validation pass once): or cannot be within the budget."""
     if elapsed >= budget:
         return True
-    if elapsed < MIN_SHARE * budget or not _steady(events.durations):
+    recent = events.durations[-RECENT_STEPS:]
+    if elapsed < MIN_SHARE * budget or not _steady(recent):
         return False
     per_epoch, planned = events.plan.get("steps"), events.plan.get("epochs") or 1
     if len(events.epochs) >= 2 or planned < 2 or not per_epoch:
         return True
-    step = statistics.median(events.durations)
+    step = statistics.median(recent)
     to_second = (2 * int(per_epoch) - len(events.steps)) * step
     return elapsed + to_second > budget
 
