@@ -9,6 +9,7 @@ only when prices are refreshed.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -309,10 +310,13 @@ def recommend(
     """Recommend where to train ``request.model``: the stored probe when there is one (fast, no
     TensorFlow), else a probe run here now by ``runner`` and stored."""
     db = database.connect(db_path)
-    script = stored_script_probe(request.model, db)
-    if script is not None:  # a script is probed by advisor probe -- COMMAND, never from here
-        return rank(request, script, db=db, stored=True)
-    job = job_for_request(request)
+    try:
+        job = job_for_request(request)
+    except UsageError:  # no model of the zoo, the LLMs or a file: a probed command's name?
+        script = stored_script_probe(request.model, db)
+        if script is None:
+            raise
+        return rank(request, script, db=db, stored=True)  # probed by advisor probe -- COMMAND
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
     if job is not None:
@@ -342,6 +346,27 @@ def script_name(command: Sequence[str]) -> str:
     return Path(command[0]).name if command else ""
 
 
+SCRIPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A command's probe name: what ``recommend --model NAME`` can type back."""
+
+
+def check_script_name(name: str) -> None:
+    """A usage error for a name that is not letters, digits, ``-``, ``_`` and ``.`` (at most 64),
+    or that a zoo model, an LLM or a model file already answers to (it would never be found)."""
+    if not SCRIPT_NAME.fullmatch(name):
+        raise UsageError(
+            f"a probe name is up to 64 letters, digits, -, _ and ., not {display.quoted(name)}"
+            " (give one with --name)"
+        )
+    try:
+        zoo.get(name)
+        taken = True
+    except UsageError:
+        taken = llm.find(name) is not None or _names_a_file(name)
+    if taken:
+        raise UsageError(f"{display.quoted(name)} names a model advisor knows: give --name")
+
+
 def stored_script_probe(name: str, db: sqlite_utils.Database | None = None) -> ProbeResult | None:
     """The newest probe on this machine of the training command stored as ``name``, or None."""
     db = _open(db)
@@ -359,13 +384,13 @@ def probe_script(
     samples: int | None = None,
     batch_size: int | None = None,
     db: sqlite_utils.Database | None = None,
-    progress: Callable[[int, float], None] | None = None,
 ) -> tuple[ProbeResult, user_script.Sizes]:
     """Run the user's training ``command`` for at most ``budget`` seconds, read its steps and
     store what they say under ``name``; the run's sizes say where they came from."""
+    check_script_name(name)
     db = _open(db)
     store.check_can_store(db, f"a probe of {name}")  # before its seconds are spent
-    run = user_script.run_command(command, budget, progress=progress)
+    run = user_script.run_command(command, budget)
     user_script.check_run(run, budget)
     sizes = user_script.sizes_of(run.events, epochs=epochs, samples=samples, batch_size=batch_size)
     architecture = user_script.architecture_of(run.events.model.get("architecture"))

@@ -137,10 +137,6 @@ def _probe_command(
     if not command:
         raise UsageError("--name names a command's probe: give the command after --")
     label = name or service.script_name(command)
-    if not label or not label.replace("-", "_").replace(".", "_").isidentifier():
-        raise UsageError(
-            f"a probe name is letters, digits, -, _ and ., not {display.quoted(label)}"
-        )
     result, sizes = service.probe_script(
         command, label, budget=budget, epochs=epochs, samples=samples, batch_size=batch_size
     )

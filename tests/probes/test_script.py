@@ -131,7 +131,13 @@ def test_the_cli_probes_a_command_stores_it_and_recommend_finds_it(
     [
         (["probe", "--name", "x"], "--name names a command's probe"),
         (["probe", "--model", "lstm", "--", "python", "t.py"], "two ways to say what to probe"),
-        (["probe", "--name", "../x", "--", "python", "t.py"], "a probe name is letters"),
+        (["probe", "--name", "../x", "--", "python", "t.py"], "a probe name is up to 64 letters"),
+        (["probe", "--name", "lstm", "--", "python", "t.py"], "names a model advisor knows"),
+        (["probe", "--", "python", "my train.py"], "(give one with --name)"),
+        (
+            ["recommend", "--model", "resnet", "--deadline", "1h", "--", "python", "t.py"],
+            "names a model advisor knows",
+        ),
         (["probe", "--", "/no/such/program"], "cannot run '/no/such/program'"),
         (["probe"], "give --model MODEL, or a training command after --"),
     ],
