@@ -3,13 +3,21 @@ MNIST's shapes so that it runs without a download). Probe it without editing it:
 
     advisor probe -- python examples/keras_mnist.py
     advisor recommend --model keras_mnist --deadline 1h
+
+``benchmarks/own_scripts.py`` runs it too, smaller (``--epochs``, ``--samples``).
 """
+
+import argparse
 
 import keras
 import numpy as np
 
-x = np.random.rand(60_000, 28, 28, 1).astype("float32")
-y = keras.utils.to_categorical(np.random.randint(0, 10, 60_000), 10)
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=15)
+parser.add_argument("--samples", type=int, default=60_000)
+args = parser.parse_args()
+x = np.random.rand(args.samples, 28, 28, 1).astype("float32")
+y = keras.utils.to_categorical(np.random.randint(0, 10, args.samples), 10)
 model = keras.Sequential(
     [
         keras.Input(shape=(28, 28, 1)),
@@ -23,4 +31,4 @@ model = keras.Sequential(
     ]
 )
 model.compile(loss="categorical_crossentropy", optimizer="adam", metrics=["accuracy"])
-model.fit(x, y, batch_size=128, epochs=15, validation_split=0.1)
+model.fit(x, y, batch_size=128, epochs=args.epochs, validation_split=0.1, verbose=2)
