@@ -31,8 +31,8 @@ app: install
 test: install  ## every test, real TensorFlow fits included (minutes)
 	$(BIN)/python -m pytest
 
-test-fast: install  ## everything that needs no TensorFlow or JAX fits, on two workers (under a minute)
-	$(BIN)/python -m pytest -m "not tf and not jax" -n 2
+test-fast: install  ## everything that needs no TensorFlow, JAX or PyTorch training, on two workers (under a minute)
+	$(BIN)/python -m pytest -m "not tf and not jax and not torch" -n 2
 
 test-skypilot: $(SKY_VENV)/bin/advisor  ## advisor bench and advisor.skypilot, with SkyPilot installed
 	$(SKY_VENV)/bin/python -m pytest $(SKY_TESTS)

@@ -368,11 +368,14 @@ def check_script_name(name: str) -> None:
 
 
 def stored_script_probe(name: str, db: sqlite_utils.Database | None = None) -> ProbeResult | None:
-    """The newest probe on this machine of the training command stored as ``name``, or None."""
+    """The newest probe on this machine of the training command stored as ``name``, or None
+    (whatever framework the command ran: PyTorch, Keras on JAX)."""
     db = _open(db)
-    key = probe_device.fingerprint().key
+    here = probe_device.fingerprint()
     found = probe_history.latest(db, user_script.PREFIX + name)
-    return next((p for p in found if p.device.key == key), None)
+    return next(
+        (p for p in found if p.device.key == replace(here, backend=p.device.backend).key), None
+    )
 
 
 def probe_script(
@@ -384,19 +387,19 @@ def probe_script(
     samples: int | None = None,
     batch_size: int | None = None,
     db: sqlite_utils.Database | None = None,
-) -> tuple[ProbeResult, user_script.Sizes]:
+) -> user_script.Probed:
     """Run the user's training ``command`` for at most ``budget`` seconds, read its steps and
     store what they say under ``name``; the run's sizes say where they came from."""
     check_script_name(name)
     db = _open(db)
     store.check_can_store(db, f"a probe of {name}")  # before its seconds are spent
-    run = user_script.run_command(command, budget)
+    run = user_script.run_command(command, budget, epochs)
     user_script.check_run(run, budget)
     sizes = user_script.sizes_of(run.events, epochs=epochs, samples=samples, batch_size=batch_size)
     architecture = user_script.architecture_of(run.events.model.get("architecture"))
     result = user_script.result_of(run, name, sizes, probe_device.fingerprint(), architecture)
     probe_history.save(db, result)
-    return result, sizes
+    return user_script.Probed(result, sizes, user_script.observed(run.events))
 
 
 # --- prices -------------------------------------------------------------------------------

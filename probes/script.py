@@ -11,6 +11,7 @@ reaches one within the budget, is one error line with its last output lines.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -52,21 +53,27 @@ class Events:
 
     steps: list[float] = field(default_factory=list)
     """Wall-clock time of each training step's end."""
+    counted: set[float] = field(default_factory=set)
+    """The ends of steps slowed by counting their FLOPs (PyTorch's): their time is left out."""
+    waits: dict[float, float] = field(default_factory=dict)
+    """Seconds a step waited for its data (a PyTorch ``DataLoader``'s), by the step's end."""
+    micro: list[int] = field(default_factory=list)
+    """Batches each optimizer step took (more than one: gradient accumulation)."""
     batches: list[int] = field(default_factory=list)
     epochs: list[float] = field(default_factory=list)
     """Wall-clock time of each epoch's end."""
     plan: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
     backend: str = ""
+    precision: str = ""
+    """What the counted step ran in (``float32``, ``autocast bfloat16``), where it was read."""
 
     def add(self, event: dict[str, Any]) -> None:
         kind, at = event.get("event"), event.get("t")
         if not isinstance(at, (int, float)) or isinstance(at, bool) or not math.isfinite(at):
             return  # not one of ours: advisor.probe stamps every event
         if kind == "step":
-            self.steps.append(at)
-            if _whole(event.get("batch")):
-                self.batches.append(event["batch"])
+            self._step(at, event)
         elif kind == "epoch":
             self.epochs.append(at)
         elif kind == "plan":
@@ -77,23 +84,44 @@ class Events:
                 self.plan["flops_per_sample"] = float(flops)
         elif kind == "model":
             self.model = {k: event.get(k) for k in ("architecture", "parameters")}
+            self.precision = _word(event.get("precision"))
         elif kind == "backend":
-            self.backend = str(event.get("name", ""))
+            self.backend = _word(event.get("name"))
 
-    def _gaps(self, crossing: bool) -> list[float]:
-        pairs = zip(self.steps, self.steps[1:], strict=False)
-        return [b - a for a, b in pairs
-                if b > a and any(a < end <= b for end in self.epochs) == crossing]  # fmt: skip
+    def _step(self, at: float, event: dict[str, Any]) -> None:
+        self.steps.append(at)
+        if _whole(event.get("batch")):
+            self.batches.append(event["batch"])
+        if _whole(event.get("micro")):
+            self.micro.append(event["micro"])
+        wait = event.get("wait")
+        if isinstance(wait, float) and math.isfinite(wait) and wait >= 0:
+            self.waits[at] = wait
+        if event.get("counted") is True:
+            self.counted.add(at)
+
+    def steps_between(self, crossing: bool) -> list[tuple[float, float]]:
+        """Each step's start and end (the one before it's end), its FLOPs uncounted, with an
+        epoch's end between them (``crossing``) or not."""
+        return [(a, b) for a, b in itertools.pairwise(self.steps)
+                if b > a and b not in self.counted
+                and any(a < end <= b for end in self.epochs) == crossing]  # fmt: skip
 
     @property
     def durations(self) -> list[float]:
         """Each step's time from the end of the one before it, an epoch boundary's gap aside."""
-        return self._gaps(crossing=False)
+        return [b - a for a, b in self.steps_between(crossing=False)]
 
     @property
     def boundaries(self) -> list[float]:
         """The gaps between two steps with an epoch's end between them (validation, callbacks)."""
-        return self._gaps(crossing=True)
+        return [b - a for a, b in self.steps_between(crossing=True)]
+
+
+def _word(value: object) -> str:
+    """A short name a script reported (a backend, a precision), or "" for anything else."""
+    text = value if isinstance(value, str) else ""
+    return text if len(text) <= 32 and text.replace(" ", "").isalnum() else ""
 
 
 def _whole(value: object) -> bool:
@@ -113,8 +141,9 @@ class ScriptRun:
     seconds: float
 
 
-def run_command(command: Sequence[str], budget: float) -> ScriptRun:
-    """Run ``command`` until its steady step time is known or ``budget`` seconds pass."""
+def run_command(command: Sequence[str], budget: float, epochs: int | None = None) -> ScriptRun:
+    """Run ``command`` until its steady step time is known or ``budget`` seconds pass
+    (``epochs``: the run's, where the user said them)."""
     if not command:
         raise UsageError("no command to probe: advisor probe --name NAME -- python train.py ...")
     with tempfile.TemporaryDirectory(prefix="advisor-script-") as folder:
@@ -132,7 +161,7 @@ def run_command(command: Sequence[str], budget: float) -> ScriptRun:
                 )  # fmt: skip
             except OSError as error:
                 raise UsageError(f"cannot run {command[0]!r}: {error.strerror}") from None
-            events, ended = _watch(process, events_path, started, budget)
+            events, ended = _watch(process, events_path, started, budget, epochs)
             _stop(process)
         tail = _tail(output_path)
     return ScriptRun(started, events, ended, process.returncode, tuple(tail), time.time() - started)
@@ -146,7 +175,11 @@ def _tail(path: Path, size: int = 16_384) -> list[str]:
 
 
 def _watch(
-    process: subprocess.Popen[bytes], path: Path, started: float, budget: float
+    process: subprocess.Popen[bytes],
+    path: Path,
+    started: float,
+    budget: float,
+    epochs: int | None,
 ) -> tuple[Events, bool]:
     """Read events until the process ends, the steps are steady or the budget is spent; True
     when the probe ends the command (steady or out of time), False when it ended by itself."""
@@ -157,7 +190,7 @@ def _watch(
         if process.poll() is not None:
             _read(path, offset, events)
             return events, False
-        if _done(events, elapsed, budget):
+        if _done(events, elapsed, budget, epochs):
             return events, True
         time.sleep(POLL_SECONDS)
 
@@ -178,16 +211,17 @@ def _read(path: Path, offset: int, events: Events) -> int:
     return offset + len(complete)
 
 
-def _done(events: Events, elapsed: float, budget: float) -> bool:
+def _done(events: Events, elapsed: float, budget: float, epochs: int | None = None) -> bool:
     """The budget is spent, or the steps are steady and two epoch boundaries were seen (the
-    first one pays for compiling the validation pass once): or cannot be within the budget."""
+    first one pays for compiling the validation pass once): or cannot be within the budget,
+    or the run has one epoch (as the user or the script said; not said: perhaps more)."""
     if elapsed >= budget:
         return True
     recent = events.durations[-RECENT_STEPS:]
     if elapsed < MIN_SHARE * budget or not _steady(recent):
         return False
-    per_epoch, planned = events.plan.get("steps"), events.plan.get("epochs") or 1
-    if len(events.epochs) >= 2 or planned < 2 or not per_epoch:
+    per_epoch, planned = events.plan.get("steps"), epochs or events.plan.get("epochs")
+    if len(events.epochs) >= 2 or planned == 1 or not per_epoch:
         return True
     step = statistics.median(recent)
     to_second = (2 * int(per_epoch) - len(events.steps)) * step
@@ -273,11 +307,42 @@ def sizes_of(
             "(or advisor.probe.plan(steps=N) in the script)"
         )
     said = []
-    said.append("epochs as given" if epochs else "epochs as the script planned them")
+    if epochs or events.plan.get("epochs"):
+        said.append("epochs as given" if epochs else "epochs as the script planned them")
+    else:
+        said.append("1 epoch: the script did not say (give --epochs)")
     said.append("samples as given" if samples else "steps an epoch as the script planned them")
     return Sizes(
         int(epochs or events.plan.get("epochs") or 1), int(steps), int(batch), ", ".join(said)
     )
+
+
+@dataclass(frozen=True)
+class Probed:
+    """A command's probe, the sizes of its whole run and what else its steps showed."""
+
+    result: ProbeResult
+    sizes: Sizes
+    observed: dict[str, Any]
+
+
+def observed(events: Events) -> dict[str, Any]:
+    """What the later steps showed beyond their time, where the hooks saw it: the share of a
+    step spent waiting for data (``data_wait_share``; near 1: input-bound), the batches an
+    optimizer step took (``batches_a_step``, gradient accumulation) and the precision."""
+    found: dict[str, Any] = {}
+    pairs = [(b - a, events.waits[b]) for a, b in events.steps_between(crossing=False)
+             if b in events.waits]  # fmt: skip
+    later = pairs[len(pairs) // 2 :]
+    if later:
+        found["data_wait_share"] = round(
+            min(1.0, sum(w for _, w in later) / sum(d for d, _ in later)), 3
+        )
+    if events.micro:
+        found["batches_a_step"] = int(statistics.median(events.micro))
+    if events.precision:
+        found["precision"] = events.precision
+    return found
 
 
 def result_of(

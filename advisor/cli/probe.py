@@ -137,13 +137,15 @@ def _probe_command(
     if not command:
         raise UsageError("--name names a command's probe: give the command after --")
     label = name or service.script_name(command)
-    result, sizes = service.probe_script(
+    probed = service.probe_script(
         command, label, budget=budget, epochs=epochs, samples=samples, batch_size=batch_size
     )
+    result, sizes = probed.result, probed.sizes
     if export:
         write_atomic(export, exchange.csv_text([result]), overwrite=force)
     payload = summary(result)
     payload["sizes"] = sizes.said
+    payload.update(probed.observed)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {label} ({sizes.said})")
     else:

@@ -198,13 +198,13 @@ def test_a_tf_data_pipeline_says_its_batch_through_its_later_stages() -> None:
     import numpy as np
     import tensorflow as tf
 
-    import advisor.probe as ap
+    from advisor.probe import keras_hook
 
     data = (tf.data.Dataset.from_tensor_slices(np.zeros((100, 4), "float32"))
             .batch(48).map(lambda x: x * 2).prefetch(2))  # fmt: skip
     assert data.element_spec.shape[0] is None
-    assert ap._batch_of((data,), {}) == 48
-    assert ap._batch_of((np.zeros((10, 4)),), {"batch_size": 5}) == 5
+    assert keras_hook._batch_of((data,), {}) == 48
+    assert keras_hook._batch_of((np.zeros((10, 4)),), {"batch_size": 5}) == 5
 
 
 def test_recommend_probes_a_command_and_ranks_cpus_alone_when_its_work_is_unknown(
@@ -260,3 +260,19 @@ def test_what_a_script_says_of_itself_is_taken_only_as_counts(tmp_path: Path) ->
     assert events.plan == {} and events.steps == [2.0] and events.batches == []
     with pytest.raises(UsageError, match="did not say its batch"):
         script.sizes_of(events, epochs=None, samples=None, batch_size=None)
+
+
+def test_a_counted_step_is_left_out_and_the_wait_for_data_is_a_share_of_the_steps() -> None:
+    """PyTorch's hook marks the step it counted FLOPs in (slower): its gap is no step time.
+    The data waited for is said as a share of the later steps; a run that says no epochs is
+    taken as one, and the answer says so."""
+    events = script.Events()
+    for at in range(1, 11):
+        step = {"event": "step", "t": float(at), "batch": 32, "micro": 2, "wait": 0.25}
+        events.add({**step, "counted": at == 3, "t": float(at) if at != 3 else 3.0})
+    assert events.counted == {3.0}
+    assert events.durations == [1.0] * 8  # nine gaps, the counted one left out
+    assert script.observed(events) == {"data_wait_share": 0.25, "batches_a_step": 2}
+    events.add({"event": "plan", "t": 0.5, "steps": 100, "batch": 32})
+    sizes = script.sizes_of(events, epochs=None, samples=None, batch_size=None)
+    assert sizes.epochs == 1 and sizes.said.startswith("1 epoch: the script did not say")
