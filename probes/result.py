@@ -223,6 +223,10 @@ class ProbeResult:
     host_layers: int = 0
     """Layers of the model the host calls each step (``probes.run.host_layers``); 0 when not
     counted."""
+    input_wait_seconds: float = 0.0
+    """Seconds a steady step of a user's script waited here for its data (a PyTorch
+    ``DataLoader``'s, between optimizer steps: with loader workers, what they did not hide); 0
+    when not measured."""
     build_seconds: float = 0.0
     """Building (or loading) and compiling the model before ``fit``; 0 when not measured."""
     teardown_seconds: float = 0.0

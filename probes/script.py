@@ -64,6 +64,8 @@ class Events:
     """Wall-clock time of each epoch's end."""
     plan: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
+    loader_batches: int = 0
+    """Batches an epoch of the data loader that fed the first step (PyTorch's), 0: not said."""
     backend: str = ""
     precision: str = ""
     """What the counted step ran in (``float32``, ``autocast bfloat16``), where it was read."""
@@ -82,6 +84,8 @@ class Events:
             flops = event.get("flops_per_sample")
             if isinstance(flops, (int, float)) and not isinstance(flops, bool) and 0 < flops < 1e18:
                 self.plan["flops_per_sample"] = float(flops)
+        elif kind == "loader" and _whole(event.get("batches")):
+            self.loader_batches = event["batches"]
         elif kind == "model":
             self.model = {k: event.get(k) for k in ("architecture", "parameters")}
             self.precision = _word(event.get("precision"))
@@ -106,6 +110,16 @@ class Events:
         return [(a, b) for a, b in itertools.pairwise(self.steps)
                 if b > a and b not in self.counted
                 and any(a < end <= b for end in self.epochs) == crossing]  # fmt: skip
+
+    @property
+    def steps_an_epoch(self) -> int | None:
+        """As the script planned them, else its data loader's batches an epoch over the batches
+        a step took (gradient accumulation); None where neither was said."""
+        if self.plan.get("steps"):
+            return int(self.plan["steps"])
+        if self.loader_batches and self.micro:
+            return -(-self.loader_batches // int(statistics.median_low(self.micro)))
+        return None
 
     @property
     def durations(self) -> list[float]:
@@ -220,7 +234,7 @@ def _done(events: Events, elapsed: float, budget: float, epochs: int | None = No
     recent = events.durations[-RECENT_STEPS:]
     if elapsed < MIN_SHARE * budget or not _steady(recent):
         return False
-    per_epoch, planned = events.plan.get("steps"), epochs or events.plan.get("epochs")
+    per_epoch, planned = events.steps_an_epoch, epochs or events.plan.get("epochs")
     if len(events.epochs) >= 2 or planned == 1 or not per_epoch:
         return True
     step = statistics.median(recent)
@@ -291,27 +305,33 @@ def sizes_of(
     events: Events, *, epochs: int | None, samples: int | None, batch_size: int | None
 ) -> Sizes:
     """The run's epochs, steps an epoch and batch: ``epochs``, ``samples`` and ``batch_size`` as
-    given, else as the script's ``fit`` (or ``advisor.probe.plan``) planned them."""
-    batch = (
-        batch_size or events.plan.get("batch") or (max(events.batches) if events.batches else None)
-    )
+    given, else as the script's ``fit`` (or ``advisor.probe.plan``) planned them, else as its
+    steps and its data loader showed them (the batch a step took; the loader's batches an epoch
+    over the batches a step takes)."""
+    seen = int(statistics.median_high(events.batches)) if events.batches else None
+    batch = batch_size or events.plan.get("batch") or seen
     if not batch:
         raise UsageError(
             "the script did not say its batch: give --batch-size, or advisor.probe.step(batch=N)"
-        )
-    planned = events.plan.get("steps")
-    steps = -(-samples // batch) if samples else planned
-    if not steps:
-        raise UsageError(
-            "the script did not say how many steps an epoch takes: give --samples "
-            "(or advisor.probe.plan(steps=N) in the script)"
         )
     said = []
     if epochs or events.plan.get("epochs"):
         said.append("epochs as given" if epochs else "epochs as the script planned them")
     else:
         said.append("1 epoch: the script did not say (give --epochs)")
-    said.append("samples as given" if samples else "steps an epoch as the script planned them")
+    steps = events.steps_an_epoch
+    if samples:
+        steps = -(-samples // batch)
+        said.append("samples as given")
+    elif steps and events.plan.get("steps"):
+        said.append("steps an epoch as the script planned them")
+    elif steps:
+        said.append("steps an epoch from its data loader")
+    else:
+        raise UsageError(
+            "the script did not say how many steps an epoch takes: give --samples "
+            "(or advisor.probe.plan(steps=N) in the script)"
+        )
     return Sizes(
         int(epochs or events.plan.get("epochs") or 1), int(steps), int(batch), ", ".join(said)
     )
@@ -326,14 +346,25 @@ class Probed:
     observed: dict[str, Any]
 
 
+def _later_waits(events: Events) -> list[tuple[float, float]]:
+    """The later half of the steps that said their wait for data: (step seconds, wait)."""
+    pairs = [(b - a, events.waits[b]) for a, b in events.steps_between(crossing=False)
+             if b in events.waits]  # fmt: skip
+    return pairs[len(pairs) // 2 :]
+
+
+def steady_wait(events: Events) -> float:
+    """Seconds a later step waited for its data, the mean (0 where no wait was reported)."""
+    later = _later_waits(events)
+    return sum(w for _, w in later) / len(later) if later else 0.0
+
+
 def observed(events: Events) -> dict[str, Any]:
     """What the later steps showed beyond their time, where the hooks saw it: the share of a
     step spent waiting for data (``data_wait_share``; near 1: input-bound), the batches an
     optimizer step took (``batches_a_step``, gradient accumulation) and the precision."""
     found: dict[str, Any] = {}
-    pairs = [(b - a, events.waits[b]) for a, b in events.steps_between(crossing=False)
-             if b in events.waits]  # fmt: skip
-    later = pairs[len(pairs) // 2 :]
+    later = _later_waits(events)
     if later:
         found["data_wait_share"] = round(
             min(1.0, sum(w for _, w in later) / sum(d for d, _ in later)), 3
@@ -387,6 +418,7 @@ def result_of(
         ),
         parameters=int(run.events.model.get("parameters") or 0),
         peak_host_bytes=0,
+        input_wait_seconds=steady_wait(run.events),
         architecture=architecture,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -8,7 +8,8 @@ installed by ``sitecustomize`` (``probes/script_site``), with no edit to the scr
   step, on any backend.
 - PyTorch (``torch_hook``): every optimizer step (a plain loop, Hugging Face's ``Trainer``,
   Lightning, accelerate), the batches a ``DataLoader`` gave before it and the wait for them,
-  an epoch's end when the loader runs out, and one step's FLOPs counted by PyTorch.
+  an epoch's end when the loader runs out, and one step's FLOPs counted by PyTorch; the epochs
+  a Hugging Face or Lightning ``Trainer`` holds (``trainers``).
 
 A loop neither framework runs marks its steps itself::
 
@@ -55,9 +56,15 @@ def plan(
 
 def install() -> None:
     """Hook each framework once the script imports it (nothing when no probe is running)."""
-    from advisor.probe import keras_hook, torch_hook
+    from advisor.probe import keras_hook, torch_hook, trainers
 
-    hooks = {"keras": keras_hook.patch, "torch": torch_hook.patch}
+    hooks = {
+        "keras": keras_hook.patch,
+        "torch": torch_hook.patch,
+        "transformers.trainer": trainers.patch_transformers,
+        "lightning.pytorch.trainer.trainer": trainers.patch_lightning,
+        "pytorch_lightning.trainer.trainer": trainers.patch_lightning,
+    }
     if not probing() or any(isinstance(f, _AfterImport) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _AfterImport(hooks))

@@ -7,9 +7,10 @@ Global hooks, no edit to the script:
   (a wrapper), the outer step is the one counted.
 - Every ``DataLoader`` iterator's ``__next__`` is timed: the batches between two optimizer steps
   (more than one: gradient accumulation), their samples (the leading dimension of the first
-  tensor in each), and the seconds the loop waited for them. The loader's length over the
-  batches a step takes is an epoch's steps; the loader running out after steps were taken from
-  it is an epoch's end (a validation loader's end is not).
+  tensor in each), and the seconds the loop waited for them. The loader's length (its batches
+  an epoch) is said at the first step: over the batches a step takes (``probes.script``), an
+  epoch's steps. The loader running out after steps were taken from it, or its data beginning
+  again (Lightning stops at the length), is an epoch's end; a validation loader's end is not.
 - The third step runs under ``torch.utils.flop_counter.FlopCounterMode``, with a module hook
   reading convolutions, recurrent layers and activations as they run: the step's FLOPs as
   PyTorch counts them, forward and backward. That step is slower; it is marked ``counted`` and
@@ -20,7 +21,6 @@ Nothing here imports PyTorch: ``patch`` is given it once the script has imported
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -35,10 +35,8 @@ _GATES = {"lstm": 4, "gru": 3, "vanilla": 1}
 _TRAINING_PASSES = 3
 """Training FLOPs over forward ones where PyTorch's counter cannot see a kernel (its fused
 recurrent ones): ``probes.result.TRAINING_PASSES``."""
-_BEGAN = "_advisor_began"
-"""Set on a loader's iterator: the optimizer steps taken when it gave its first batch."""
-_TALLY = "_advisor_tally"
-"""Set on a loader's iterator: [steps taken, then batches, samples, seconds waited since]."""
+_FEED = "_advisor_feed"
+"""The attribute a loader's iterator carries its ``_Feed`` in."""
 
 
 def patch(torch: Any) -> None:
@@ -68,56 +66,70 @@ def patch(torch: Any) -> None:
     optimizer.register_optimizer_step_post_hook(loop.stepped)
 
 
+class _Feed:
+    """One epoch of one loader iterator, as the hooks saw it (kept on the iterator)."""
+
+    def __init__(self, steps: int) -> None:
+        self.began = steps
+        """Optimizer steps taken when it gave its first batch."""
+        self.since = steps
+        """The steps taken when its counts below began (they are since the last step)."""
+        self.batches = 0
+        self.samples = 0
+        self.wait = 0.0
+        self.ended = False
+        """Its epoch's end was reported."""
+
+    def add(self, steps: int, samples: int, seconds: float) -> None:
+        if self.since != steps:
+            self.since, self.batches, self.samples, self.wait = steps, 0, 0, 0.0
+        self.batches += 1
+        self.samples += samples
+        self.wait += seconds
+
+
 class _Loop:
-    """The training loop as the hooks see it: what it did since its last optimizer step."""
+    """The training loop as the hooks see it: its steps, and the loader that feeds them."""
 
     def __init__(self, torch: Any) -> None:
         self.torch = torch
         self.depth = 0
         """Optimizer steps under way (a wrapper's step runs its inner optimizer's)."""
         self.steps = 0
-        self.batches = 0
-        self.samples = 0
-        self.wait = 0.0
-        self.length: int | None = None
-        """Batches an epoch of the loader the last batch came from (None: not known)."""
+        self.current: Any = None
+        """The iterator that gave the latest batch."""
+        self.trained: tuple[Any, _Feed] | None = None
+        """The dataset and the epoch that fed the latest step."""
         self.count: _Count | None = None
 
     def fetched(self, iterator: Any, batch: Any, seconds: float) -> None:
-        if not hasattr(iterator, _BEGAN):
-            setattr(iterator, _BEGAN, self.steps)
-        samples = _samples(batch)
-        tally = getattr(iterator, _TALLY, None)
-        if tally is None or tally[0] != self.steps:
-            tally = [self.steps, 0, 0, 0.0]
-        tally[1:] = tally[1] + 1, tally[2] + samples, tally[3] + seconds
-        setattr(iterator, _TALLY, tally)
-        self.batches += 1
-        self.samples += samples
-        self.wait += seconds
-        try:
-            self.length = len(iterator)
-        except TypeError:  # an iterable dataset without a length
-            self.length = None
+        feed = getattr(iterator, _FEED, None)
+        if feed is None or getattr(iterator, "_num_yielded", 0) == 1:  # new, or reset for reuse
+            self.over(getattr(iterator, "_dataset", None))
+            feed = _Feed(self.steps)
+            setattr(iterator, _FEED, feed)
+        feed.add(self.steps, _samples(batch), seconds)
+        self.current = iterator
         if self.count is not None:
             self.count.input_bytes += _bytes(batch)
 
+    def over(self, dataset: Any) -> None:
+        """The training data begins again without having run out (Lightning stops at its
+        length): its last epoch is over."""
+        if self.trained is not None and dataset is not None and self.trained[0] is dataset:
+            self.ended(self.trained[1])
+
     def ran_out(self, iterator: Any) -> None:
-        """An epoch ends where a loader that fed optimizer steps runs out; one that fed none (a
-        validation loader) gave no step its batches, nor its wait."""
-        began = getattr(iterator, _BEGAN, None)
-        if began is None:
-            return
-        delattr(iterator, _BEGAN)  # a persistent-worker iterator is reused: next epoch anew
-        if self.steps > began:
+        feed = getattr(iterator, _FEED, None)
+        if feed is not None:
+            self.ended(feed)
+
+    def ended(self, feed: _Feed) -> None:
+        """An epoch ends where a loader that fed optimizer steps is done (a validation
+        loader's end is no epoch's)."""
+        if not feed.ended and self.steps > feed.began:
+            feed.ended = True
             emit({"event": "epoch"})
-            return
-        tally = getattr(iterator, _TALLY, None)
-        if tally is not None and tally[0] == self.steps:
-            self.batches -= tally[1]
-            self.samples -= tally[2]
-            self.wait -= tally[3]
-        setattr(iterator, _TALLY, None)
 
     def entered(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self.depth += 1
@@ -126,22 +138,32 @@ class _Loop:
         self.depth = max(0, self.depth - 1)
         if self.depth:
             return  # an inner optimizer's step: its wrapper's is the one counted
+        feed = getattr(self.current, _FEED, None)
+        if feed is not None and feed.since != self.steps:
+            feed = None  # no batch since the last step
         self.steps += 1
+        if feed is not None:
+            self.trained = getattr(self.current, "_dataset", None), feed
         if self.steps == 1:
-            per_epoch = (
-                math.ceil(self.length / self.batches) if self.length and self.batches else None
-            )
-            emit({"event": "plan", "steps": per_epoch, "batch": self.samples or None})
+            emit({"event": "loader", "batches": _length(self.current)})
             emit({"event": "backend", "name": "torch"})
+        samples = feed.samples if feed is not None else 0
         counted, self.count = self.count, None
-        model = counted.close(self.samples, optimizer) if counted is not None else None
-        emit({"event": "step", "batch": self.samples or None, "micro": self.batches,
-              "wait": self.wait, "counted": counted is not None})  # fmt: skip
+        model = counted.close(samples, optimizer) if counted is not None else None
+        emit({"event": "step", "batch": samples or None, "micro": feed.batches if feed else None,
+              "wait": feed.wait if feed else None, "counted": counted is not None})  # fmt: skip
         if model is not None:
             emit(model)
-        self.batches, self.samples, self.wait = 0, 0, 0.0
         if self.steps == COUNTED_STEP - 1:
             self.count = _Count(self.torch)
+
+
+def _length(iterator: Any) -> int | None:
+    """Batches an epoch of a loader's iterator (None: none, or an iterable without a length)."""
+    try:
+        return len(iterator) if iterator is not None else None
+    except TypeError:
+        return None
 
 
 class _Count:

@@ -58,7 +58,13 @@ def test_a_plain_loop_is_read_through_its_optimizer_and_its_data_loader(tmp_path
     is no epoch), and one step's FLOPs are PyTorch's count of it, its time left out."""
     run = _probe(tmp_path, MLP, budget=8.0)
     events = run.events
-    assert events.plan == {"steps": 20, "batch": 100}  # 40 batches of 50, two a step
+    assert events.loader_batches == 40 and events.steps_an_epoch == 20  # two batches a step
+    sizes = script.sizes_of(events, epochs=None, samples=None, batch_size=None)
+    assert (sizes.epochs, sizes.steps, sizes.batch) == (1, 20, 100)
+    assert (
+        sizes.said
+        == "1 epoch: the script did not say (give --epochs), steps an epoch from its data loader"
+    )
     assert events.backend == "torch" and events.precision == "float32"
     assert set(events.micro) == {2} and set(events.batches) == {100}
     assert len(events.epochs) >= 2 and len(events.steps) >= 20 * len(events.epochs)
@@ -119,7 +125,7 @@ def test_convolutions_and_recurrent_layers_are_read_and_a_wrapped_step_counts_on
 ) -> None:
     run = _probe(tmp_path, CONVNET_LSTM, budget=8.0)
     events = run.events
-    assert events.plan == {"steps": 20, "batch": 16}
+    assert events.steps_an_epoch == 20 and set(events.batches) == {16}
     assert set(events.micro) == {1}  # one step a batch, however many optimizers it ran
     counted = script.architecture_of(events.model["architecture"])
     assert counted is not None
@@ -150,7 +156,7 @@ def test_the_pytorch_example_is_probed_and_ranked_on_accelerators(
     said = json.loads(probed.output)
     assert said["workload"] == "script:torch_mnist" and said["backend"] == "torch"
     assert (said["samples"], said["batch_size"], said["epochs"]) == (3200, 128, 3)
-    assert said["sizes"] == "epochs as given, steps an epoch as the script planned them"
+    assert said["sizes"] == "epochs as given, steps an epoch from its data loader"
     assert said["batches_a_step"] == 2 and said["precision"] == "float32"
     assert said["flops_per_sample"] > 1e7  # two convolutions and two dense layers, counted
     ranked = CliRunner().invoke(
@@ -158,3 +164,36 @@ def test_the_pytorch_example_is_probed_and_ranked_on_accelerators(
     )
     assert ranked.exit_code == 0, ranked.output
     assert any(option["accelerator"] for option in json.loads(ranked.output)["options"])
+
+
+SCRIPTS = ROOT / "benchmarks" / "scripts"
+
+
+@pytest.mark.parametrize(
+    ("name", "epochs", "samples", "per_epoch", "batch", "micro"),
+    [
+        ("hf_trainer", 3, 640, 20, 32, 2),  # batches of 16, two accumulated a step
+        ("lightning_module", 4, 800, 25, 32, 1),
+    ],
+)
+def test_a_trainer_says_its_epochs_and_its_steps_are_its_optimizers(
+    name: str, epochs: int, samples: int, per_epoch: int, batch: int, micro: int
+) -> None:
+    """Hugging Face's and Lightning's ``Trainer``: the epochs they hold, the optimizer steps
+    they take (accumulation as batches a step), the FLOPs of a step, with no edit."""
+    command = [
+        PYTHON,
+        str(SCRIPTS / f"{name}.py"),
+        "--epochs",
+        str(epochs),
+        "--samples",
+        str(samples),
+    ]
+    run = script.run_command(command, budget=8.0)
+    script.check_run(run, 8.0)
+    sizes = script.sizes_of(run.events, epochs=None, samples=None, batch_size=None)
+    assert (sizes.epochs, sizes.steps, sizes.batch) == (epochs, per_epoch, batch)
+    assert sizes.said == "epochs as the script planned them, steps an epoch from its data loader"
+    assert script.observed(run.events)["batches_a_step"] == micro
+    counted = script.architecture_of(run.events.model["architecture"])
+    assert counted is not None and counted.train_flops_per_sample > 1e6
