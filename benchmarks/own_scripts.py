@@ -4,10 +4,14 @@ the same command run to its end, interleaved (probe, then real run, script after
     .venv/bin/python benchmarks/own_scripts.py [--passes 2] [--budget 10] [--out FILE]
     .venv/bin/python benchmarks/own_scripts.py --table benchmarks/results/own_scripts.json
 
-The scripts (``benchmarks/scripts/``, and ``examples/keras_mnist.py``) are shaped like keras-io's examples: Keras ``fit`` on
-arrays (an MLP, a convnet, a bidirectional LSTM, the MLP under JAX), on a ``tf.data`` pipeline
-that augments on the host, and two loops Keras does not run that mark their steps with
-``advisor.probe`` (a GradientTape loop, one with gradient accumulation and a schedule). Each is
+The scripts (``benchmarks/scripts/``, ``examples/keras_mnist.py`` and ``examples/torch_mnist.py``)
+are shaped like keras-io's, pytorch/examples', transformers/examples' and Lightning's examples:
+Keras ``fit`` on arrays (an MLP, a convnet, a bidirectional LSTM, the MLP under JAX), on a
+``tf.data`` pipeline that augments on the host, two loops Keras does not run that mark their
+steps with ``advisor.probe`` (a GradientTape loop, one with gradient accumulation and a
+schedule), and PyTorch read through its own hooks with no edit: MNIST with accumulation, a
+CIFAR convnet whose DataLoader workers augment, a Hugging Face ``Trainer`` fine-tune, a
+Lightning module. Each is
 probed as a user does (``advisor probe --json``, a process of its own) and then run whole under a
 stopwatch from start to exit: the error is the probe's ``fit_seconds`` over that wall time.
 """
@@ -27,7 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 ADVISOR = ROOT / ".venv" / "bin" / "advisor"
 SCRIPTS = ROOT / "benchmarks" / "scripts"
-SCRIPT_OF = {"keras_convnet": ROOT / "examples" / "keras_mnist.py"}
+SCRIPT_OF = {
+    "keras_convnet": ROOT / "examples" / "keras_mnist.py",
+    "torch_mnist": ROOT / "examples" / "torch_mnist.py",
+}
 """Cases whose script is the README's example, not one of ``SCRIPTS``."""
 CASES: dict[str, list[str]] = {
     "keras_mlp": ["--epochs", "20"],
@@ -37,7 +44,14 @@ CASES: dict[str, list[str]] = {
     "tf_custom_loop": ["--epochs", "20", "--samples", "60000"],
     "tf_accumulation": ["--epochs", "10"],
     "keras_jax_mlp": ["--epochs", "25"],
+    "torch_mnist": ["--epochs", "3", "--samples", "12800", "--accumulate", "4"],
+    "torch_cifar_workers": ["--epochs", "3"],
+    "hf_trainer": ["--epochs", "3"],
+    "lightning_module": ["--epochs", "4"],
 }
+TOLD = {"torch_mnist": ["--epochs", "3"], "torch_cifar_workers": ["--epochs", "3"]}
+"""What the probe is told, as a user would tell it: a plain PyTorch loop does not say its
+epochs (a Keras ``fit``, Hugging Face's and Lightning's ``Trainer`` do)."""
 TARGETS = {"median": 0.10, "worst": 0.25, "probe_over_budget_s": 5.0}
 
 
@@ -50,7 +64,7 @@ def probe(case: str, budget: float, home: Path) -> dict[str, Any]:
     began = time.perf_counter()
     done = subprocess.run(
         [str(ADVISOR), "probe", "--json", "--budget", str(budget), "--name", f"bench_{case}",
-         "--", *command(case)],
+         *TOLD.get(case, []), "--", *command(case)],
         capture_output=True, text=True, check=False, env={**_env(), "ADVISOR_HOME": str(home)},
     )  # fmt: skip
     wall = time.perf_counter() - began
@@ -138,7 +152,8 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="advisor-own-scripts-") as home:
         blob = run(args.passes, args.budget, Path(home))
     blob["machine"] = (
-        "shared 2-vCPU development VM (AMD EPYC, family 26), TensorFlow 2.21, Keras 3.15"
+        "shared 2-vCPU development VM (AMD EPYC, family 26), TensorFlow 2.21, Keras 3.15, "
+        "PyTorch 2.13 (CPU), transformers 5.24, Lightning 2.6"
     )
     blob["date"] = time.strftime("%Y-%m-%d")
     args.out.write_text(json.dumps(blob, indent=1) + "\n")
