@@ -275,11 +275,15 @@ def cpu_machine(
     stack: Stack = MODERN,
     precision: str = "fp32",
     threads_per_core: int = 0,
+    threads: float | None = None,
 ) -> Machine:
     """``vcpus`` threads of a CPU family (the stated default family when unknown), each one of
-    ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them)."""
+    ``threads_per_core`` threads of its core (0: the family's, as a cloud VM rents them); a step
+    on ``threads`` of them where given (an intra-op thread count a run is set to), never more
+    than ``threads_used``."""
     family, defaulted = catalog.cpu_family(family_name)
-    used = threads_used(vcpus, calibration, stack)
+    most = threads_used(vcpus, calibration, stack)
+    used = most if threads is None else max(1.0, min(threads, most))
     speedup = usl_speedup(used, calibration)
     build = build_speed(stack.cpu_isa, calibration, family.fp32_flops_per_cycle)
     per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
@@ -296,7 +300,9 @@ def cpu_machine(
     }[stack.cpu_isa]
     if precision in HALF_PRECISIONS:
         path += " (mixed precision gives no speed-up here: fp32 kernels assumed)"
-    if used < vcpus:
+    if used < most:
+        path += f" ({used:.0f} of {vcpus:g} threads: more would slow this step)"
+    elif used < vcpus:
         path += f" ({used:.0f} of {vcpus:g} threads: more add nothing in the model)"
     return Machine(
         kind="cpu",

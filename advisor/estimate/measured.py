@@ -80,6 +80,7 @@ def facts_for(probe: ProbeResult) -> WorkloadFacts:
         family=family,
         activation_bytes_per_sample=activation_bytes_of_flops(flops),
         conv_share=1.0 if family == "conv" else 0.0,  # the op split tells no more
+        input_seconds_per_sample=probe.input_wait_seconds / probe.config.batch_size,
     )
     return facts if counted is None else with_architecture(facts, counted)
 

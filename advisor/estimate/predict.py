@@ -134,10 +134,51 @@ def predict(
             machine, per_device, fit,
         )  # fmt: skip
     job = _Job(probe, facts, source, source_guess, machine, calibration, batch)
-    parts_t = step_parts(facts, machine, batch, calibration)
-    step = _target_step(job, target, parts_t, stack, same_software(stack, own_stack))
+    job, parts_t, step = _fastest_step(job, target, precision, stack, own_stack)
     waits = _foreign_waits(probe, stack, own_stack)
     return _prediction(job, step, parts_t.exchange, fit, waits, run_log_sigma, global_batch)
+
+
+def _fastest_step(
+    job: _Job, target: Target, precision: str, stack: Stack, own_stack: Stack
+) -> tuple[_Job, Parts, _Step]:
+    """The target's step; on a CPU under today's frameworks, at the intra-op thread count that
+    runs it fastest, up to the threads the machine uses: a small model whose per-step
+    synchronisation outweighs what more threads compute runs on fewer (frameworks let a run set
+    them). The step is convex in the thread count (compute over the USL speed-up, a linear
+    synchronisation term), so a ternary search finds the fastest; the threads searched only grow
+    with the vCPUs, so more vCPUs of a family are never slower."""
+    own = same_software(stack, own_stack)
+
+    def at(threads: float | None) -> tuple[_Job, Parts, _Step]:
+        machine = job.machine
+        if threads is not None:
+            machine = target_machine(
+                target, job.calibration, precision, job.facts.cudnn_rnn, stack, threads=threads
+            )
+        trial = replace(job, machine=machine)
+        parts = step_parts(trial.facts, machine, trial.batch, trial.calibration)
+        return trial, parts, _target_step(trial, target, parts, stack, own)
+
+    most = job.machine.topology.threads
+    if job.machine.kind != "cpu" or stack.framework.tensorflow_1 or most < 2:
+        return at(None)
+    tried = {most: at(None)}
+
+    def seconds(threads: float) -> float:
+        if threads not in tried:
+            tried[threads] = at(threads)
+        return tried[threads][2].seconds
+
+    low, high = 1, math.floor(most)
+    while high - low > 2:
+        left, right = low + (high - low) // 3, high - (high - low) // 3
+        if seconds(left) <= seconds(right):
+            high = right
+        else:
+            low = left
+    best = min([*range(low, high + 1), most], key=lambda threads: (seconds(threads), -threads))
+    return tried[best]
 
 
 def _unpredictable(target: Target) -> Prediction | None:
@@ -230,6 +271,13 @@ def _target_step(
         if loading > step:
             steps.append(feed.describe(loading, target, machine))
             step = loading
+    waited = _waited_for_data(probe, target, machine, facts, batch)
+    if waited > step:
+        steps.append(
+            f"input-bound: the script's loop waited {probe.input_wait_seconds * 1e3:.3g} ms a "
+            f"step here for its data; {waited * 1e3:.3g} ms at the target's host"
+        )
+        step = waited
     least = least_step_seconds(facts, machine, batch)
     if step < least:
         steps.append(
@@ -396,6 +444,19 @@ def _floor(
     return floor if own_software or floor.gpu_host else None
 
 
+def _waited_for_data(
+    probe: ProbeResult, target: Target, machine: Machine, facts: WorkloadFacts, batch: int
+) -> float:
+    """What a replica's loop waits for its data each step on an accelerator target: the wait
+    measured here a sample, at the target host's clock (``host_time_scale``), for its batch. An
+    accelerator computes while the host loads (0 on a CPU, whose measured step holds the wait).
+    With loader workers, the wait here is what they did not hide: a least cost."""
+    if machine.kind == "cpu" or facts.input_seconds_per_sample <= 0:
+        return 0.0
+    per_replica = batch / machine.topology.replicas
+    return facts.input_seconds_per_sample * per_replica * host_time_scale(probe, target)
+
+
 def host_time_scale(probe: ProbeResult, target: Target) -> float:
     """How the host work a probe measured here (its dispatch, its layers' Python) stretches on
     the target's host CPU: freed of the other processes' share of this machine while it ran
@@ -497,7 +558,9 @@ def target_machine(
     precision: str,
     cudnn_rnn: bool = True,
     stack: Stack = MODERN,
+    threads: float | None = None,
 ) -> Machine:
+    """The target's machine (``threads``: a CPU's intra-op threads, where a run sets them)."""
     if target.accelerator:
         machine = accelerator_machine(
             target.accelerator,
@@ -519,6 +582,7 @@ def target_machine(
         stack=stack,
         precision=precision,
         threads_per_core=target.threads_per_core,
+        threads=threads,
     )
 
 

@@ -64,6 +64,10 @@ class WorkloadFacts:
     decodes_jpeg: bool = False
     """The recipe trains on JPEGs decoded and augmented on the host (ImageNet's): on an
     accelerator the host's vCPUs may bound the step (``advisor.estimate.feed``)."""
+    input_seconds_per_sample: float = 0.0
+    """A user's script's loop waited this long here for each sample's data (a PyTorch
+    ``DataLoader``'s wait between steps): host work an accelerator's step cannot be shorter
+    than; 0 where not measured."""
     winograd_share: float = 0.0
     """Share of the training FLOPs in 3x3 stride-1 convolutions (Winograd-eligible)."""
     conv_share: float = 0.0

@@ -89,6 +89,24 @@ def test_more_vcpus_of_one_family_are_never_slower_under_todays_frameworks() -> 
         assert all(b <= a * (1 + 1e-9) for a, b in pairwise(times)), family
 
 
+@pytest.mark.parametrize(
+    ("model", "step"), [("mnist_mlp", 0.002), ("mnist_cnn", 0.012), ("imdb_bilstm", 0.09)]
+)
+def test_a_small_model_runs_on_the_threads_that_step_fastest_so_more_vcpus_never_slow_it(
+    model: str, step: float
+) -> None:
+    """A small model's per-step synchronisation outweighs what many threads compute: it runs on
+    fewer of them (frameworks let a run set its intra-op threads), and the answer says so;
+    more vCPUs, of any count, are never slower."""
+    p = probe(model, step)
+    counts = (2, 4, 8, 16, 30, 32, 36, 44, 48, 60, 64, 72, 96, 192)
+    for family in ("skylake", "icelake", "sapphirerapids", "milan", "genoa"):
+        times = [predict(p, Target(None, 0, n, family)).seconds for n in counts]
+        assert all(b <= a * (1 + 1e-9) for a, b in pairwise(times)), (family, times)
+    fewer = predict(probe("mnist_mlp", 0.002), Target(None, 0, 96, "icelake"))
+    assert any("more would slow this step" in line for line in fewer.steps)
+
+
 def test_tensorflow_1_keeps_its_measured_slowdown_past_32_vcpus() -> None:
     """Woolf's 2017 runs under TensorFlow 1.2 were slower on 64 vCPUs than on 32 (CIFAR-10's
     convnet 1,279 s against 1,164 s): measured, and the fit's coherency term keeps it there."""
@@ -164,3 +182,24 @@ def test_more_nodes_are_never_slower_nor_faster_than_their_gpus_allow(workload: 
         assert per_gpu <= 989.4e12, (workload, nodes)
         times.append(result.seconds)
     assert all(b <= a for a, b in pairwise(times)), (workload, times)
+
+
+def test_a_script_that_waited_for_its_data_is_never_faster_than_its_loading_on_a_gpu() -> None:
+    """A user's PyTorch loop that waited 8 ms a step here for its DataLoader: on a GPU, whose
+    step the host's loading overlaps, a step is never shorter than that wait at the target
+    host's clock; on a CPU the measured step already holds it."""
+    zoo_probe = probe("mnist_cnn", 0.012)
+    script = replace(
+        zoo_probe,
+        config=replace(zoo_probe.config, workload="script:loader"),
+        flops_per_sample=72e6,
+        parameters=1_200_000,
+    )
+    waited = replace(script, input_wait_seconds=0.008)
+    target = Target("A100", 1, cpu_family="icelake")
+    fast, slow = predict(script, target), predict(waited, target)
+    assert fast.step_seconds < 0.008 * host_time_scale(waited, target) <= slow.step_seconds
+    assert slow.seconds > fast.seconds
+    assert any(line.startswith("input-bound: the script's loop waited 8 ms") for line in slow.steps)
+    on_cpu = Target(None, 0, 16, "icelake")
+    assert predict(waited, on_cpu).seconds == predict(script, on_cpu).seconds
