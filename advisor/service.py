@@ -387,13 +387,14 @@ def probe_script(
     samples: int | None = None,
     batch_size: int | None = None,
     db: sqlite_utils.Database | None = None,
+    cancel: threading.Event | None = None,
 ) -> user_script.Probed:
     """Run the user's training ``command`` for at most ``budget`` seconds, read its steps and
     store what they say under ``name``; the run's sizes say where they came from."""
     check_script_name(name)
     db = _open(db)
     store.check_can_store(db, f"a probe of {name}")  # before its seconds are spent
-    run = user_script.run_command(command, budget, epochs)
+    run = user_script.run_command(command, budget, epochs, cancel)
     user_script.check_run(run, budget)
     sizes = user_script.sizes_of(run.events, epochs=epochs, samples=samples, batch_size=batch_size)
     architecture = user_script.architecture_of(run.events.model.get("architecture"))

@@ -19,6 +19,7 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError, UsageError
+from advisor.errors import AdvisorError, Cancelled, UsageError
 from probes import stats
 from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
 
@@ -155,9 +156,15 @@ class ScriptRun:
     seconds: float
 
 
-def run_command(command: Sequence[str], budget: float, epochs: int | None = None) -> ScriptRun:
+def run_command(
+    command: Sequence[str],
+    budget: float,
+    epochs: int | None = None,
+    cancel: threading.Event | None = None,
+) -> ScriptRun:
     """Run ``command`` until its steady step time is known or ``budget`` seconds pass
-    (``epochs``: the run's, where the user said them)."""
+    (``epochs``: the run's, where the user said them); ``cancel`` stops it and raises
+    ``Cancelled``, the command and everything it started gone."""
     if not command:
         raise UsageError("no command to probe: advisor probe --name NAME -- python train.py ...")
     with tempfile.TemporaryDirectory(prefix="advisor-script-") as folder:
@@ -175,8 +182,10 @@ def run_command(command: Sequence[str], budget: float, epochs: int | None = None
                 )  # fmt: skip
             except OSError as error:
                 raise UsageError(f"cannot run {command[0]!r}: {error.strerror}") from None
-            events, ended = _watch(process, events_path, started, budget, epochs)
-            _stop(process)
+            try:
+                events, ended = _watch(process, events_path, started, budget, epochs, cancel)
+            finally:
+                _stop(process)
         tail = _tail(output_path)
     return ScriptRun(started, events, ended, process.returncode, tuple(tail), time.time() - started)
 
@@ -194,11 +203,14 @@ def _watch(
     started: float,
     budget: float,
     epochs: int | None,
+    cancel: threading.Event | None,
 ) -> tuple[Events, bool]:
     """Read events until the process ends, the steps are steady or the budget is spent; True
     when the probe ends the command (steady or out of time), False when it ended by itself."""
     events, offset = Events(), 0
     while True:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("probe cancelled; nothing was stored")
         offset = _read(path, offset, events)
         elapsed = time.time() - started
         if process.poll() is not None:

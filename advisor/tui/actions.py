@@ -7,6 +7,7 @@ render: the ``advisor recommend --json`` payload and one explanation per option.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -68,7 +69,7 @@ def request_for(state: FormState) -> service.Request:
     if not 0 < confidence < 1:
         raise UsageError(f"confidence must be between 0 and 1, not {confidence}")
     return service.Request(
-        model=state.workload,
+        model=script_name(state) if state.command else state.workload,
         epochs=_int(state.epochs, "epochs"),
         samples=_int(state.samples, "samples"),
         batch_size=_int(state.batch_size, "batch size"),
@@ -108,8 +109,27 @@ def _pricing(spot: bool, on_demand: bool) -> str | None:
     return "spot" if spot else "on_demand"
 
 
+SCRIPT_BUDGET = 20.0
+"""Seconds a training command is probed for, as ``advisor recommend -- COMMAND`` does."""
+
+
+def command_words(state: FormState) -> list[str]:
+    """The form's command as its words, split as a shell would (never run through one)."""
+    try:
+        return shlex.split(state.command)
+    except ValueError as error:  # an unclosed quote
+        raise UsageError(f"cannot read the command: {error}") from None
+
+
+def script_name(state: FormState) -> str:
+    """The name the form's command's probe is stored under (its script's file name)."""
+    return service.script_name(command_words(state))
+
+
 def stored_probe(state: FormState) -> ProbeResult | None:
-    """The stored probe for this workload on this machine, or None."""
+    """The stored probe for this workload (or this command) on this machine, or None."""
+    if state.command:
+        return service.stored_script_probe(script_name(state))
     return service.stored_probe(request_for(state))
 
 
@@ -117,8 +137,17 @@ def run_probe(
     state: FormState, *, progress: Callable[[ProbeProgress], None], cancel: threading.Event
 ) -> ProbeResult:
     """Probe the workload here (seconds) in a child process, so that TensorFlow never enters the
-    app's own; stores the result; ``cancel`` kills the child, storing nothing."""
+    app's own (a command: the user's own process, as ``advisor probe -- COMMAND`` runs it);
+    stores the result; ``cancel`` stops the child, storing nothing."""
     from probes.child import run_in_child
+
+    if state.command:
+        probed = service.probe_script(
+            command_words(state), script_name(state), budget=SCRIPT_BUDGET,
+            epochs=_int(state.epochs, "epochs"), samples=_int(state.samples, "samples"),
+            batch_size=_int(state.batch_size, "batch size"), cancel=cancel,
+        )  # fmt: skip
+        return probed.result
 
     def runner(spec: ProbeSpec) -> ProbeResult:
         return run_in_child(spec, progress=progress, cancel=cancel)

@@ -20,6 +20,10 @@ class FormState:
     model: str = "imdb_bilstm"
     model_file: str = ""
     """A user's ``.keras`` file; when set it replaces the zoo model (loaded in safe mode)."""
+    command: str = ""
+    """A user's training command (``python train.py --epochs 30``); when set it replaces the
+    model and the file, and is probed as ``advisor probe -- COMMAND`` is. Taken on Enter only:
+    a command half typed is never run."""
     epochs: str = ""
     samples: str = ""
     batch_size: str = ""
@@ -41,12 +45,13 @@ class FormState:
 
     @property
     def workload(self) -> str:
-        """What to probe: the model file when one is given, else the zoo model."""
-        return self.model_file or self.model
+        """What to probe: the command, else the model file when one is given, else the zoo
+        model."""
+        return self.command or self.model_file or self.model
 
     @property
     def is_llm(self) -> bool:
-        return not self.model_file and llm.find(self.model) is not None
+        return not self.model_file and not self.command and llm.find(self.model) is not None
 
     @property
     def probe_key(self) -> tuple[str, ...]:
@@ -77,6 +82,7 @@ class WorkloadForm(VerticalScroll):
         yield Label("Model")
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
         yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
+        yield Input(s.command, placeholder="or python train.py ⏎", id="command", compact=True)
         yield Label("Epochs, samples, batch")
         # numbers are typed as text and read as the command line reads them: an integer field
         # would keep the digits of "1e999" and read 1999
@@ -131,8 +137,12 @@ class WorkloadForm(VerticalScroll):
         self.post_message(self.FormChanged(self.state))
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id:
+        if event.input.id and event.input.id != "command":  # a command is taken on Enter
             self._update(event.input.id, event.value.strip())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "command":
+            self._update("command", event.value.strip())
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id and event.value is not Select.BLANK:

@@ -535,3 +535,34 @@ def test_a_number_typed_in_the_form_is_read_as_the_command_line_reads_it(
         assert "epochs must be a whole number, not '1e999'" in str(summary.render())
 
     run(app, scenario)
+
+
+def test_a_training_command_typed_in_the_form_is_probed_on_enter_and_ranked(
+    fixed_device: Fingerprint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form's command field: nothing runs while it is typed; on Enter the command is
+    probed as ``advisor probe -- COMMAND`` probes it (a real process, its steps marked with
+    ``advisor.probe``), stored under its script's name, and its options ranked."""
+    monkeypatch.setattr(actions, "SCRIPT_BUDGET", 4.0)
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import time\nimport advisor.probe as ap\n"
+        "ap.plan(epochs=3, steps=200, batch=16, flops_per_sample=2e9)\n"
+        "for _ in range(600):\n    time.sleep(0.01)\n    ap.step(batch=16)\n"
+    )
+    stored_probe()
+    app = make_app(FormState())
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        field = app.query_one("#command", Input)
+        field.focus()
+        field.value = f"{sys.executable} {train}"
+        await pilot.pause(0.5)
+        assert app.state.command == "" and app.payload["workload"] == "imdb_bilstm"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.payload.get("workload") == "script:train", seconds=60)
+        assert "Measured here" in str(app.query_one("#probe-status").render())
+
+    run(app, scenario)
+    assert actions.stored_probe(FormState(command=f"python {train}")) is not None
