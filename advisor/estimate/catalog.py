@@ -306,6 +306,27 @@ def clock_ratio(here: str | None, there: str | None) -> float:
 
 
 @lru_cache(maxsize=1)
+def devices_as_sold() -> dict[tuple[str, str, str], str]:
+    """The device an instance type carries where its price catalog names only the chip's
+    family (Lambda's ``gpu_1x_h100_pcie`` lists ``H100``, whose catalog device is the SXM part),
+    by (provider, instance type, accelerator) lower-cased (``data/instance-devices.csv``, each
+    row's source beside it)."""
+    with shipped("instance-devices.csv").open(newline="", encoding="utf-8") as handle:
+        return {
+            (row["provider"].lower(), row["instance_type"].lower(), row["accelerator"].lower()):
+            row["device"]
+            for row in csv.DictReader(handle)
+        }  # fmt: skip
+
+
+def device_as_sold(provider: str, instance_type: str, accelerator: str) -> str:
+    """The device ``instance_type`` carries: its PCIe or NVL variant where the instance type
+    says it (``devices_as_sold``), else ``accelerator`` as the price catalog names it."""
+    key = (provider.lower(), instance_type.lower(), accelerator.lower())
+    return devices_as_sold().get(key, accelerator)
+
+
+@lru_cache(maxsize=1)
 def node_networks() -> dict[tuple[str, str], float]:
     """Each multi-GPU instance type's network to the other machines of a cluster, gigabits a
     second, where a figure is published, by (provider, instance type) lower-cased

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor import display
+from advisor.estimate import catalog
 from advisor.recommend.recommendation import Option
 
 PRICING = {"on_demand": "on-demand", "spot": "spot", "spot_fallback": "spot, fallback"}
@@ -29,7 +30,8 @@ def machine(option: Option) -> str:
     """``g4dn.xlarge (T4)``, ``4x p4d.24xlarge (A100 x8)`` for a cluster, with ``MEASURED``
     after it where the time was measured there."""
     r = option.rentable
-    label = display.machine_label(r.instance_type, r.accelerator, r.accelerator_count, r.vcpus)
+    device = r.accelerator and catalog.device_as_sold(r.provider, r.instance_type, r.accelerator)
+    label = display.machine_label(r.instance_type, device, r.accelerator_count, r.vcpus)
     if r.nodes > 1:
         label = f"{r.nodes}x {label}"
     return f"{label} {MEASURED}" if option.outcome.prediction.measured else label

@@ -43,8 +43,11 @@ def target_of(rentable: Rentable) -> Target:
         if rentable.nodes > 1
         else None
     )
+    accelerator = rentable.accelerator
+    if accelerator:
+        accelerator = catalog.device_as_sold(rentable.provider, rentable.instance_type, accelerator)
     return Target(
-        accelerator=rentable.accelerator,
+        accelerator=accelerator,
         accelerator_count=rentable.accelerator_count if rentable.accelerator else 0,
         vcpus=rentable.vcpus,
         cpu_family=rentable.cpu_family,

@@ -15,10 +15,12 @@ import math
 from typing import Any
 
 from advisor import display
+from advisor.estimate import catalog
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.cells import time_words
 from advisor.recommend.deadline import describe_seconds, format_duration
 from advisor.recommend.recommendation import Option, Outcome, Recommendation
+from pricing.offers import Rentable
 
 OPTION_KEYS = (
     "rank",
@@ -82,6 +84,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "spot_risk_stand_in": result.spot_risk.stand_in or None if result.spot_risk else None,
         "fallback": _fallback_row(result),
         "vcpus": r.vcpus,
+        "device": _device(r),
         "batch_per_device": _batch(result.prediction.batch_per_device),
         "global_batch": result.prediction.global_batch or None,
         "zone": r.zone,
@@ -91,6 +94,14 @@ def option_row(option: Option) -> dict[str, Any]:
         "p_cheaper_than_first": None if option.p_cheaper is None else round(option.p_cheaper, 4),
         "tie_stake_usd": _usd(option.stake_usd) if option.p_cheaper is not None else None,
     }
+
+
+def _device(r: Rentable) -> str | None:
+    """The accelerator as the instance type sells it (``H100-PCIe`` where the price catalog
+    says ``H100``: ``catalog.device_as_sold``), the one predicted; None on a CPU machine."""
+    if not r.accelerator:
+        return None
+    return catalog.device_as_sold(r.provider, r.instance_type, r.accelerator)
 
 
 def _batch(value: float) -> float | int | None:
@@ -176,7 +187,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     """Walk one option: measurement, device scaling, preemption, billing, cost."""
     r, result = option.rentable, option.outcome
     p = result.prediction
-    device = f"{r.accelerator} x{r.accelerator_count}" if r.accelerator else f"{r.vcpus:g} vCPUs"
+    device = f"{_device(r)} x{r.accelerator_count}" if r.accelerator else f"{r.vcpus:g} vCPUs"
     machines = f"{r.nodes} machines " if r.nodes > 1 else ""
     lines = [
         f"Option: {r.provider} {r.region} {machines}{r.instance_type or '(attached)'} "

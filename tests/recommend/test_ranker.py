@@ -382,3 +382,30 @@ def test_grouped_ranking_equals_costing_every_offer_one_by_one(
     ]
     assert rec.excluded == ({"A10 is not in the device catalog": len(offers) - len(usable)}
                             if len(usable) < len(offers) else {})  # fmt: skip
+
+
+def test_an_instance_type_is_predicted_as_the_device_it_sells() -> None:
+    """Lambda's catalog lists ``H100`` for ``gpu_1x_h100_pcie``: it is predicted as the PCIe
+    part (51 FP32 TFLOP/s, 2 TB/s; data/instance-devices.csv), slower than the SXM box beside
+    it, and named so; an instance type that does not say keeps the catalog's name."""
+    from advisor.estimate import predict
+    from advisor.recommend.cells import machine
+    from tests.estimate.test_probes import probe
+
+    pcie = offer("gpu_1x_h100_pcie", 2.49, provider="lambda", accelerator="H100", count=1)
+    sxm = offer("gpu_1x_h100_sxm5", 3.29, provider="lambda", accelerator="H100", count=1)
+    assert target_of(pcie).accelerator == "H100-PCIe" and target_of(sxm).accelerator == "H100"
+    resnet = probe("resnet50", 5.0)
+    assert predict(resnet, target_of(pcie)).seconds > predict(resnet, target_of(sxm)).seconds
+    ranked = recommend(
+        group_offers([pcie, sxm]),
+        lambda target: Prediction(2 * HOUR if target.accelerator == "H100-PCIe" else HOUR, 0.0),
+        {},
+        workload="resnet50",
+        constraints=Constraints(),
+    )
+    labels = {option.rentable.instance_type: machine(option) for option in ranked.options}
+    assert labels == {
+        "gpu_1x_h100_pcie": "gpu_1x_h100_pcie (H100-PCIe)",
+        "gpu_1x_h100_sxm5": "gpu_1x_h100_sxm5 (H100)",
+    }
