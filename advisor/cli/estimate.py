@@ -28,6 +28,7 @@ _ACCELERATOR_COLUMNS = (
     "interconnect_gbs",
     "verified",
 )
+_RATE_COLUMNS = ("fp32_tflops", "tf32_tflops", "half_tflops")
 _CPU_COLUMNS = (
     "name",
     "vendor",
@@ -80,8 +81,9 @@ def devices(cpus: bool, missing: bool, fmt: str) -> None:
         emit(rows, fmt, columns=columns, title="CPU families (per vCPU)")
         return
     rows = [asdict(spec) for spec in catalog.accelerators().values()]
-    if fmt == "table":
-        rows = [{**row, "verified": row["verified"].split(":")[0]} for row in rows]
+    if fmt == "table":  # a precision the device has no units for is "-", not 0 TFLOP/s
+        rows = [{**row, "verified": row["verified"].split(":")[0],
+                 **{k: "-" for k in _RATE_COLUMNS if not row[k]}} for row in rows]  # fmt: skip
     columns = list(_ACCELERATOR_COLUMNS) if fmt == "table" else [*_ACCELERATOR_COLUMNS, "source"]
     emit(rows, fmt, columns=columns, title="Accelerators (per chip; half = FP16/BF16 dense)")
 
