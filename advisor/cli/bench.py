@@ -100,7 +100,8 @@ def bench(
         db, gpus=planning.parse_gpus(gpus), cpus=planning.parse_cpus(cpus), spot=spot,
         probe_seconds=probe_seconds, tag=secrets.token_hex(2),
     )  # fmt: skip
-    if importlib.util.find_spec("sky") is None:  # every argument checked first
+    sky_missing = importlib.util.find_spec("sky") is None
+    if sky_missing and not dry_run:  # every argument checked first
         raise UsageError(INSTALL_HINT)
     total = sum(c.expected_usd for c in candidates)
     _print_plan(spec.label, candidates, total, probe_seconds)
@@ -116,6 +117,8 @@ def bench(
     configs, paths = _write_tasks(candidates, probe, install, folder, spec.label)
     if dry_run:
         _print_commands(candidates, paths, build, folder)
+        if sky_missing:
+            click.echo(f"to run them, {INSTALL_HINT.removeprefix('advisor bench ')}", err=True)
         return
     if not yes:
         click.confirm(f"Rent {len(candidates)} machine(s) for about ${total:.2f}?", abort=True)

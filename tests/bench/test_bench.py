@@ -138,8 +138,15 @@ def test_plan_refuses_what_it_cannot_bench() -> None:
 
 
 @pytest.mark.skipif(HAS_SKY, reason="SkyPilot is installed here; the message is for without it")
-def test_without_skypilot_bench_says_how_to_install_it() -> None:
-    code, out, err = invoke("bench", "--model", "mlp", "--gpus", "T4", "--dry-run")
+def test_without_skypilot_a_dry_run_writes_its_tasks_and_a_real_one_says_how_to_install(
+    tmp_path: Path,
+) -> None:
+    code, out, err = invoke(
+        "bench", "--model", "mlp", "--gpus", "T4", "--dry-run", "--out", str(tmp_path)
+    )
+    assert code == 0 and "sky launch --yes" in out and len(list(tmp_path.glob("*.yaml"))) == 1
+    assert err.strip().endswith("pip install 'advisor[skypilot]'")
+    code, out, err = invoke("bench", "--model", "mlp", "--gpus", "T4", "--yes")
     assert code == 2 and out == ""
     assert err == "advisor: error: advisor bench needs SkyPilot: pip install 'advisor[skypilot]'\n"
 
