@@ -378,6 +378,10 @@ def show(rec: Recommendation, fmt: str, *, explain: bool = False, pareto: bool =
     chosen = rec.best or rec.fastest
     if explain and chosen is not None:
         console.print(render_explanation(rec, chosen))
+    elif explain:  # nothing ranked: why each offering was left out
+        from advisor.recommend.report import left_out_lines
+
+        console.print(display.safe_text("\n".join(["", *left_out_lines(rec)])))
 
 
 def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:

@@ -21,7 +21,7 @@ def lines(rec: Recommendation) -> list[str]:
     best = rec.best
     if best is None:
         if not rec.options:
-            return ["No offering matches these filters."]
+            return [nothing_ranked(rec)]
         return infeasible_lines(rec) + [
             f"The {' and the '.join(labels)}: {summary(o)}." for labels, o in _alike(rec)
         ]
@@ -38,6 +38,18 @@ def lines(rec: Recommendation) -> list[str]:
     against += [_against(label, o, best) for label, o in contrasts]
     said.append(f"Against: {'; '.join(against)}.")
     return said
+
+
+def nothing_ranked(rec: Recommendation) -> str:
+    """Why no option is ranked: the offerings matched but this job runs on none of them (the
+    commonest reason first), or none matched the filters."""
+    left_out = sum(rec.excluded.values())
+    if not left_out:
+        return "No offering matches these filters."
+    said = f"None of the {left_out:,} matching offerings can run this job"
+    if len(rec.excluded) == 1:
+        return f"{said}: {display.plain(next(iter(rec.excluded)))}."
+    return f"{said} (--explain says why for each)."
 
 
 def batch_words(option: Option) -> list[str]:

@@ -210,3 +210,17 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
 
 def _key(option: dict[str, object]) -> tuple[object, ...]:
     return (option["provider"], option["region"], option["instance_type"], option["pricing"])
+
+
+def test_a_job_no_matching_offering_can_run_says_so_not_that_nothing_matched() -> None:
+    """An LLM job on CPUs only: every offering matches the filter and none can run it. The
+    answer says that (not "No offering matches these filters."), and --explain says why for
+    each."""
+    stored_llm_probe("llama3-8b", tokens=20_000_000)
+    code, out, err = invoke("--model", "llama3-8b", "--tokens", "20M", "--cpu-only")
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("None of the ") and "matching offerings can run this job" in first
+    code, out, err = invoke("--model", "llama3-8b", "--tokens", "20M", "--cpu-only", "--explain")
+    assert code == 0, err
+    assert out.count("Left out: ") > 1 and "LLM fine-tuning is planned on GPUs and TPUs" in out
