@@ -9,6 +9,7 @@ only when prices are refreshed.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import warnings
@@ -240,7 +241,7 @@ def rank(
     busy = reference.busy_note(probe.contention, probe.machine_drift)
     if busy:
         warnings.warn(busy, stacklevel=2)
-    return ranker.recommend(
+    rec = ranker.recommend(
         offers,
         predictor,
         query.billing_rules(db),
@@ -250,6 +251,16 @@ def rank(
         context=(*describe_probe(probe, stored), *([UNCOUNTED] if uncounted else [])),
         spot_risks=spot_risk.shipped_risks(),
     )
+    return replace(rec, here_seconds=_here(probe))
+
+
+def _here(probe: ProbeResult) -> float | None:
+    """The probe's whole training here, where it was taken on this machine (whatever framework
+    a command ran), else None."""
+    here = probe_device.fingerprint()
+    if probe.device.key != replace(here, backend=probe.device.backend).key:
+        return None
+    return probe.fit_seconds if math.isfinite(probe.fit_seconds) else None
 
 
 UNCOUNTED = (

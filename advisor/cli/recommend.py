@@ -128,6 +128,15 @@ GOAL = _options(
         show_default=True,
         help="Required chance of meeting the deadline.",
     ),
+    click.option(
+        "--wait-value",
+        type=FiniteFloat(0, 1e6),
+        default=1.0,
+        show_default=True,
+        metavar="USD",
+        help="What an hour of waiting (for a spot machine, its restarts) is worth to you: the "
+        "cheapest weighs it beside the expected cost (0: waits are free).",
+    ),
 )
 """What the answer optimises, within which bound, with what confidence."""
 
@@ -211,6 +220,7 @@ def recommend(
     budget: float | None,
     objective: str,
     confidence: float,
+    wait_value: float,
     spot: bool | None,
     provider: str | None,
     region: str | None,
@@ -249,7 +259,7 @@ def recommend(
     model = _probed_command(command, model, epochs, samples, batch_size) if command else model
     if model is None:
         raise UsageError("give --model MODEL, or your training command after --")
-    constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes)
+    constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes, wait_value)
     filters = _filters(provider, region, accelerator, spot, cpu_only, max_accelerators)
     from advisor import service
 
@@ -314,10 +324,11 @@ def _constraints(
     confidence: float,
     top: int,
     max_nodes: int,
+    wait_value: float = 1.0,
 ) -> Constraints:
     """What the options ask of the recommendation: its objective, a deadline (parsed: see
     ``parse_duration``) or a budget, the chance of meeting the deadline, how many options to
-    list and how many machines may train together."""
+    list, how many machines may train together and what an hour of waiting is worth."""
     return Constraints(
         objective=objective,
         deadline_seconds=parse_duration(deadline) if deadline is not None else None,
@@ -325,6 +336,7 @@ def _constraints(
         confidence=confidence,
         top=top,
         max_nodes=max_nodes,
+        wait_usd_per_hour=wait_value,
     )
 
 

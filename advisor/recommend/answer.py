@@ -21,9 +21,11 @@ def lines(rec: Recommendation) -> list[str]:
     best = rec.best
     if best is None:
         if not rec.options:
-            return [nothing_ranked(rec)]
-        return infeasible_lines(rec) + [
-            f"The {' and the '.join(labels)}: {summary(o)}." for labels, o in _alike(rec)
+            return [nothing_ranked(rec), *here_words(rec)]
+        return [
+            *infeasible_lines(rec),
+            *[f"The {' and the '.join(labels)}: {summary(o)}." for labels, o in _alike(rec)],
+            *here_words(rec),
         ]
     said = [
         f"Best: {where(best)} {machine(best)}, {pricing(best)}, {cost_span(best)}: "
@@ -37,7 +39,14 @@ def lines(rec: Recommendation) -> list[str]:
     against = [f"#1 is itself the {' and the '.join(itself)} option"] if itself else []
     against += [_against(label, o, best) for label, o in contrasts]
     said.append(f"Against: {'; '.join(against)}.")
-    return said
+    return said + here_words(rec)
+
+
+def here_words(rec: Recommendation) -> list[str]:
+    """This machine, where its own probe predicts the training: free, and how long."""
+    if rec.here_seconds is None:
+        return []
+    return [f"Here: this machine, free, in {describe_seconds(rec.here_seconds)}."]
 
 
 def nothing_ranked(rec: Recommendation) -> str:

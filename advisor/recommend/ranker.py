@@ -72,8 +72,12 @@ def cost(rentable: Rentable, result: Outcome, constraints: Constraints) -> Optio
     )
 
 
-def rank_key(objective: str) -> Callable[[Priced], tuple[float, ...]]:
-    """Sort key: feasible first by the objective, then the rest by chance of meeting the deadline."""
+def rank_key(
+    objective: str, wait_usd_per_hour: float = 0.0
+) -> Callable[[Priced], tuple[float, ...]]:
+    """Sort key: feasible first by the objective, then the rest by chance of meeting the deadline.
+    The cheapest is the least expected cost (the mean, a spot run's interruptions in it) with
+    each hour of expected waiting (for spot capacity, for restarts) at ``wait_usd_per_hour``."""
     if objective not in OBJECTIVES:
         raise UsageError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
     cheapest = objective == "cheapest"
@@ -83,10 +87,18 @@ def rank_key(objective: str) -> Callable[[Priced], tuple[float, ...]]:
         if not row.feasible:
             return (1.0, -result.p_meet, result.p50_seconds, cost_p50)
         if cheapest:
-            return (0.0, cost_p50, result.p50_seconds, 0.0)
+            return (0.0, charged(row, wait_usd_per_hour), result.p50_seconds, cost_p50)
         return (0.0, result.p50_seconds, cost_p50, 0.0)
 
     return key
+
+
+def charged(row: Priced, wait_usd_per_hour: float) -> float:
+    """What the cheapest objective weighs: the expected cost, and the expected waiting (for a
+    spot machine, for its restarts) at ``wait_usd_per_hour``."""
+    expected = row.expected_cost_usd if math.isfinite(row.expected_cost_usd) else row.cost_usd
+    waited = row.outcome.expected_wait_seconds + row.outcome.expected_delay_seconds
+    return expected + wait_usd_per_hour * waited / 3600.0
 
 
 def recommend(
@@ -110,7 +122,7 @@ def recommend(
     the filters; ``pricing.offers.select`` and ``group_offers`` do it for lists in memory)."""
     if not 0 < constraints.confidence < 1:
         raise UsageError(f"confidence must be between 0 and 1, not {constraints.confidence}")
-    key = rank_key(constraints.objective)
+    key = rank_key(constraints.objective, constraints.wait_usd_per_hour)
     offered = list(offers)
     if not offered:
         raise AdvisorError(
@@ -223,7 +235,8 @@ def _reason(prediction: Prediction) -> str:
 
 def _row(result: Outcome, r: Rentable, ok: bool) -> Priced:
     hours = result.billed_hours
-    return Priced(result, r, r.usd_per_hour * hours[0], r.usd_per_hour * hours[2], ok)
+    price = r.usd_per_hour
+    return Priced(result, r, price * hours[0], price * hours[2], ok, price * hours[3])
 
 
 def _assemble(
@@ -254,7 +267,9 @@ def _assemble(
     best = [option(row) for row in sorted(shortlist, key=key)[:top]]
     fastest = min(cheapest, key=lambda row: (row.outcome.p50_seconds, row.cost_usd), default=None)
     on_demand = [row for row in cheapest if row.rentable.pricing == "on_demand"]
-    cheapest_od = min(on_demand, key=rank_key("cheapest"), default=None)
+    cheapest_od = min(
+        on_demand, key=rank_key("cheapest", constraints.wait_usd_per_hour), default=None
+    )
     feasible = sum(p.feasible_count for p in priced)
     hint_deadline = hint_budget = None
     if not feasible and cheapest:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,6 +25,9 @@ class Priced(NamedTuple):
     confident_cost_usd: float
     """Cost at the confidence quantile."""
     feasible: bool
+    expected_cost_usd: float = math.nan
+    """Cost at the mean wall time (spot: its interruptions' lost work and restarts, billed);
+    NaN: not known, the p50's taken."""
 
 
 def frontier(rows: Sequence[Priced]) -> list[Priced]:

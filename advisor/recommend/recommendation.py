@@ -33,6 +33,10 @@ class Constraints:
     max_nodes: int = 32
     """Most machines one option may rent together (1: one machine; clusters are composed of
     machines with a published network between them, ``advisor.recommend.clusters``)."""
+    wait_usd_per_hour: float = 1.0
+    """What an hour of waiting is worth to the user, for the cheapest objective: a spot
+    option's expected wait for capacity and the time its interruptions add are charged at it
+    beside its expected cost, so cents are not traded for hours (0: waits are free)."""
 
     def __post_init__(self) -> None:
         """Every door (command line, app, service) gets the same one-line refusal of a number
@@ -41,6 +45,10 @@ class Constraints:
             ("deadline", self.deadline_seconds, 0.0, 366 * 86_400.0),
             ("budget", self.budget_usd, 0.0, 1e9),
         )
+        if not (math.isfinite(self.wait_usd_per_hour) and 0 <= self.wait_usd_per_hour <= 1e6):
+            raise UsageError(
+                f"an hour of waiting must be worth 0 to 1000000 USD, not {self.wait_usd_per_hour!r}"
+            )
         for what, value, low, high in checks:
             if value is not None and not (math.isfinite(value) and low < value <= high):
                 raise UsageError(f"{what} must be a number in ({low:g}, {high:g}], not {value!r}")
@@ -184,6 +192,9 @@ class Recommendation:
     """Offerings left out, by reason."""
     context: tuple[str, ...] = ()
     """Lines about the measurement the predictions start from (for ``--explain``)."""
+    here_seconds: float | None = None
+    """The whole training on this machine, as its own probe predicts it (None: the probe was
+    taken elsewhere, or there is none): free, beside every option."""
 
     @property
     def feasible(self) -> bool:

@@ -194,6 +194,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f"({device}, {r.pricing})"
     ]
     lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
+    lines += ranked_by(rec, option)
     lines.append(f"Time: {time_words(option)}")
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
@@ -223,6 +224,23 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f"mean {display.money(option.expected_cost_usd)})"
     )
     return lines + tie_lines(option) + left_out_lines(rec)
+
+
+def ranked_by(rec: Recommendation, option: Option) -> list[str]:
+    """``--explain``: what the cheapest objective weighed for this option, its expected cost
+    and its waiting at the stated value of an hour (none for the fastest objective)."""
+    constraints, result = rec.constraints, option.outcome
+    if constraints.objective != "cheapest":
+        return []
+    waited = (result.expected_wait_seconds + result.expected_delay_seconds) / 3600.0
+    rate = constraints.wait_usd_per_hour
+    said = f"Ranked by: expected cost {display.money(option.expected_cost_usd)}"
+    if waited > 0 and rate > 0:
+        said += (
+            f" + {describe_seconds(waited * 3600)} of waiting at {display.money(rate)} an hour "
+            f"(--wait-value) = {display.money(option.expected_cost_usd + waited * rate)}"
+        )
+    return [said]
 
 
 def left_out_lines(rec: Recommendation) -> list[str]:

@@ -15,7 +15,8 @@ NAN, INF = float("nan"), float("inf")
     [
         {"budget_usd": NAN}, {"budget_usd": INF}, {"budget_usd": -1.0}, {"budget_usd": 0.0},
         {"deadline_seconds": NAN}, {"deadline_seconds": 1e20}, {"confidence": NAN},
-        {"confidence": 1.0}, {"top": 0}, {"top": 10**20},
+        {"confidence": 1.0}, {"top": 0}, {"top": 10**20}, {"wait_usd_per_hour": -1.0},
+        {"wait_usd_per_hour": NAN}, {"wait_usd_per_hour": INF},
     ],
 )  # fmt: skip
 def test_bad_numbers_are_usage_errors(fields: dict[str, float]) -> None:

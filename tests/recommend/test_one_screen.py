@@ -104,13 +104,23 @@ def test_the_main_job_fits_in_25_lines_at_100_columns(
     lines = recommend(monkeypatch, 100, "lstm", "8h")
     assert len(lines) <= 25, "\n".join(lines)
     said = " ".join(" ".join(lines).split())  # the words, however they wrapped
-    # the answer: the choice and why, the time in parts, the comparison, the ties in one line
-    assert said.startswith("Best: gcp us-central1 n1-standard-4 (4 vCPU), spot*, $")
+    # the answer: the choice and why, the time, the comparison, here, the ties in one line.
+    # A 2-3 min job is not sent to wait half an hour for a spot VM to save a cent: an hour of
+    # waiting is weighed at $1 beside the expected cost (--wait-value)
+    assert said.startswith("Best: gcp us-central1 n1-standard-4 (4 vCPU), on-demand, $")
     assert re.search(r"\$[\d.]+-\$[\d.]+: the cheapest of the \d+ offerings that finish", said)
-    assert re.search(r" Time: [\d.-]+ min of training \+ ~\d+ min waiting for a spot VM", said)
-    assert re.search(r" ~[\d.]+ interruptions add ~\d+ s \(lost work, restarts\)", said)
-    assert " Against: the cheapest on-demand (#1's machine) costs $" in said
+    assert re.search(r" Time: [\d.-]+ min of training, on-demand: no wait", said)
+    assert " Against: #1 is itself the cheapest on-demand option; the fastest (" in said
     assert re.search(r"; the fastest \(\w+ [\w-]+ \d+x ", said)  # a cluster of machines
+    assert re.search(r" Here: this machine, free, in [\d.]+ min\. ", said)
+    # with waits free, the spot VM a cent cheaper, its time in parts
+    spot = " ".join(
+        " ".join(recommend(monkeypatch, 100, "lstm", "8h", "--wait-value", "0")).split()
+    )
+    assert spot.startswith("Best: gcp us-central1 n1-standard-4 (4 vCPU), spot*, $")
+    assert re.search(r" Time: [\d.-]+ min of training \+ ~\d+ min waiting for a spot VM", spot)
+    assert re.search(r" ~[\d.]+ interruptions add ~\d+ s \(lost work, restarts\)", spot)
+    assert " Against: the cheapest on-demand (#1's machine) costs $" in spot
     assert said.count("within the prediction's uncertainty of #1") == 1  # every tie, one line
     assert re.search(
         r"#\d+(-#\d+)?(, #\d+(-#\d+)?)* (are|is) within the prediction's uncertainty of #1, "
@@ -137,7 +147,7 @@ def test_a_stand_in_mark_is_explained_one_line_away(
     fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store("imdb_bilstm")
-    lines = recommend(monkeypatch, 120, "lstm", "8h")
+    lines = recommend(monkeypatch, 120, "lstm", "8h", "--spot")
     rows = table_rows(lines)
     marked = [row for row in rows if "spot*" in row]
     assert marked  # GCP has no CPU trace of its own: AWS's stands in
@@ -164,7 +174,7 @@ def test_a_pipe_gets_every_column_and_the_detail_stays_in_explain(
 ) -> None:
     stored_probe()
     result = CliRunner().invoke(cli, ["recommend", "--model", "lstm", "--deadline", "8h",
-                                      "--explain"])  # fmt: skip
+                                      "--explain", "--wait-value", "0"])  # fmt: skip
     assert result.exit_code == 0, result.output
     text = result.output
     assert "hidden at" not in text
@@ -175,6 +185,7 @@ def test_a_pipe_gets_every_column_and_the_detail_stays_in_explain(
     assert "Preemption: spot traces, AWS r5 CPU" in text and "conservative default" in text
     assert re.search(r"^Time: .+ waiting for a spot VM", text, re.M)
     assert "Rank: #1 cheapest that meets the deadline" in text
+    assert re.search(r"^Ranked by: expected cost \$[\d.]+$", text, re.M)  # waits free
 
 
 def test_nothing_feasible_says_what_would_be_and_names_each_alternative_once(

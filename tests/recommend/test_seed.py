@@ -50,8 +50,13 @@ def test_cheapest_under_a_deadline_on_seed_prices() -> None:
     feasible = [o for o in rec.options if o.feasible]
     assert len(feasible) == rec.feasible_count
     assert rec.options[: len(feasible)] == tuple(feasible)  # feasible first
-    costs = [o.cost_usd for o in feasible]
-    assert costs == sorted(costs)
+    # cheapest first: the expected cost with an hour of waiting at the default $1
+    weighed = [
+        o.expected_cost_usd
+        + (o.outcome.expected_wait_seconds + o.outcome.expected_delay_seconds) / 3600
+        for o in feasible
+    ]
+    assert weighed == sorted(weighed)
     for option in rec.options:
         rule = rule_for(RULES, option.rentable.provider, option.rentable.pricing)
         if math.isfinite(option.outcome.p50_seconds):

@@ -3,6 +3,7 @@ this machine, the estimation layer and the ranking (no TensorFlow: the probe is 
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -59,8 +60,12 @@ def test_json_contract_from_a_stored_probe() -> None:
     assert [o["rank"] for o in options] == list(range(1, len(options) + 1))
     feasible = [o for o in options if o["meets_deadline"]]
     assert feasible == options[: len(feasible)]  # feasible first
-    costs = [o["cost_usd"] for o in feasible]
-    assert costs == sorted(costs)  # cheapest first
+    # cheapest first: the expected cost, an hour of waiting at the default $1 (rounded in JSON)
+    weighed = [
+        o["expected_cost_usd"] + (o["expected_wait_hours"] or 0) + (o["expected_delay_hours"] or 0)
+        for o in feasible
+    ]
+    assert all(b >= a - 1e-3 for a, b in itertools.pairwise(weighed))
     assert all(o["p_meet_deadline"] >= 0.9 for o in feasible)
     fastest = payload["fastest"]
     assert all(fastest["predicted_hours"] <= o["predicted_hours"] for o in options)
