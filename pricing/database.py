@@ -88,8 +88,8 @@ def _seed(db: sqlite_utils.Database) -> None:
                 run_id=None,
             )
             total += counts.added
-        conn.execute(
+        conn.execute(  # dated by the snapshot, not by this install: its age is the prices'
             "INSERT INTO refresh_runs (source, unit, started_at, finished_at, status, added) "
             "VALUES (?, 'all', ?, ?, 'ok', ?)",
-            [seed.SOURCE, built_at, now(), total],
+            [seed.SOURCE, built_at, built_at, total],
         )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import display
 from advisor.errors import UsageError, did_you_mean
-from pricing import packing
+from pricing import packing, seed
 from pricing.offers import (
     PRICING_MODELS,
     STORED_FIELDS,
@@ -332,7 +332,8 @@ def source_status(
         if last_success is not None:
             finished = datetime.strptime(last_success, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             age = (now - finished).total_seconds() / 86400
-        stale = age is None or age > ttl_days
+        # the shipped seed is a catalog snapshot of no stated date: stale until a refresh
+        stale = age is None or age > ttl_days or source == seed.SOURCE
         by_provider = held.get((source, unit), {})
         statuses.append(
             SourceStatus(
@@ -379,7 +380,7 @@ def _holdings(db: sqlite_utils.Database) -> dict[tuple[str, str], dict[str, int]
 
 def _seed_superseded(status: SourceStatus, statuses: list[SourceStatus]) -> SourceStatus:
     """The seed is not stale once SkyPilot (whose snapshot it is) refreshed every cloud."""
-    if status.source != "seed" or not status.stale:
+    if status.source != seed.SOURCE or not status.stale:
         return status
     refreshed = {s.unit for s in statuses if s.source == "skypilot" and s.last_success}
     if refreshed >= {"aws", "gcp", "lambda"}:

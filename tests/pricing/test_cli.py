@@ -30,11 +30,18 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_prices_shows_each_sources_age() -> None:
-    code, out, _err = invoke("prices", "--json")
+def test_the_shipped_prices_are_dated_by_their_snapshot_and_stale_until_a_refresh() -> None:
+    """A new install's prices are the seed's catalog snapshot, not today's: their age counts
+    from the snapshot (``seed_meta.built_at``), and they are stale until a refresh."""
+    from pricing import seed as shipped_seed
+
+    code, out, err = invoke("prices", "--json")
     assert code == 0
     (seed,) = json.loads(out)
-    assert seed["source"] == "seed" and seed["stale"] is False
+    built_at, _ = shipped_seed.read_seed()
+    assert seed["source"] == "seed" and seed["stale"] is True
+    assert seed["last_success"] == built_at and seed["age_days"] > 0.5
+    assert "warning: seed/all prices are stale" in err and "advisor prices refresh" in err
 
 
 def test_prices_warns_when_stale() -> None:

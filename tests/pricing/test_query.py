@@ -191,10 +191,17 @@ def test_known_name_without_matches_is_an_empty_answer(db: sqlite_utils.Database
 
 
 def test_source_status_turns_stale_after_the_ttl(db: sqlite_utils.Database) -> None:
-    (fresh,) = query.source_status(db, 7)
-    assert (fresh.source, fresh.stale, fresh.last_status) == ("seed", False, "ok")
+    db.conn.execute(
+        "INSERT INTO refresh_runs (source, unit, started_at, finished_at, status, added) "
+        "VALUES ('skypilot', 'aws', ?, ?, 'ok', 1)",
+        [datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")] * 2,
+    )
+    statuses = {s.source: s for s in query.source_status(db, 7)}
+    fresh, seed = statuses["skypilot"], statuses["seed"]
+    assert (fresh.stale, fresh.last_status) == (False, "ok")
+    assert seed.stale  # a snapshot of no stated date: stale until a refresh
     later = datetime.now(UTC) + timedelta(days=8)
-    (old,) = query.source_status(db, 7, now=later)
+    old = next(s for s in query.source_status(db, 7, now=later) if s.source == "skypilot")
     assert old.stale and old.age_days is not None and old.age_days > 7
 
 
