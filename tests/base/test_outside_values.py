@@ -33,7 +33,9 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str
 )
 def test_commands_without_a_backend_never_read_keras_backend(args: tuple[str, ...]) -> None:
     code, out, err = invoke(*args, env={"KERAS_BACKEND": "garbage"})
-    assert code == 0 and out and err == ""
+    assert code == 0 and out
+    # nothing said of a backend; the shipped prices' own warning (stale until a refresh) aside
+    assert [line for line in err.splitlines() if "seed/all prices are stale" not in line] == []
 
 
 def test_a_recommendation_from_a_stored_probe_works_with_a_bad_keras_backend() -> None:
