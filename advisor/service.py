@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -376,6 +377,12 @@ def check_script_name(name: str) -> None:
         taken = llm.find(name) is not None or _names_a_file(name)
     if taken:
         raise UsageError(f"{display.quoted(name)} names a model advisor knows: give --name")
+
+
+def typical_probe_seconds(db: sqlite_utils.Database | None = None) -> float | None:
+    """What a probe takes on this machine, the median of its recent ones (None: none yet)."""
+    found = probe_history.recent_probe_seconds(_open(db), probe_device.fingerprint().key)
+    return statistics.median(found) if found else None
 
 
 def stored_script_probe(name: str, db: sqlite_utils.Database | None = None) -> ProbeResult | None:

@@ -189,6 +189,21 @@ def latest(db: sqlite_utils.Database, workload: str) -> list[ProbeResult]:
     return results
 
 
+def recent_probe_seconds(
+    db: sqlite_utils.Database, device_key: str, count: int = 20
+) -> list[float]:
+    """How long this device's latest ``count`` probes of the zoo and of files took (their
+    ``probe_seconds``; a command's probe, a script's own run, left out), newest first."""
+    ensure(db, reading=True)
+    rows = db.execute(
+        f"SELECT workload, result FROM {TABLE} WHERE device_key = ? AND source = 'local' "
+        "AND workload NOT LIKE 'script:%' ORDER BY created_at DESC LIMIT ?",
+        [device_key, count],
+    ).fetchall()
+    found = (_readable(blob, workload) for workload, blob in rows)
+    return [r.probe_seconds for r in found if r is not None and 0 < r.probe_seconds < 86_400]
+
+
 def _readable(blob: str, workload: str) -> ProbeResult | None:
     """The stored result in ``blob``, or None (with a warning) when it is unreadable or insane."""
     try:

@@ -8,7 +8,13 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
+
+import click
+
+from advisor import display
+from advisor.recommend.deadline import describe_seconds
 
 if TYPE_CHECKING:
     from probes.result import ProbeResult
@@ -30,11 +36,35 @@ def run_with_progress(
 
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_interrupt) if in_main_thread else None
+    watched = sys.stderr.isatty()  # a person at a terminal; a pipe gets the result or one error
+    if watched:
+        announce(spec.label, budget)
+    began = time.perf_counter()
     try:
-        return _run(spec, budget, cancel, thread_counts)
+        result = _run(spec, budget, cancel, thread_counts)
     finally:
         if in_main_thread:
             signal.signal(signal.SIGINT, previous)
+    if watched:
+        said = describe_seconds(time.perf_counter() - began)
+        click.echo(f"probed {display.plain(spec.label)} here in {said}", err=True)
+    return result
+
+
+def announce(label: str, budget: float) -> None:
+    """One line before a probe at a terminal: what it will take, as this machine's recent
+    probes took (else: its steps for at most the budget, once TensorFlow has started and built
+    the model)."""
+    from advisor import service
+
+    typical = service.typical_probe_seconds()
+    if typical is not None:
+        when = f"about {describe_seconds(typical)}, as this machine's recent probes took"
+    else:
+        when = f"TensorFlow's start and the model's build, then at most {budget:g} s of steps"
+    click.echo(
+        f"probing {display.plain(label)} here first ({when}); stored for next time", err=True
+    )
 
 
 def _run(

@@ -130,3 +130,17 @@ def test_bad_deadlines_are_usage_errors(bad: str) -> None:
     outcome = CliRunner().invoke(cli, ["recommend", "-m", "mlp", "--deadline", bad])
     assert outcome.exit_code == 2
     assert len(outcome.output.strip().splitlines()) == 1
+
+
+def test_a_probe_says_what_it_will_take_before_it_starts(capsys: pytest.CaptureFixture) -> None:
+    """First-run honesty: before a probe, one line on stderr with what it will take, from this
+    machine's recent probes once there are some (a command's probe left out)."""
+    from advisor.cli import progress
+
+    progress.announce("imdb_bilstm", 20.0)
+    first = capsys.readouterr().err
+    assert first.startswith("probing imdb_bilstm here first (TensorFlow's start and the model's")
+    assert "then at most 20 s of steps); stored for next time" in first
+    stored_mlp_probe()  # took 9 s here
+    progress.announce("imdb_bilstm", 20.0)
+    assert "(about 9 s, as this machine's recent probes took)" in capsys.readouterr().err
