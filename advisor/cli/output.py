@@ -110,6 +110,9 @@ def _cell(value: Any, column: str = "") -> str:
             return display.duration(float(value))
         if column.endswith("_hours"):
             return display.duration(float(value) * 3600)
+    if column == "interval_80" and isinstance(value, list | tuple) and len(value) == 2:
+        low, high = (_cell(v, "_seconds") for v in value)  # beside a duration, a span of them
+        return f"{low}-{high}"
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
