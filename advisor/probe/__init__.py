@@ -10,6 +10,8 @@ installed by ``sitecustomize`` (``probes/script_site``), with no edit to the scr
   Lightning, accelerate), the batches a ``DataLoader`` gave before it and the wait for them,
   an epoch's end when the loader runs out, and one step's FLOPs counted by PyTorch; the epochs
   a Hugging Face or Lightning ``Trainer`` holds (``trainers``).
+- JAX (``jax_hook``): each call of a jitted function whose trace applied optax updates (a
+  plain optax loop, Flax's ``TrainState``), its batch, and XLA's count of its FLOPs.
 
 A loop neither framework runs marks its steps itself::
 
@@ -56,11 +58,13 @@ def plan(
 
 def install() -> None:
     """Hook each framework once the script imports it (nothing when no probe is running)."""
-    from advisor.probe import keras_hook, torch_hook, trainers
+    from advisor.probe import jax_hook, keras_hook, torch_hook, trainers
 
     hooks = {
         "keras": keras_hook.patch,
         "torch": torch_hook.patch,
+        "jax": jax_hook.patch_jax,
+        "optax": jax_hook.patch_optax,
         "transformers.trainer": trainers.patch_transformers,
         "lightning.pytorch.trainer.trainer": trainers.patch_lightning,
         "pytorch_lightning.trainer.trainer": trainers.patch_lightning,
