@@ -11,7 +11,7 @@ Keras ``fit`` on arrays (an MLP, a convnet, a bidirectional LSTM, the MLP under 
 steps with ``advisor.probe`` (a GradientTape loop, one with gradient accumulation and a
 schedule), and PyTorch read through its own hooks with no edit: MNIST with accumulation, a
 CIFAR convnet whose DataLoader workers augment, a Hugging Face ``Trainer`` fine-tune, a
-Lightning module. Each is
+Lightning module; and a JAX loop whose jitted step applies optax updates. Each is
 probed as a user does (``advisor probe --json``, a process of its own) and then run whole under a
 stopwatch from start to exit: the error is the probe's ``fit_seconds`` over that wall time.
 """
@@ -48,10 +48,16 @@ CASES: dict[str, list[str]] = {
     "torch_cifar_workers": ["--epochs", "3"],
     "hf_trainer": ["--epochs", "3"],
     "lightning_module": ["--epochs", "4"],
+    "jax_optax_mlp": ["--epochs", "20", "--samples", "60000"],
 }
-TOLD = {"torch_mnist": ["--epochs", "3"], "torch_cifar_workers": ["--epochs", "3"]}
+TOLD = {
+    "torch_mnist": ["--epochs", "3"],
+    "torch_cifar_workers": ["--epochs", "3"],
+    "jax_optax_mlp": ["--epochs", "20", "--samples", "60000"],
+}
 """What the probe is told, as a user would tell it: a plain PyTorch loop does not say its
-epochs (a Keras ``fit``, Hugging Face's and Lightning's ``Trainer`` do)."""
+epochs, a JAX loop neither its epochs nor its samples (a Keras ``fit``, Hugging Face's and
+Lightning's ``Trainer`` do)."""
 TARGETS = {"median": 0.10, "worst": 0.25, "probe_over_budget_s": 5.0}
 
 
@@ -153,7 +159,7 @@ def main(argv: list[str]) -> int:
         blob = run(args.passes, args.budget, Path(home))
     blob["machine"] = (
         "shared 2-vCPU development VM (AMD EPYC, family 26), TensorFlow 2.21, Keras 3.15, "
-        "PyTorch 2.13 (CPU), transformers 5.24, Lightning 2.6"
+        "PyTorch 2.13 (CPU), transformers 5.24, Lightning 2.6, JAX 0.10, optax 0.2"
     )
     blob["date"] = time.strftime("%Y-%m-%d")
     args.out.write_text(json.dumps(blob, indent=1) + "\n")
