@@ -276,3 +276,28 @@ def test_a_counted_step_is_left_out_and_the_wait_for_data_is_a_share_of_the_step
     events.add({"event": "plan", "t": 0.5, "steps": 100, "batch": 32})
     sizes = script.sizes_of(events, epochs=None, samples=None, batch_size=None)
     assert sizes.epochs == 1 and sizes.said.startswith("1 epoch: the script did not say")
+
+
+def test_a_cancelled_probe_stops_the_command_and_its_children(tmp_path: Path) -> None:
+    """The app's cancel: the probe raises ``Cancelled`` and nothing the command started is
+    left running."""
+    import threading
+
+    from advisor.errors import Cancelled
+
+    marker = f"advisor-test-cancelled-{os.getpid()}"
+    loop = _write(tmp_path, "loop.py", f"""
+        import subprocess, sys, time
+        import advisor.probe as ap
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)  # {marker}"])
+        while True:
+            time.sleep(0.01)
+            ap.step(batch=8)
+    """)  # fmt: skip
+    cancel = threading.Event()
+    threading.Timer(1.5, cancel.set).start()
+    began = time.monotonic()
+    with pytest.raises(Cancelled):
+        script.run_command([PYTHON, str(loop)], budget=60.0, cancel=cancel)
+    assert time.monotonic() - began < 1.5 + 5.0
+    assert not _alive(marker)
