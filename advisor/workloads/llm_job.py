@@ -182,6 +182,11 @@ def job_for(
     pack = tokens is not None if packed is None else packed
     if pack and tokens is None:
         raise UsageError("packing needs --tokens (how many tokens the examples hold)")
+    if pack and examples is not None:  # packed, the examples' count would be dropped, silently
+        raise UsageError(
+            "--examples counts padded sequences (--no-packing); packed, --tokens alone says "
+            "how much it trains on: give one"
+        )
     if not pack and examples is None:
         raise UsageError("unpacked training needs --examples (each is padded to --seq-len)")
     count = -(-tokens // length) if pack and tokens is not None else examples

@@ -57,6 +57,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
         (["--model", "llama3-8b", "--tokens", "1e30"], "1e30 is not from"),
         (["--model", "llama3-8b", "--tokens", "9" * 40], "too long"),
         (["--model", "llama3-8b", "--examples", "0"], "0 is not from 1 to"),
+        (["--model", "llama3-8b", "--tokens", "1M", "--examples", "500"], "give one"),
         (["--model", "llama3-8b", "--tokens", "1M", "--seq-len", "8"], "--seq-len must be"),
         (["--model", "gemma2-9b", "--tokens", "1M", "--seq-len", "16384"], "gemma2-9b's context"),
         (["--model", "llama3-8b", "--tokens", "1M", "--lora-rank", "0"], "'--lora-rank'"),
