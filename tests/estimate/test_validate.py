@@ -203,3 +203,14 @@ def test_validate_caps_the_pairs_and_says_so() -> None:
     pairs, _ = validate.evaluate(rows, shipped_calibration(), max_pairs=500, stats=stats)
     assert stats["pairs_possible"] > 500 and stats["pairs_cap"] == 500
     assert 450 <= len(pairs) <= 550  # each group in proportion, rounded
+
+
+def test_the_default_report_says_where_the_readmes_headline_comes_from(tmp_path: Path) -> None:
+    """``advisor validate`` checks the device model row by row, not the README's end-to-end
+    figures from this machine's probes: its report says so, and where those come from."""
+    shipped = CliRunner().invoke(cli, ["validate"])
+    assert shipped.exit_code == 0, shipped.output
+    last = shipped.output.strip().splitlines()[-1]
+    assert "README's end-to-end headline" in last and "benchmarks/end_to_end.py --rescore" in last
+    own = CliRunner().invoke(cli, ["validate", "--reference", str(write(tmp_path, TINY))])
+    assert own.exit_code == 0 and "README's end-to-end headline" not in own.output
