@@ -37,7 +37,7 @@ from advisor.workloads import llm, llm_job, zoo
 from advisor.workloads.llm_job import Job, Options, job_of
 from pricing.offers import Filters, OfferGroup, Rentable
 from probes import reference
-from probes.result import ProbeResult, WorkloadConfig
+from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from probes.spec import ProbeSpec
 
 if TYPE_CHECKING:
@@ -256,12 +256,16 @@ def rank(
 
 
 def _here(probe: ProbeResult) -> float | None:
-    """The probe's whole training here, where it was taken on this machine (whatever framework
-    a command ran), else None."""
-    here = probe_device.fingerprint()
-    if probe.device.key != replace(here, backend=probe.device.backend).key:
+    """The probe's whole training here, where it was taken on this machine, else None."""
+    if not _taken_here(probe, probe_device.fingerprint()):
         return None
     return probe.fit_seconds if math.isfinite(probe.fit_seconds) else None
+
+
+def _taken_here(probe: ProbeResult, here: Fingerprint) -> bool:
+    """``probe`` was taken on this machine (``here``), whatever framework it ran: a command's
+    probe carries the backend it ran (PyTorch, Keras on JAX) in its device key."""
+    return probe.device.key == replace(here, backend=probe.device.backend).key
 
 
 UNCOUNTED = (
@@ -391,9 +395,7 @@ def stored_script_probe(name: str, db: sqlite_utils.Database | None = None) -> P
     db = _open(db)
     here = probe_device.fingerprint()
     found = probe_history.latest(db, user_script.PREFIX + name)
-    return next(
-        (p for p in found if p.device.key == replace(here, backend=p.device.backend).key), None
-    )
+    return next((p for p in found if _taken_here(p, here)), None)
 
 
 def probe_script(
