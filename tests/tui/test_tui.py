@@ -566,3 +566,9 @@ def test_a_training_command_typed_in_the_form_is_probed_on_enter_and_ranked(
 
     run(app, scenario)
     assert actions.stored_probe(FormState(command=f"python {train}")) is not None
+
+
+def test_a_command_the_form_cannot_read_is_one_line_and_runs_nothing() -> None:
+    """An unclosed quote in the form's command: one usage line, nothing split or run."""
+    with pytest.raises(UsageError, match="cannot read the command: No closing quotation"):
+        actions.stored_probe(FormState(command='python "train.py'))
