@@ -106,6 +106,13 @@ LLM_JOB = _options(
         help="LLM: PEFT's fp32 adapters stepped without autocast (a plain PyTorch loop): slower, "
         "and an fp32 copy of each adapted input kept (default: 16-bit, as under autocast).",
     ),
+    click.option(
+        "--stack",
+        metavar="NAME",
+        help="LLM: the software it is fine-tuned with: hf (Hugging Face Trainer/TRL + PEFT; "
+        "Axolotl, LLaMA-Factory), torchtune, torchtitan, nemo, automodel, unsloth, llm-foundry "
+        "(default hf).",
+    ),
 )
 """How an LLM is fine-tuned (ignored for anything else)."""
 
@@ -216,6 +223,7 @@ def recommend(
     packing: bool | None,
     checkpointing: bool | None,
     fp32_adapters: bool | None,
+    stack: str | None,
     deadline: str | None,
     budget: float | None,
     objective: str,
@@ -266,7 +274,7 @@ def recommend(
     finetune = Options(
         method=method, tokens=tokens, examples=examples, sequence=seq_len, rank=lora_rank,
         targets=lora_targets, packed=packing, checkpointing=checkpointing,
-        fp32_adapters=fp32_adapters,
+        fp32_adapters=fp32_adapters, stack=stack,
     )  # fmt: skip
     request = service.Request(
         model=model, epochs=epochs, batch_size=batch_size, global_batch=global_batch,

@@ -31,6 +31,7 @@ from advisor.estimate.steps import (
     activation_bytes_of,
     step_parts,
 )
+from advisor.workloads import stacks
 from advisor.workloads.llm import TARGETS, FineTune
 from advisor.workloads.llm_memory import footprint, layer_activation_bytes
 
@@ -238,6 +239,7 @@ def step_of(
     device = parts.compute + parts.memory + parts.sequential
     if tune.compiled:
         device /= COMPILED_SPEEDUP
+    device /= stacks.get(tune.stack).speed * calibration.stack_speed.get(tune.stack, 1.0)
     exchange = parts.exchange
     launches = kernels_per_pass(tune) * launch_latency().get(machine.kind, 0.0)
     host = ((host_seconds or machine.latencies.overhead_s) + launches) * plan.accumulation

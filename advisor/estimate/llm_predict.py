@@ -25,6 +25,7 @@ from advisor.estimate.finetune import (
     step_of,
 )
 from advisor.estimate.machine import Machine, Stack, check_precision, data_parallel
+from advisor.estimate.memory import Fit
 from advisor.estimate.parameters import DEFAULT_LOG_SIGMA, Calibration, llm_calibration
 from advisor.estimate.predict import EXTRAPOLATION_LOG_SIGMA, probe_framework
 from advisor.estimate.prediction import Prediction, Target
@@ -35,6 +36,7 @@ from advisor.estimate.residual import (
     kind_of,
     log_sigma_of,
 )
+from advisor.workloads import stacks
 from advisor.workloads.llm import FineTune
 from advisor.workloads.llm_job import DEFAULT_GLOBAL_BATCH, Job, job_of_probe, probe_name
 from probes.result import ProbeResult
@@ -77,6 +79,9 @@ def predict_job(
     )  # fmt: skip
     if machine is None:
         return _excluded(f"accelerator {target.accelerator} not in the device catalog")
+    software = stacks.get(job.tune.stack)
+    if machine.kind != "cpu" and machine.kind not in software.runs_on:
+        return _excluded(f"{machine.label}: {software.title} trains on NVIDIA GPUs")
     if job.tune.storage != "none" and machine.kind not in QUANTISED_KINDS:
         return _excluded(f"{machine.label}: 4-bit QLoRA (bitsandbytes) runs on NVIDIA GPUs")
     asked = job.tune
@@ -96,7 +101,8 @@ def predict_job(
             f"{machine.label}: ~{seconds / 3600:,.0f} h on CPUs by the device model; LLM "
             "fine-tuning is planned on GPUs and TPUs"
         )
-    extrapolated = machine.extrapolated or machine.kind == "tpu"
+    unchecked = not calibration.stack_runs.get(software.id, 1)
+    extrapolated = machine.extrapolated or machine.kind == "tpu" or unchecked
     model = calibration.log_sigma.get("llm", DEFAULT_LOG_SIGMA)
     sigma = math.hypot(model, EXTRAPOLATION_LOG_SIGMA if extrapolated else 0.0)
     return Prediction(
@@ -104,10 +110,77 @@ def predict_job(
         log_sigma=sigma,
         extrapolated=extrapolated,
         kernel_path=_path(machine, plan, tune),
-        steps=_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
+        steps=(
+            *_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
+            *stack_lines(job, machine, calibration, host_seconds, seconds),
+        ),
         environment=_environment(job, tune, plan),
         least_seconds=steps * step.least,
     )
+
+
+def stack_lines(
+    job: Job,
+    machine: Machine,
+    calibration: Calibration,
+    host_seconds: float | None,
+    seconds: float,
+) -> tuple[str, ...]:
+    """The job's stack, how far its published runs were checked, and what each other stack that
+    runs the job on ``machine`` would change (``with torchtune: 1.4x faster, 3.1 GiB less``)."""
+    own = stacks.get(job.tune.stack)
+    runs = calibration.stack_runs.get(own.id, 1)
+    checked = (
+        f"the LLM fit read {runs} published runs of it"
+        if runs
+        else f"no published run of it: checked as {stacks.get(own.nearest).title}, wider interval"
+    )
+    lines = [f"stack: {own.describe()} ({checked})"]
+    mine = _peak(job.tune, machine, job.micro_batch)
+    for other in stacks.stacks().values():
+        if other.id == own.id or job.tune.method not in other.methods:
+            continue
+        if machine.kind not in other.runs_on:
+            continue
+        tune = other.recipe(
+            job.tune,
+            None if job.tune.checkpointing == own.checkpointing else job.tune.checkpointing,
+        )
+        chosen, plan, fit = choose_layout(
+            tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
+        )
+        if fit is not None and not fit.fits:
+            lines.append(f"  with {other.id}: does not fit here")
+            continue
+        theirs = (
+            optimizer_steps(job, plan)
+            * step_of(chosen, plan, machine, calibration, host_seconds).seconds
+        )
+        lines.append(f"  with {other.id}: {_faster(seconds / theirs)}{_memory(mine, fit)}")
+    return tuple(lines)
+
+
+def _peak(tune: FineTune, machine: Machine, micro_batch: int | None) -> float:
+    """Peak bytes per GPU of ``tune``'s chosen layout (0 where memory is not checked)."""
+    _, _, fit = choose_layout(
+        tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, micro_batch
+    )
+    return fit.needed_bytes if fit is not None else 0.0
+
+
+def _faster(ratio: float) -> str:
+    if abs(ratio - 1.0) < 0.05:
+        return "about as fast"
+    return f"{ratio:.2g}x faster" if ratio > 1 else f"{1 / ratio:.2g}x slower"
+
+
+def _memory(mine: float, fit: Fit | None) -> str:
+    if fit is None or not mine:
+        return ""
+    moved = (fit.needed_bytes - mine) / 2**30
+    if abs(moved) < 0.5:
+        return ", about the same memory"
+    return f", {abs(moved):.1f} GiB {'more' if moved > 0 else 'less'} a GPU"
 
 
 def predictor_for_job(
@@ -252,6 +325,8 @@ def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str
         ("ADVISOR_GRAD_ACCUM", str(plan.accumulation)),
         ("ADVISOR_PRECISION", job.precision),
         ("ADVISOR_CHECKPOINTING", "1" if job.tune.checkpointing else "0"),
+        ("ADVISOR_STACK", job.tune.stack),
+        ("ADVISOR_COMPILE", "1" if job.tune.compiled else "0"),
     ]
     if job.tune.adapted:
         pairs += [

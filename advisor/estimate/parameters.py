@@ -169,6 +169,11 @@ class Calibration:
     measured_devices: tuple[str, ...] = ()
     """Accelerators and CPU families the fitted measurements ran on: a prediction for anything
     else is flagged extrapolated."""
+    stack_speed: dict[str, float] = field(default_factory=dict)
+    """How fast an LLM fine-tuning stack's device work runs against the shared fit's (1 where
+    absent, as in the shipped fit: ``llm_fit.fit_all``'s per-stack trial sets it)."""
+    stack_runs: dict[str, int] = field(default_factory=dict)
+    """The published runs of each stack the LLM fit read (0: its recipe is checked by none)."""
 
     def conv_speed(self, architecture: str) -> float:
         """How fast a GPU architecture's convolutions run per datasheet FLOP, over the fitted
@@ -181,7 +186,7 @@ class Calibration:
 NUMBERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
-    if name not in ("log_sigma", "fitted", "measured_devices")
+    if name not in ("log_sigma", "fitted", "measured_devices", "stack_speed", "stack_runs")
 )
 """Every number of a calibration, as its file stores them."""
 FREE_PARAMETERS: tuple[str, ...] = tuple(name for name in NUMBERS if name not in LLM_PARAMETERS)
@@ -193,6 +198,7 @@ DEFAULT_LOG_SIGMA = 0.5
 
 def to_json(calibration: Calibration, **extra: Any) -> str:
     blob = asdict(calibration)
+    del blob["stack_speed"], blob["stack_runs"]  # the LLM fit's (``calibration-llm.json``)
     blob["fitted"] = list(calibration.fitted)
     blob["measured_devices"] = list(calibration.measured_devices)
     blob.update(extra)
@@ -200,7 +206,7 @@ def to_json(calibration: Calibration, **extra: Any) -> str:
 
 
 def from_dict(blob: dict[str, Any]) -> Calibration:
-    values = {name: float(blob[name]) for name in NUMBERS if name in blob}
+    values: dict[str, Any] = {name: float(blob[name]) for name in NUMBERS if name in blob}
     return replace(
         PRIOR,
         **values,
@@ -251,4 +257,5 @@ def llm_calibration() -> Calibration:
         return base
     values: dict[str, Any] = {name: float(blob[name]) for name in LLM_PARAMETERS if name in blob}
     sigma = {k: float(v) for k, v in blob.get("log_sigma", {}).items()}
-    return replace(base, **values, log_sigma={**base.log_sigma, **sigma})
+    runs = {k: int(v) for k, v in blob.get("stack_runs", {}).items()}
+    return replace(base, **values, log_sigma={**base.log_sigma, **sigma}, stack_runs=runs)

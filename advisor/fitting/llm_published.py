@@ -92,6 +92,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         fused_loss=row["n_fused_loss"] == "yes",
         frozen_fp32=row["n_frozen_fp32"] == "yes",
         compiled=row.get("n_compiled") == "yes",
+        stack=row.get("n_stack") or "hf",
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

@@ -13,6 +13,7 @@ from advisor.recommend.clusters import LINEAR_SCALING_LIMIT
 from advisor.recommend.deadline import describe_seconds
 from advisor.recommend.recommendation import Option, Recommendation
 from advisor.recommend.report import infeasible_lines
+from advisor.workloads import stacks
 
 
 def lines(rec: Recommendation) -> list[str]:
@@ -32,6 +33,7 @@ def lines(rec: Recommendation) -> list[str]:
         f"{_why(rec, best)}.",
         f"Time: {time_words(best)}.",
         *batch_words(best),
+        *stack_words(best),
     ]
     contrasts = _contrasts(rec, best)
     itself = [label for label, o in _contrasts(rec, None) if (label, o) not in contrasts]
@@ -47,6 +49,18 @@ def here_words(rec: Recommendation) -> list[str]:
     if rec.here_seconds is None:
         return []
     return [f"Here: this machine, free, in {describe_seconds(rec.here_seconds)}."]
+
+
+def stack_words(option: Option) -> list[str]:
+    """The software an LLM job is planned for, and how to plan it for another."""
+    said = dict(option.outcome.prediction.environment).get("ADVISOR_STACK")
+    software = stacks.find(said) if said else None
+    if software is None:
+        return []
+    return [
+        f"Stack: {software.title} ({software.engine}); another: --stack NAME "
+        "(--explain compares them)."
+    ]
 
 
 def nothing_ranked(rec: Recommendation) -> str:

@@ -87,6 +87,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "device": _device(r),
         "batch_per_device": _batch(result.prediction.batch_per_device),
         "global_batch": result.prediction.global_batch or None,
+        "stack": dict(result.prediction.environment).get("ADVISOR_STACK"),
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,

@@ -19,22 +19,11 @@ import yaml
 
 from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import FallbackPlan
+from advisor.workloads import stacks
+from advisor.workloads.stacks import TrainingStack
 from pricing.offers import Rentable
 
 PLACEHOLDER_RUN = "python train.py  # advisor: replace with your training command\n"
-MULTI_GPU_RUN = (
-    "torchrun --nproc_per_node={gpus} train.py  # advisor: replace with your fine-tuning command "
-    "(the plan is in the ADVISOR_* variables)\n"
-)
-"""The placeholder of a job planned over a node's GPUs (an LLM's, ``ADVISOR_GPUS``)."""
-MULTI_NODE_RUN = (
-    'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
-    "torchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE "
-    "--node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port=8008 "
-    "train.py  # advisor: replace train.py with your training script\n"
-)
-"""The placeholder of an LLM job over several nodes: one ``torchrun`` a node, rendezvous at the
-first node's address (SkyPilot's distributed-jobs guide sets these variables on every node)."""
 MULTI_NODE_KERAS_RUN = (
     'export JAX_COORDINATOR_ADDRESS="$(echo "$SKYPILOT_NODE_IPS" | head -n1):8476"\n'
     "export JAX_NUM_PROCESSES=$SKYPILOT_NUM_NODES JAX_PROCESS_ID=$SKYPILOT_NODE_RANK\n"
@@ -62,8 +51,9 @@ def task(
     """The task as plain data: ``name``, ``resources`` and ``run`` (ours), and for spot with an
     on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``; a job laid
     out over the node (``environment``, an LLM's GPUs and sharding) gets its plan as ``envs``
-    and a ``torchrun`` placeholder over the node's GPUs; a cluster (``rentable.nodes`` > 1) gets
-    ``num_nodes`` and a launch line a node: ``torchrun`` for an LLM, ``jax.distributed`` for Keras."""
+    and its stack's launch line over the node's GPUs; a cluster (``rentable.nodes`` > 1) gets
+    ``num_nodes`` and a launch line a node: the stack's for an LLM, ``jax.distributed`` for
+    Keras."""
     resources: dict[str, Any] = {
         "cloud": _CLOUDS.get(rentable.provider, str(rentable.provider)),
         "region": str(rentable.region),
@@ -87,12 +77,24 @@ def task(
     if envs:
         body["envs"] = envs
     gpus = envs.get("ADVISOR_GPUS", "")
-    if run == PLACEHOLDER_RUN and rentable.nodes > 1:
-        run = MULTI_NODE_RUN if gpus.isdigit() else MULTI_NODE_KERAS_RUN
-    elif run == PLACEHOLDER_RUN and gpus.isdigit():
-        run = MULTI_GPU_RUN.format(gpus=int(gpus))
+    if run == PLACEHOLDER_RUN and gpus.isdigit():  # an LLM job, laid out by its stack
+        software = stacks.find(envs.get("ADVISOR_STACK", "")) or stacks.get(stacks.DEFAULT)
+        run = stack_run(software, int(gpus), envs.get("ADVISOR_METHOD", ""), rentable.nodes)
+    elif run == PLACEHOLDER_RUN and rentable.nodes > 1:
+        run = MULTI_NODE_KERAS_RUN
     body["run"] = _Block(run)
     return body
+
+
+def stack_run(software: TrainingStack, gpus: int, method: str, nodes: int) -> str:
+    """The stack's own launch line for an LLM job (``accelerate launch``, ``tune run``,
+    ``torchrun``, ``composer``), each node's over a cluster, rendezvous at the first node."""
+    line = software.launch_line(gpus, method, nodes)
+    first = 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n' if nodes > 1 else ""
+    return (
+        f"{first}{line}  # advisor: {software.id}'s launch; replace the script or config "
+        "(CONFIG, RECIPE) with yours (the plan is in the ADVISOR_* variables)\n"
+    )
 
 
 def _plan_envs(plan: FallbackPlan) -> dict[str, str]:

@@ -100,6 +100,7 @@ def _finetune(state: FormState) -> Options:
         examples=parse_count(state.examples, "examples") if state.examples else None,
         sequence=_int(state.seq_len, "seq len"),
         rank=_int(state.lora_rank, "LoRA rank") if state.method != "full" else None,
+        stack=state.stack,
     )
 
 

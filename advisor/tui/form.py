@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from advisor.workloads import llm, zoo
+from advisor.workloads import llm, stacks, zoo
 from advisor.workloads.llm import METHODS
 
 
@@ -42,6 +42,8 @@ class FormState:
     examples: str = ""
     seq_len: str = ""
     lora_rank: str = ""
+    stack: str = stacks.DEFAULT
+    """The software an LLM is fine-tuned with (``advisor.workloads.stacks``)."""
 
     @property
     def workload(self) -> str:
@@ -59,7 +61,8 @@ class FormState:
         sizes = (self.epochs, self.samples, self.batch_size)
         if not self.is_llm:
             return sizes
-        return (*sizes, self.method, self.tokens, self.examples, self.seq_len, self.lora_rank)
+        job = (self.method, self.tokens, self.examples, self.seq_len, self.lora_rank, self.stack)
+        return (*sizes, *job)
 
 
 class WorkloadForm(VerticalScroll):
@@ -100,6 +103,10 @@ class WorkloadForm(VerticalScroll):
             yield Input(s.examples, placeholder="examples", id="examples", compact=True)
             yield Input(s.seq_len, placeholder="seq len (2048)", id="seq_len", compact=True)
             yield Input(s.lora_rank, placeholder="LoRA rank (16)", id="lora_rank", compact=True)
+            yield Select(
+                [(f"stack: {name}", name) for name in stacks.stacks()], value=s.stack,
+                allow_blank=False, id="stack", compact=True,
+            )  # fmt: skip
         yield Label("Deadline (8h, 90m, 2d)")
         yield Input(s.deadline, id="deadline", compact=True)
         yield Label("Budget (USD)")

@@ -177,6 +177,8 @@ class FineTune:
     """The frozen weights left unquantised are stored in fp32 and cast to 16 bits for their
     products: a model loaded in fp32 and trained under mixed precision (PEFT's ``examples/sft``
     without 4-bit storage; FSDP gathers them in 16 bits)."""
+    stack: str = "hf"
+    """The software it runs under (``advisor.workloads.stacks``): its own fitted speed."""
     compiled: bool = False
     """The layers and the loss run under ``torch.compile`` (torchtune's ``compile=True``): the
     step keeps what the count names, and peaks at the larger of the loss's and the layers'

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from advisor import display
 from advisor.errors import UsageError
+from advisor.workloads import stacks
 from advisor.workloads.llm import (
     DEFAULT_RANK,
     DEFAULT_SEQUENCE,
@@ -73,6 +74,7 @@ class Options:
     packed: bool | None = None
     checkpointing: bool | None = None
     fp32_adapters: bool | None = None
+    stack: str | None = None
 
     def given(self) -> list[str]:
         """The options that were set, as their command-line flags."""
@@ -80,7 +82,7 @@ class Options:
             "method": "--method", "tokens": "--tokens", "examples": "--examples",
             "sequence": "--seq-len", "rank": "--lora-rank", "targets": "--lora-targets",
             "packed": "--packing", "checkpointing": "--checkpointing",
-            "fp32_adapters": "--fp32-adapters",
+            "fp32_adapters": "--fp32-adapters", "stack": "--stack",
         }  # fmt: skip
         return [flag for name, flag in flags.items() if getattr(self, name) is not None]
 
@@ -137,8 +139,8 @@ def job_of(
         name, method=options.method or "lora", tokens=options.tokens, examples=options.examples,
         sequence=options.sequence, epochs=epochs, packed=options.packed, rank=options.rank,
         targets=options.targets, micro_batch=micro_batch,
-        checkpointing=options.checkpointing is not False, precision=precision,
-        fp32_adapters=bool(options.fp32_adapters),
+        checkpointing=options.checkpointing, precision=precision,
+        fp32_adapters=bool(options.fp32_adapters), stack=options.stack,
     )  # fmt: skip
 
 
@@ -154,13 +156,23 @@ def job_for(
     rank: int | None = None,
     targets: str | None = None,
     micro_batch: int | None = None,
-    checkpointing: bool = True,
+    checkpointing: bool | None = None,
     precision: str = "bf16",
     fp32_adapters: bool = False,
+    stack: str | None = None,
 ) -> Job:
-    """The job a user states, checked: every bad value is one ``UsageError`` line."""
+    """The job a user states, checked: every bad value is one ``UsageError`` line; the step as
+    ``stack`` runs it (``checkpointing`` None: the stack's default)."""
     model = get(name)
     check_method(method)
+    software = stacks.get(stack or stacks.DEFAULT)
+    stacks.check_method(software, method)
+    if precision == "fp8" and not software.fp8:
+        with_fp8 = ", ".join(s.id for s in stacks.stacks().values() if s.fp8)
+        raise UsageError(
+            f"{software.title} does not train in FP8: --precision bf16, or a stack that does "
+            f"(--stack {with_fp8})"
+        )
     if method == "full" and (rank is not None or targets is not None):
         raise UsageError("--lora-rank and --lora-targets apply to --method lora or qlora")
     if method == "full" and fp32_adapters:
@@ -195,8 +207,9 @@ def job_for(
     shape = replace(model.shape, sequence=length)
     tune = FineTune(
         shape, method, DEFAULT_RANK if rank is None else rank, targets or "all",
-        checkpointing=checkpointing, fp32_adapters=fp32_adapters,
+        fp32_adapters=fp32_adapters,
     )  # fmt: skip
+    tune = software.recipe(tune, checkpointing)
     return Job(model, tune, count, epochs or 1, tokens, pack, micro_batch, precision)
 
 

@@ -121,7 +121,8 @@ def test_a_70b_full_fine_tune_emits_an_8_gpu_node(tmp_path: Path) -> None:
     assert body["resources"]["accelerators"].endswith(":8")
     assert body["envs"]["ADVISOR_GPUS"] == "8" and body["envs"]["ADVISOR_SHARDING"] == "fsdp"
     assert body["envs"]["ADVISOR_METHOD"] == "full"
-    assert "torchrun --nproc_per_node=8" in body["run"]
+    assert body["run"].startswith("accelerate launch --num_processes 8 train.py")
+    assert body["envs"]["ADVISOR_STACK"] == "hf" and body["envs"]["ADVISOR_COMPILE"] == "0"
     assert "FSDP" in task.read_text().splitlines()[1]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import DataTable, Input, Label, Select
 
 import advisor.workloads.zoo
 import probes.child
@@ -503,6 +503,10 @@ def test_an_llm_job_from_the_form_is_ranked_as_on_the_command_line(
         form._update("model", "llama3.1-8b")  # what choosing it in the Select does
         await pilot.pause(0.1)
         assert pilot.app.query_one("#llm_fields").display
+        assert pilot.app.query_one("#stack", Select).value == "hf"
+        form._update("stack", "torchtune")
+        await pilot.pause(0.1)
+        assert actions.request_for(form.state).finetune.stack == "torchtune"
 
     stored_probe()
     run(make_app(), scenario)

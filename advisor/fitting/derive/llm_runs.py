@@ -37,9 +37,16 @@ THROUGHPUT_HOLDOUT = {
     "nemo-automodel-perf",
     "megatron-bridge-26.06",
     "megatron-bridge-25.11-pretrain",
+    "torchtune-readme-2024-09",
+    "llamafactory-bench-2023-12",
     OWN,
 }
-"""Never fitted: NVIDIA's vendor rows (single H100 and 8-GPU nodes, bf16 and fp8, B200), ours."""
+"""Never fitted: NVIDIA's vendor rows (single H100 and 8-GPU nodes, bf16 and fp8, B200), ours;
+and since each stack has a speed of its own (2026-11-29), a part of each stack's rows:
+torchtune's 2024-09 table, LLaMA-Factory's rows (Hugging Face's and Unsloth's), llm-foundry's
+largest model (``FOUNDRY_HOLDOUT``)."""
+FOUNDRY_HOLDOUT = "mpt-30b"
+"""llm-foundry's rows come from one publisher (MosaicML): its MPT-30B runs are kept out."""
 MEMORY_FIT = {"torchtune-readme-2024-11-optflags", "answerai-fsdp-qlora-2024-03"}
 """Sources whose peak memory was looked at while the memory count was written."""
 MEMORY_HOLDOUT = {
@@ -73,7 +80,7 @@ COLUMNS = (
     "use_throughput", "use_memory", "use_note", "n_model", "n_method", "n_rank", "n_targets",
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
-    "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32", "n_compiled",
+    "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32", "n_compiled", "n_stack",
 )  # fmt: skip
 
 
@@ -163,6 +170,12 @@ unless its config names another (``loss_fn: fused_crossentropy``, the default in
 ``llmfoundry/models/mpt/modeling_mpt.py``)."""
 
 
+def fused_loss(row: dict[str, str]) -> bool:
+    """``FUSED_LOSS``'s sources, and Unsloth's rows: its cross-entropy is one Triton kernel over
+    the 16-bit logits (``unsloth/kernels/cross_entropy_loss.py``, in its first release)."""
+    return row["source"] in FUSED_LOSS or row["framework"].startswith("Unsloth")
+
+
 def frozen_fp32(row: dict[str, str]) -> str:
     """Frozen weights kept in fp32: PEFT's ``examples/sft`` loads the model in fp32 unless a
     4-bit storage dtype is set (``utils.py`` @5d602fdb: ``dtype = quant_storage_dtype ... else
@@ -198,6 +211,22 @@ def compiled(row: dict[str, str]) -> str:
         row["source"] == OWN and "torch.compile" in row["notes"],
     )
     return "yes" if any(said) or "torch compile)" in row["notes"] else "no"
+
+
+def stack(row: dict[str, str]) -> str:
+    """The software the run used (``data/llm-stacks.csv``), from its source's own words: NVIDIA's
+    AutoModel rows (FSDP2 on Hugging Face's model code), its NeMo and Megatron-Bridge rows; torchtune's READMEs; MosaicML's llm-foundry;
+    Unsloth's kernels where a row names them; every other row ran Hugging Face's model code
+    with PEFT (TRL, the Trainer, LLaMA-Factory, Answer.AI's FSDP loop, Qwen's script, ours)."""
+    if row["framework"].startswith("Unsloth"):
+        return "unsloth"
+    for prefix, name in (
+        ("nemo-automodel", "automodel"), ("nemo", "nemo"), ("megatron", "nemo"), ("torchtune", "torchtune"),
+        ("llm-foundry", "llm-foundry"),
+    ):  # fmt: skip
+        if row["source"].startswith(prefix):
+            return name
+    return "hf"
 
 
 def memory_statistic(row: dict[str, str]) -> str:
@@ -256,7 +285,9 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
     if "estimate" in row["measured"].lower():
         return "", "", "the author's estimate, not a measurement"
     if row["framework"].startswith("Unsloth"):
-        return "", "", "Unsloth's own kernels, not the frameworks advisor models"
+        throughput = "holdout"  # its speed is Unsloth's own paired table's (llm-stacks.csv)
+    if row["model_id"] == FOUNDRY_HOLDOUT and source == "llm-foundry-mpt-bench":
+        throughput = "holdout"
     if not normal["n_device"] and not normal["n_capacity_gib"]:
         notes.append(f"{row['gpu'].split(' (')[0]} is not in data/devices.csv")
         throughput = memory = ""
@@ -272,10 +303,13 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
     if source == "torchtune-readme-2024-09":
         if normal["n_device"] == "RTX4090" and normal["n_method"] == "full":
             notes.append("paged 8-bit AdamW spills to host memory on a 24 GB card")
-            memory = ""
+            throughput = memory = ""
         if normal["n_device"] == "A6000":
-            notes.append("twice the 4090 row's memory under the same recipe: config unknown")
-            memory = ""
+            notes.append(
+                "twice the 4090 row's memory under the same recipe: config unknown; its speed "
+                "needs 75-100% of the A6000's dense bf16 peak"
+            )
+            throughput = memory = ""
     if not row["peak_memory_gib_per_gpu"]:
         memory = ""
     if not row["tokens_per_second_per_gpu"]:
@@ -305,9 +339,10 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_sharding": sharding(row),
         "n_offload": offload(row),
         "n_fp32_adapters": fp32_adapters(row),
-        "n_fused_loss": "yes" if row["source"] in FUSED_LOSS else "no",
+        "n_fused_loss": "yes" if fused_loss(row) else "no",
         "n_frozen_fp32": frozen_fp32(row),
         "n_compiled": compiled(row),
+        "n_stack": stack(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"
