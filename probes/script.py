@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled, UsageError
+from advisor.workloads import stacks
 from probes import stats
 from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
 
@@ -46,6 +47,8 @@ RECENT_STEPS = 4096
 """Steps a steadiness check reads, the latest: a check every poll stays bounded at any rate."""
 PREFIX = "script:"
 """A script probe's workload id is this and its name (``script:cifar``)."""
+STACK_MODULES = 5
+"""Module names a ``stack`` event's evidence keeps, at most."""
 
 
 @dataclass
@@ -70,6 +73,10 @@ class Events:
     backend: str = ""
     precision: str = ""
     """What the counted step ran in (``float32``, ``autocast bfloat16``), where it was read."""
+    stack: str = ""
+    """The fine-tuning stack the script's imports showed (a stack id of ``advisor.workloads.stacks``), "": none."""
+    stack_modules: list[str] = field(default_factory=list)
+    """The imported modules that showed it."""
 
     def add(self, event: dict[str, Any]) -> None:
         kind, at = event.get("event"), event.get("t")
@@ -92,6 +99,17 @@ class Events:
             self.precision = _word(event.get("precision"))
         elif kind == "backend":
             self.backend = _word(event.get("name"))
+        elif kind == "stack":
+            self._stack(event)
+
+    def _stack(self, event: dict[str, Any]) -> None:
+        stack = event.get("stack")
+        if not isinstance(stack, str) or stack not in stacks.stacks():
+            return  # not a stack advisor names: the whole event is left out
+        modules = event.get("modules")
+        names = [_module(name) for name in modules[:64]] if isinstance(modules, list) else []
+        self.stack = stack
+        self.stack_modules = [name for name in names if name][:STACK_MODULES]
 
     def _step(self, at: float, event: dict[str, Any]) -> None:
         self.steps.append(at)
@@ -137,6 +155,13 @@ def _word(value: object) -> str:
     """A short name a script reported (a backend, a precision), or "" for anything else."""
     text = value if isinstance(value, str) else ""
     return text if len(text) <= 32 and text.replace(" ", "").isalnum() else ""
+
+
+def _module(value: object) -> str:
+    """A module's dotted name a script reported (``megatron.core``), or "" for anything else."""
+    text = value if isinstance(value, str) else ""
+    parts = text.split(".") if len(text) <= 64 and text.isascii() else [""]
+    return text if all(part.isidentifier() for part in parts) else ""
 
 
 def _whole(value: object) -> bool:
@@ -374,7 +399,9 @@ def steady_wait(events: Events) -> float:
 def observed(events: Events) -> dict[str, Any]:
     """What the later steps showed beyond their time, where the hooks saw it: the share of a
     step spent waiting for data (``data_wait_share``; near 1: input-bound), the batches an
-    optimizer step took (``batches_a_step``, gradient accumulation) and the precision."""
+    optimizer step took (``batches_a_step``, gradient accumulation), the precision, and the
+    fine-tuning stack the script's imports showed (``stack``, a stack id of ``advisor.workloads.stacks``) with those
+    imports (``stack_evidence``)."""
     found: dict[str, Any] = {}
     later = _later_waits(events)
     if later:
@@ -385,7 +412,22 @@ def observed(events: Events) -> dict[str, Any]:
         found["batches_a_step"] = int(statistics.median(events.micro))
     if events.precision:
         found["precision"] = events.precision
+    if events.stack:
+        found["stack"] = events.stack
+        if events.stack_modules:
+            found["stack_evidence"] = ", ".join(events.stack_modules)
     return found
+
+
+def stack_line(found: dict[str, Any]) -> str | None:
+    """``stack: Hugging Face (its imports: transformers, peft)`` for what ``observed`` found,
+    None where it found no stack."""
+    software = stacks.stacks().get(str(found.get("stack")))
+    if software is None:
+        return None
+    evidence = found.get("stack_evidence")
+    line = f"stack: {software.title}" + (f" (its imports: {evidence})" if evidence else "")
+    return f"{line}; plan an LLM job on it with --stack {software.id}"
 
 
 def result_of(

@@ -131,6 +131,7 @@ def _probe_command(
     from advisor.errors import UsageError
     from advisor.recommend.files import write_atomic
     from probes import exchange
+    from probes import script as user_script
 
     if model is not None:
         raise UsageError("--model and a command are two ways to say what to probe: give one")
@@ -148,6 +149,9 @@ def _probe_command(
     payload.update(probed.observed)
     if fmt == "table":
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {label} ({sizes.said})")
+        stack = user_script.stack_line(probed.observed)
+        if stack:
+            click.echo(display.plain(stack))
     else:
         emit([payload], fmt, payload=payload)
 

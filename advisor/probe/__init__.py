@@ -12,6 +12,9 @@ installed by ``sitecustomize`` (``probes/script_site``), with no edit to the scr
   a Hugging Face or Lightning ``Trainer`` holds (``trainers``).
 - JAX (``jax_hook``): each call of a jitted function whose trace applied optax updates (a
   plain optax loop, Flax's ``TrainState``), its batch, and XLA's count of its FLOPs.
+- Any of them, at the third step (``events``, ``stacks``): the LLM fine-tuning stack the
+  script's imported modules show (Hugging Face, torchtune, torchtitan, NeMo or its AutoModel, Unsloth,
+  llm-foundry), where they show one.
 
 A loop neither framework runs marks its steps itself::
 

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from advisor import service
 from advisor.cli import cli
 from advisor.errors import AdvisorError, UsageError
+from advisor.workloads import stacks
 from probes import script
 
 PYTHON = sys.executable
@@ -301,3 +302,142 @@ def test_a_cancelled_probe_stops_the_command_and_its_children(tmp_path: Path) ->
         script.run_command([PYTHON, str(loop)], budget=60.0, cancel=cancel)
     assert time.monotonic() - began < 1.5 + 5.0
     assert not _alive(marker)
+
+
+STACK_LOOP = """
+    import sys, time, types
+    for name in {modules!r}:
+        sys.modules[name] = types.ModuleType(name)
+    import advisor.probe as ap
+    ap.plan(epochs=1, steps=40, batch=8)
+    for _ in range(40):
+        time.sleep(0.005)
+        ap.step(batch=8)
+"""
+
+
+@pytest.mark.parametrize(
+    ("modules", "stack", "evidence"),
+    [
+        (["transformers", "peft"], "hf", "transformers, peft"),
+        (["torch", "torchtune", "transformers"], "torchtune", "torchtune"),
+        (["transformers", "trl", "unsloth"], "unsloth", "unsloth"),
+    ],
+)
+def test_a_script_is_recognised_as_the_stack_its_imports_say(
+    modules: list[str], stack: str, evidence: str, tmp_path: Path
+) -> None:
+    """The modules the script imported (here, stand-ins put in ``sys.modules``) say its
+    fine-tuning stack, the most specific first, and the probe reports them as its evidence."""
+    loop = _write(tmp_path, "tune.py", STACK_LOOP.format(modules=modules))
+    run = script.run_command([PYTHON, str(loop)], budget=20.0)
+    assert not run.ended_by_probe and run.returncode == 0, run.output_tail
+    found = script.observed(run.events)
+    assert found["stack"] == stack and found["stack_evidence"] == evidence
+    title = stacks.get(stack).title
+    assert script.stack_line(found) == (
+        f"stack: {title} (its imports: {evidence}); plan an LLM job on it with --stack {stack}"
+    )
+
+
+def test_a_plain_loop_and_transformers_alone_are_no_stack(tmp_path: Path) -> None:
+    """A model borrowed from ``transformers`` without its Trainer, ``trl`` or ``peft`` is no
+    fine-tuning stack: nothing is said."""
+    loop = _write(tmp_path, "plain.py", STACK_LOOP.format(modules=["transformers"]))
+    run = script.run_command([PYTHON, str(loop)], budget=20.0)
+    assert run.returncode == 0 and len(run.events.steps) == 40, run.output_tail
+    found = script.observed(run.events)
+    assert "stack" not in found and "stack_evidence" not in found
+    assert run.events.stack == "" and script.stack_line(found) is None
+
+
+def test_the_cli_table_says_the_stack_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
+    loop = _write(tmp_path, "tune.py", STACK_LOOP.format(modules=["transformers", "peft"]))
+    probed = CliRunner().invoke(cli, ["probe", "--budget", "20", "--", PYTHON, str(loop)])
+    assert probed.exit_code == 0, probed.output
+    assert (
+        "stack: Hugging Face (Transformers Trainer or TRL + PEFT) (its imports: transformers, peft)"
+        in probed.output
+    )
+
+
+@pytest.mark.parametrize(
+    ("modules", "said"),
+    [
+        ({"unsloth": 1, "transformers": 1, "trl": 1}, ("unsloth", ["unsloth"])),
+        ({"axolotl": 1, "transformers": 1}, ("hf", ["axolotl"])),
+        ({"llamafactory": 1}, ("hf", ["llamafactory"])),
+        ({"torchtitan": 1, "torch": 1}, ("torchtitan", ["torchtitan"])),
+        ({"megatron": 1, "megatron.core": 1}, ("nemo", ["megatron.core"])),
+        ({"nemo_automodel": 1, "nemo": 1}, ("automodel", ["nemo_automodel"])),
+        ({"nemo": 1, "megatron.bridge": 1}, ("nemo", ["nemo", "megatron.bridge"])),
+        ({"composer": 1, "transformers": 1, "peft": 1}, ("llm-foundry", ["composer"])),
+        ({"transformers": 1, "transformers.trainer": 1}, ("hf", ["transformers", "transformers.trainer"])),
+        ({"transformers": 1}, None),
+        ({"peft": 1, "trl": 1, "megatron": 1, "torch": 1}, None),
+    ],
+)  # fmt: skip
+def test_the_stack_is_the_most_specific_its_modules_say(
+    modules: dict[str, object], said: tuple[str, list[str]] | None
+) -> None:
+    from advisor.probe import stacks
+
+    assert stacks.detect(modules) == said
+
+
+def test_every_stack_the_probe_can_name_is_one_advisor_plans() -> None:
+    """The probe (standard library only, in the user's process) keeps its own table of
+    evidence: each stack it can name is one of ``data/llm-stacks.csv``'s, the CLI's ``--stack``."""
+    from advisor.probe import stacks as probe_stacks
+
+    named = {stack for stack, _ in probe_stacks._SPECIFIC} | {"hf"}
+    assert named <= set(stacks.stacks()) and len(named) >= 6
+
+
+def test_the_stack_is_said_once_at_the_third_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every hook's steps pass through ``emit``: the stack is read at the third, said once."""
+    import types
+
+    from advisor.probe import events as probe_events
+
+    path = tmp_path / "events.jsonl"
+    monkeypatch.setenv("ADVISOR_PROBE_EVENTS", str(path))
+    monkeypatch.setattr(probe_events, "_handle", None)
+    monkeypatch.setattr(probe_events, "_steps", 0)
+    for name in ("torchtune", "peft"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    try:
+        for _ in range(6):
+            probe_events.emit({"event": "step", "batch": 4})
+    finally:
+        probe_events._handle.close()
+    kinds = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [k["event"] for k in kinds] == ["step"] * 3 + ["stack"] + ["step"] * 3
+    assert kinds[3]["stack"] == "torchtune" and kinds[3]["modules"] == ["torchtune"]
+
+
+def test_a_hostile_stack_event_is_left_out() -> None:
+    """A stack advisor does not name (a command, a number, 10 kB) is no stack; a named one
+    keeps only its module names that are dotted identifiers, five at most."""
+    events = script.Events()
+    for stack in ("rm -rf /", 42, "x" * 10_000, None, ["hf"], "HF", "hf "):
+        events.add({"event": "stack", "t": 1.0, "stack": stack, "modules": ["transformers"]})
+    assert events.stack == "" and events.stack_modules == []
+    assert "stack" not in script.observed(events)
+    events.add({"event": "stack", "t": 2.0, "stack": "nemo", "modules": "nemo"})
+    assert script.observed(events) == {"stack": "nemo"}
+    assert script.stack_line(script.observed(events)) == (
+        "stack: NVIDIA NeMo (Megatron-Bridge / Megatron-Core); plan an LLM job on it with --stack nemo"
+    )
+    events.add({"event": "stack", "t": 3.0, "stack": "hf", "modules": [
+        "transformers", "rm -rf /", 5, "a" * 10_000, "peft; x", "trl", "../x", "transformers.trainer",
+        "a.", "peft", "accelerate", "datasets"]})  # fmt: skip
+    assert events.stack_modules == ["transformers", "trl", "transformers.trainer", "peft",
+                                     "accelerate"]  # fmt: skip
+    events.add({"event": "stack", "t": "soon", "stack": "torchtune", "modules": ["torchtune"]})
+    assert script.observed(events)["stack"] == "hf"
