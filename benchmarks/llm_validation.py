@@ -25,6 +25,7 @@ import math
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,9 @@ from advisor.estimate.llm_predict import predictor_for_job  # noqa: E402
 from advisor.estimate.parameters import llm_calibration, shipped_calibration  # noqa: E402
 from advisor.fitting.llm_fit import (  # noqa: E402
     RunError,
+    by_stack,
     errors,
+    fit_all,
     leave_one_source_out,
     summary,
 )
@@ -46,6 +49,7 @@ from advisor.fitting.llm_published import (  # noqa: E402
     read_published,
     throughput_runs,
 )
+from advisor.workloads import stacks  # noqa: E402
 from advisor.workloads.llm_job import job_for  # noqa: E402
 from advisor.workloads.llm_memory import footprint  # noqa: E402
 
@@ -74,6 +78,44 @@ def throughput() -> dict[str, Any]:
     }
 
 
+def stack_figures() -> dict[str, Any]:
+    """Each stack's held-out runs three ways: as their stack runs them (what advisor ships); as
+    if they ran Hugging Face's recipe (what one recipe for every stack said before); and with a
+    speed of each stack's own fitted to its runs (the trial the shipped fit turned down), with
+    that trial's leave-one-source-out errors beside the shipped fit's."""
+    calibration = llm_calibration()
+    held = throughput_runs("holdout")
+    default = stacks.get(stacks.DEFAULT)
+    as_default = [replace(run, tune=default.recipe(run.tune)) for run in held]
+    fitted = throughput_runs("fit")
+    trial = replace(
+        fit_all(fitted, shipped_calibration(), per_stack=True),
+        log_sigma=calibration.log_sigma,
+        stack_runs=calibration.stack_runs,
+    )
+    relabelled = {id(a): b for a, b in zip(as_default, held, strict=True)}
+    return {
+        "held_out_by_stack": by_stack(errors(calibration, held)),
+        "held_out_by_stack_as_hugging_face": _by_own_stack(
+            errors(calibration, as_default), relabelled
+        ),
+        "trial_speed_per_stack": trial.stack_speed,
+        "trial_held_out_by_stack": by_stack(errors(trial, held)),
+        "trial_leave_one_source_out": summary(
+            leave_one_source_out(fitted, shipped_calibration(), per_stack=True)
+        ),
+        "shipped_leave_one_source_out": summary(
+            leave_one_source_out(fitted, shipped_calibration())
+        ),
+        "stack_runs_fitted": calibration.stack_runs,
+    }
+
+
+def _by_own_stack(found: list[RunError], own: dict[int, PublishedRun]) -> dict[str, Any]:
+    """``by_stack`` of runs predicted under another recipe, grouped by the stack they ran."""
+    return by_stack([replace(f, run=own[id(f.run)]) for f in found])
+
+
 def _row(found: RunError) -> dict[str, Any]:
     run = found.run
     return {
@@ -97,6 +139,7 @@ def memory_figures() -> dict[str, Any]:
             results[use].append(
                 {
                     "source": run.source,
+                    "stack": run.tune.stack,
                     "line": run.line,
                     "run": f"{run.label} mb{run.plan.micro_batch}",
                     "statistic": run.memory_statistic,
@@ -105,8 +148,12 @@ def memory_figures() -> dict[str, Any]:
                     "error_pct": round(100 * error, 1),
                 }
             )
+    by_stack_rows: dict[str, list[dict[str, Any]]] = {}
+    for row in results["holdout"]:
+        by_stack_rows.setdefault(row["stack"], []).append(row)
     return {
         **{f"{use}_summary": _memory_summary(rows) for use, rows in results.items()},
+        "holdout_by_stack": {k: _memory_summary(v) for k, v in sorted(by_stack_rows.items())},
         **{f"{use}_rows": rows for use, rows in results.items()},
         "fits": fits(),
     }
@@ -224,6 +271,7 @@ def main() -> int:
     args = parser.parse_args()
     figures = {
         "throughput": throughput(),
+        "stacks": stack_figures(),
         "memory": memory_figures(),
         "speed": speed(args.offerings, args.runs),
         "date": time.strftime("%Y-%m-%d"),
