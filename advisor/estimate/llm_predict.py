@@ -112,7 +112,7 @@ def predict_job(
         kernel_path=_path(machine, plan, tune),
         steps=(
             *_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
-            *stack_lines(job, machine, calibration, host_seconds, seconds),
+            *stack_lines(job, machine, calibration, host_seconds, (seconds, fit)),
         ),
         environment=_environment(job, tune, plan),
         least_seconds=steps * step.least,
@@ -124,10 +124,11 @@ def stack_lines(
     machine: Machine,
     calibration: Calibration,
     host_seconds: float | None,
-    seconds: float,
+    planned: tuple[float, Fit | None],
 ) -> tuple[str, ...]:
     """The job's stack, how far its published runs were checked, and what each other stack that
-    runs the job on ``machine`` would change (``with torchtune: 1.4x faster, 3.1 GiB less``)."""
+    runs the job on ``machine`` would change against its ``planned`` time and fit (``with
+    torchtune: 1.4x faster, 3.1 GiB less``)."""
     own = stacks.get(job.tune.stack)
     runs = calibration.stack_runs.get(own.id, 1)
     checked = (
@@ -136,36 +137,27 @@ def stack_lines(
         else f"no published run of it: checked as {stacks.get(own.nearest).title}, wider interval"
     )
     lines = [f"stack: {own.describe()} ({checked})"]
-    mine = _peak(job.tune, machine, job.micro_batch)
+    seconds, fit = planned
+    mine = fit.needed_bytes if fit is not None else 0.0
+    said = None if job.tune.checkpointing == own.checkpointing else job.tune.checkpointing
     for other in stacks.stacks().values():
         if other.id == own.id or job.tune.method not in other.methods:
             continue
-        if machine.kind not in other.runs_on:
+        if machine.kind not in other.runs_on or (job.precision == "fp8" and not other.fp8):
             continue
-        tune = other.recipe(
-            job.tune,
-            None if job.tune.checkpointing == own.checkpointing else job.tune.checkpointing,
-        )
-        chosen, plan, fit = choose_layout(
+        tune = other.recipe(job.tune, said)  # the user's own recompute choice, else its default
+        chosen, plan, theirs_fit = choose_layout(
             tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
         )
-        if fit is not None and not fit.fits:
+        if theirs_fit is not None and not theirs_fit.fits:
             lines.append(f"  with {other.id}: does not fit here")
             continue
         theirs = (
             optimizer_steps(job, plan)
             * step_of(chosen, plan, machine, calibration, host_seconds).seconds
         )
-        lines.append(f"  with {other.id}: {_faster(seconds / theirs)}{_memory(mine, fit)}")
+        lines.append(f"  with {other.id}: {_faster(seconds / theirs)}{_memory(mine, theirs_fit)}")
     return tuple(lines)
-
-
-def _peak(tune: FineTune, machine: Machine, micro_batch: int | None) -> float:
-    """Peak bytes per GPU of ``tune``'s chosen layout (0 where memory is not checked)."""
-    _, _, fit = choose_layout(
-        tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, micro_batch
-    )
-    return fit.needed_bytes if fit is not None else 0.0
 
 
 def _faster(ratio: float) -> str:

@@ -184,3 +184,13 @@ def test_a_bad_stack_on_the_command_line_is_one_line_exit_2(stack: str, says: st
     assert code == 2, out + err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("advisor: error:") and says in lines[0], err
+
+
+def test_an_fp8_job_is_compared_only_with_stacks_that_train_in_fp8() -> None:
+    job = job_for("llama3-8b", tokens=20_000_000, stack="nemo", precision="fp8")
+    said = "\n".join(predict_job(job, Target("H100", 8)).steps)
+    compared = set(re.findall(r"  with ([a-z-]+): ", said))
+    assert compared == {s.id for s in stacks.stacks().values() if s.fp8 and "lora" in s.methods} - {
+        "nemo"
+    }
+    assert "unsloth" not in compared and "torchtune" not in compared
