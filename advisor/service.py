@@ -179,6 +179,7 @@ def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
         startup_seconds=probe.startup_seconds,
         checkpoint_seconds=spot.checkpoint_seconds(probe.parameters, optimizer),
         reacquire_seconds=spot.REACQUIRE_SECONDS,
+        booting=True,
     )
 
 
@@ -294,6 +295,7 @@ def rank_job(
         startup_seconds=llm_predict.startup_seconds(job),
         checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
         reacquire_seconds=spot.REACQUIRE_SECONDS,
+        booting=True,
     )
     where = "the host's dispatch measured here" if host else "host dispatch calibrated"
     if probe is not None:

@@ -57,10 +57,7 @@ def stack_words(option: Option) -> list[str]:
     software = stacks.find(said) if said else None
     if software is None:
         return []
-    return [
-        f"Stack: {software.title} ({software.engine}); another: --stack NAME "
-        "(--explain compares them)."
-    ]
+    return [f"Stack: {software.title}; another with --stack NAME (--explain compares them)."]
 
 
 def nothing_ranked(rec: Recommendation) -> str:

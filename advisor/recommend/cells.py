@@ -74,10 +74,12 @@ def stand_in_note(options: Sequence[Option], *, detail: str = "--explain") -> st
 
 
 def time_words(option: Option) -> str:
-    """``1.8-3.9 min of training + ~34 min waiting for a spot VM (not billed); ~0.1
-    interruptions add ~35 s; 9 runs in 10 end within 1.8 h``."""
+    """``1.8-3.9 min of training (the machine's start, ~1.7 min, in it) + ~34 min waiting for a
+    spot VM (not billed); ~0.1 interruptions add ~35 s; 9 runs in 10 end within 1.8 h``."""
     result = option.outcome
     text = f"{display.duration_span(*result.training_seconds)} of training"
+    if result.boot_seconds >= 1:
+        text += f" (the machine's start, {display.about(result.boot_seconds)}, in it)"
     if result.spot_risk is None:
         return text + ", on-demand: no wait, no interruption"
     if result.expected_wait_seconds >= 1:

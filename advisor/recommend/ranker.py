@@ -19,6 +19,7 @@ from advisor.estimate import catalog
 from advisor.estimate.prediction import Prediction, Target
 from advisor.recommend import fallback, ties
 from advisor.recommend.billing import rule_for
+from advisor.recommend.boot import boot_for
 from advisor.recommend.outcome import outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
 from advisor.recommend.recommendation import (
@@ -179,7 +180,8 @@ def _fallbacks(
     plans = []
     for p, twin in candidates[: constraints.top]:
         spot_offer = p.group.first
-        result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumptions)
+        assumed = started(assumptions, p.outcome.boot_seconds)
+        result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumed)
         if result is None:
             continue
         offer = spot_offer._replace(pricing="spot_fallback")
@@ -224,7 +226,14 @@ def _outcome_for(
             if spot_risks
             else exponential(r.interruptions_per_hour, rule.source)
         )
-    return outcome(prediction, rule, constraints, assumptions, risk=risk)
+    booted = boot_for(r).seconds if assumptions.booting else 0.0
+    result = outcome(prediction, rule, constraints, started(assumptions, booted), risk=risk)
+    return replace(result, boot_seconds=booted)
+
+
+def started(assumptions: Assumptions, boot_seconds: float) -> Assumptions:
+    """``assumptions`` with the machine's own start (billed) before the run's start-up."""
+    return replace(assumptions, startup_seconds=assumptions.startup_seconds + boot_seconds)
 
 
 def _reason(prediction: Prediction) -> str:

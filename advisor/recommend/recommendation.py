@@ -70,6 +70,9 @@ class Assumptions:
     """Time to save one checkpoint (``spot.checkpoint_seconds`` from the model size)."""
     reacquire_seconds: float = 180.0
     """Time to get a replacement machine after a preemption (``spot.REACQUIRE_SECONDS``)."""
+    booting: bool = False
+    """Each machine's own start before the run (``advisor.recommend.boot``), billed, is added:
+    what a recommendation assumes; off, the run starts on a machine already up."""
 
 
 PRICINGS = ("on_demand", "spot", "spot_fallback")
@@ -128,6 +131,9 @@ class Outcome:
     expected_delay_seconds: float = 0.0
     """Mean time that preemptions, restarts and checkpoints add to the training on machines
     (billed; 0 on demand). With ``expected_wait_seconds`` it makes a spot run's wall time."""
+    boot_seconds: float = 0.0
+    """The machine's own start before the run's (``advisor.recommend.boot``): billed, and part
+    of ``training_seconds``."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
     fallback: FallbackPlan | None = None

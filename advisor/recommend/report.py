@@ -17,6 +17,7 @@ from typing import Any
 from advisor import display
 from advisor.estimate import catalog
 from advisor.recommend.billing import describe as describe_billing
+from advisor.recommend.boot import boot_for
 from advisor.recommend.cells import time_words
 from advisor.recommend.deadline import describe_seconds, format_duration
 from advisor.recommend.recommendation import Option, Outcome, Recommendation
@@ -75,6 +76,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "interruptions_per_hour": round(result.interruptions_per_hour, 4),
         "expected_preemptions": round(result.expected_preemptions, 3),
         "expected_wait_hours": _hours(result.expected_wait_seconds),
+        "boot_hours": _hours(result.boot_seconds),
         "training_hours": _hours(result.training_seconds[0]),
         "training_hours_p90": _hours(result.training_seconds[1]),
         "machine_hours": _hours(result.machine_seconds[0]),
@@ -197,6 +199,10 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
     lines += ranked_by(rec, option)
     lines.append(f"Time: {time_words(option)}")
+    if result.boot_seconds:
+        lines.append(
+            f"Start: {describe_seconds(result.boot_seconds)}, billed: {boot_for(r).source}"
+        )
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
     if p.environment:  # an LLM job: the device model's absolute time, laid out on the node

@@ -109,7 +109,8 @@ def test_the_main_job_fits_in_25_lines_at_100_columns(
     # waiting is weighed at $1 beside the expected cost (--wait-value)
     assert said.startswith("Best: gcp us-central1 n1-standard-4 (4 vCPU), on-demand, $")
     assert re.search(r"\$[\d.]+-\$[\d.]+: the cheapest of the \d+ offerings that finish", said)
-    assert re.search(r" Time: [\d.-]+ min of training, on-demand: no wait", said)
+    booted = r"\(the machine's start, ~\d+ s, in it\)"  # billed: data/boot-times.csv
+    assert re.search(rf" Time: [\d.-]+ min of training {booted}, on-demand: no wait", said)
     assert " Against: #1 is itself the cheapest on-demand option; the fastest (" in said
     assert re.search(r"; the fastest \(\w+ [\w-]+ \d+x ", said)  # a cluster of machines
     assert re.search(r" Here: this machine, free, in [\d.]+ min\. ", said)
@@ -118,7 +119,7 @@ def test_the_main_job_fits_in_25_lines_at_100_columns(
         " ".join(recommend(monkeypatch, 100, "lstm", "8h", "--wait-value", "0")).split()
     )
     assert spot.startswith("Best: gcp us-central1 n1-standard-4 (4 vCPU), spot*, $")
-    assert re.search(r" Time: [\d.-]+ min of training \+ ~\d+ min waiting for a spot VM", spot)
+    assert re.search(rf" Time: [\d.-]+ min of training {booted} \+ ~\d+ min waiting for a", spot)
     assert re.search(r" ~[\d.]+ interruptions add ~\d+ s \(lost work, restarts\)", spot)
     assert " Against: the cheapest on-demand (#1's machine) costs $" in spot
     assert said.count("within the prediction's uncertainty of #1") == 1  # every tie, one line
