@@ -110,11 +110,12 @@ def predict_job(
         log_sigma=sigma,
         extrapolated=extrapolated,
         kernel_path=_path(machine, plan, tune),
+        fallback=_fallback(job, precision, target.accelerator or machine.label, machine, tune),
         steps=(
             *_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
             *stack_lines(job, machine, calibration, host_seconds, (seconds, fit)),
         ),
-        environment=_environment(job, tune, plan),
+        environment=_environment(job, tune, plan, machine.kernels.precision or precision),
         least_seconds=steps * step.least,
     )
 
@@ -260,6 +261,21 @@ def _precision(asked: str, accelerator: str | None) -> str:
     return asked
 
 
+def _fallback(job: Job, precision: str, device: str, machine: Machine, tune: FineTune) -> str:
+    """What the plan runs other than the job asked: a precision the GPU lacks, the low-memory
+    recipe where mixed-precision AdamW fits no layout."""
+    said = []
+    if precision != job.precision:
+        said.append(f"{job.precision} asked: no bf16 units on {device}, {precision} runs")
+    elif machine.kernels.fallback:
+        said.append(machine.kernels.fallback)
+    if (tune.master, tune.optimizer) != (job.tune.master, job.tune.optimizer):
+        said.append(
+            f"mixed-precision AdamW fits no layout here: {tune.master} weights and 8-bit AdamW"
+        )
+    return "; ".join(said)
+
+
 def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
     """What runs where: the kernel path, the layout, and a fallback recipe's switches."""
     path = machine.kernels.path.removesuffix(
@@ -303,7 +319,9 @@ def _explain(
     )
 
 
-def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str], ...]:
+def _environment(
+    job: Job, tune: FineTune, plan: Layout, precision: str
+) -> tuple[tuple[str, str], ...]:
     """What a task file tells the training script about the plan."""
     pairs = [
         ("ADVISOR_OPTIMIZER", tune.optimizer),
@@ -315,7 +333,7 @@ def _environment(job: Job, tune: FineTune, plan: Layout) -> tuple[tuple[str, str
         ("ADVISOR_SHARDING", "fsdp" if plan.sharded else "none"),
         ("ADVISOR_MICRO_BATCH", str(plan.micro_batch)),
         ("ADVISOR_GRAD_ACCUM", str(plan.accumulation)),
-        ("ADVISOR_PRECISION", job.precision),
+        ("ADVISOR_PRECISION", precision),
         ("ADVISOR_CHECKPOINTING", "1" if job.tune.checkpointing else "0"),
         ("ADVISOR_STACK", job.tune.stack),
         ("ADVISOR_COMPILE", "1" if job.tune.compiled else "0"),

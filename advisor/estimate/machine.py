@@ -178,6 +178,12 @@ class Kernels:
     layouts), more activation traffic."""
     scores_32bit: bool = False
     """A transformer's attention scores stay 32-bit in mixed precision (``Stack.eager_attention``)."""
+    precision: str = ""
+    """The number type the products run in here (``fp8``, ``bf16``, ``fp16``, ``tf32``,
+    ``fp32``): what a task tells the training script ("" on a CPU)."""
+    fallback: str = ""
+    """What the precision asked runs as instead here (``fp8 asked: no fp8 units on A100, bf16
+    runs``), "" when it runs as asked: what an answer warns of."""
     roofline: bool = False
     """The step takes the larger of its arithmetic and its memory traffic, not their sum less
     ``kernel_overlap``'s share: XLA on a TPU fuses the elementwise work (batch norm, activations,
@@ -422,6 +428,8 @@ def _tpu_node(
             path=f"XLA, bf16 MXU, {replicas} chip(s) data-parallel"
             + _tpu_precision_note(precision),
             lstm="XLA while-loop LSTM",
+            precision="fp32" if precision == "fp32-strict" else "bf16",
+            fallback=_tpu_fallback(precision),
             # XLA converts a float32 product's operands for the MXU; the activations between
             # the products stay float32 in memory unless the model computes in bfloat16
             half_precision=precision in HALF_PRECISIONS,
@@ -484,12 +492,7 @@ def _gpu_node(
                 spec.sm_cycles_per_second * calibration.elements_per_sm_cycle if transposes else 0.0
             ),
         ),
-        peaks=Peaks(
-            conv_flops=conv.peak,
-            matmul_flops=matmul.peak,
-            bandwidth=spec.bandwidth_gbs * 1e9,
-            attention_flops=attention.peak,
-        ),
+        peaks=Peaks(conv.peak, matmul.peak, spec.bandwidth_gbs * 1e9, attention.peak),
         latencies=Latencies(
             overhead_s=calibration.gpu_overhead_s,
             cell_step_s=rnn.step_s if cudnn else calibration.gpu_generic_cell_step_s,
@@ -509,10 +512,20 @@ def _gpu_node(
             fused_optimizer=stack.fused_optimizer,
             transposes=transposes,
             scores_32bit=stack.eager_attention,
+            precision=matmul.name if matmul.name == "fp8" else conv.name,
+            fallback=precision_fallback(spec, precision, conv, matmul),
         ),
         memory_bytes=spec.memory_gib * 2**30,
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),
     )
+
+
+def _tpu_fallback(precision: str) -> str:
+    """What a 16-bit or 8-bit type asked of a TPU runs as: bf16 ("" for the others: float32's
+    products in bf16 are XLA's default there, as TF32 is a GPU framework's, said in the path)."""
+    if precision in ("fp8", "fp16"):
+        return f"{precision} asked: a TPU has no {precision} units, bf16 runs"
+    return ""
 
 
 def _tpu_precision_note(precision: str) -> str:
@@ -579,6 +592,21 @@ def gpu_unit(spec: catalog.Accelerator, precision: str, framework: Framework, ke
     if tf32 and spec.tf32_tflops * 1e12 > fp32.attainable:
         return Unit("tf32", spec.tf32_tflops * 1e12, True, speed=speed)
     return fp32
+
+
+def precision_fallback(spec: catalog.Accelerator, precision: str, conv: Unit, matmul: Unit) -> str:
+    """What ``precision`` runs as instead on ``spec`` ("" when it runs as asked): FP8 without
+    FP8 units, a 16-bit type the GPU has no fast units for, TF32 no faster than FP32."""
+    ran = conv.name if conv.half else "fp32"
+    if precision == "fp8" and matmul.name != "fp8":
+        return f"fp8 asked: no fp8 units on {spec.name}, {ran} runs"
+    if precision in HALF_PRECISIONS and precision != "fp8" and conv.half is False:
+        return f"{precision} asked: no fast 16-bit units on {spec.name}, fp32 runs"
+    if precision == "bf16" and conv.half and conv.name != "bf16":
+        return f"bf16 asked: no bf16 units on {spec.name}, {conv.name} runs"
+    if precision == "tf32" and conv.name != "tf32":
+        return f"tf32 asked: no faster than fp32 on {spec.name}, fp32 runs"
+    return ""
 
 
 def _describe_paths(spec: catalog.Accelerator, precision: str, conv: Unit, matmul: Unit) -> str:

@@ -331,6 +331,7 @@ def _prediction(
         reason=None if fit is None or fit.fits else f"{machine.label}: {fit.reason(batch)}",
         extrapolated=extrapolated,
         kernel_path=path,
+        fallback=machine.kernels.fallback,
         least_seconds=target_step.least * train_steps,
         steps=(
             f"source: {source.label}, {source.kernels.path}; step {probe.step_seconds:.4g} s "

@@ -67,6 +67,9 @@ class Prediction:
     global_batch: int = 0
     """The batch of one step over every device: ``batch_per_device`` times the replicas, unless
     a fixed global batch was asked (0 where not predicted)."""
+    fallback: str = ""
+    """What the plan runs other than asked (``fp8 asked: no fp8 units on A100, bf16 runs``; a
+    recipe that fits where the asked one does not), "" when it runs as asked."""
     batch_note: str = ""
     """Why the batch differs from the one asked (it did not fit a device), or ''."""
     batch_grown: bool = False

@@ -33,7 +33,8 @@ def lines(rec: Recommendation) -> list[str]:
         f"{_why(rec, best)}.",
         f"Time: {time_words(best)}.",
         *batch_words(best),
-        *stack_words(best),
+        *plan_words(best),
+        *fallback_words(best),
     ]
     contrasts = _contrasts(rec, best)
     itself = [label for label, o in _contrasts(rec, None) if (label, o) not in contrasts]
@@ -51,13 +52,42 @@ def here_words(rec: Recommendation) -> list[str]:
     return [f"Here: this machine, free, in {describe_seconds(rec.here_seconds)}."]
 
 
-def stack_words(option: Option) -> list[str]:
-    """The software an LLM job is planned for, and how to plan it for another."""
-    said = dict(option.outcome.prediction.environment).get("ADVISOR_STACK")
-    software = stacks.find(said) if said else None
+METHOD_NAMES = {"lora": "LoRA", "qlora": "QLoRA"}
+
+
+def plan_words(option: Option) -> list[str]:
+    """An LLM job's plan as the answer says it: the stack, the method, the number type and the
+    optimizer, and how a step spreads over the GPUs."""
+    said = dict(option.outcome.prediction.environment)
+    software = stacks.find(said.get("ADVISOR_STACK", ""))
     if software is None:
         return []
-    return [f"Stack: {software.title}; another with --stack NAME (--explain compares them)."]
+    method, rank = said.get("ADVISOR_METHOD", ""), said.get("ADVISOR_LORA_RANK", "")
+    what = (
+        "full fine-tuning"
+        if method == "full"
+        else f"{METHOD_NAMES.get(method, method)} rank {rank}"
+    )
+    optimizer = "8-bit AdamW" if said.get("ADVISOR_OPTIMIZER") == "adamw8bit" else "AdamW"
+    if method == "full":
+        optimizer += f" on {said.get('ADVISOR_WEIGHTS', '')} weights"
+    gpus, micro = said.get("ADVISOR_GPUS", "1"), said.get("ADVISOR_MICRO_BATCH", "")
+    accumulated = said.get("ADVISOR_GRAD_ACCUM", "1")
+    layout = f"{gpus} GPU{'s' if gpus != '1' else ''}"
+    layout += ", FSDP" if said.get("ADVISOR_SHARDING") == "fsdp" else ""
+    layout += f", micro-batch {micro}" + (
+        f" x {accumulated} accumulated" if accumulated != "1" else ""
+    )
+    return [
+        f"Plan: {software.title} (--stack {software.id}), {what}, "
+        f"{said.get('ADVISOR_PRECISION', '')}, {optimizer}; {layout} (--explain compares stacks)."
+    ]
+
+
+def fallback_words(option: Option) -> list[str]:
+    """What the plan runs other than asked (a precision the machine lacks, a smaller recipe)."""
+    text = option.outcome.prediction.fallback
+    return [f"Note: {display.plain(text)}."] if text else []
 
 
 def nothing_ranked(rec: Recommendation) -> str:

@@ -719,3 +719,26 @@ def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
     tiny = dataclasses.replace(facts_of(zoo.get("mnist_mlp")), parameters=1, sharded_bytes=1.0)
     assert sharded_seconds(tiny, pod, calibration) < ring / 5
     assert sharded_seconds(tiny, nodes, calibration) > 14 * 30e-6
+
+
+@pytest.mark.parametrize(
+    ("device", "precision", "said", "runs"),
+    [
+        ("H100", "fp8", "", "fp8"),
+        ("A100", "fp8", "fp8 asked: no fp8 units on A100, bf16 runs", "bf16"),
+        ("A100", "bf16", "", "bf16"),
+        ("T4", "fp16", "", "fp16"),
+        ("V100", "bf16", "bf16 asked: no fast 16-bit units on V100, fp32 runs", "fp32"),
+        ("T4", "tf32", "tf32 asked: no faster than fp32 on T4, fp32 runs", "fp32"),
+        ("tpu-v6e-8", "fp8", "fp8 asked: a TPU has no fp8 units, bf16 runs", "bf16"),
+        ("tpu-v6e-8", "bf16", "", "bf16"),
+    ],
+)
+def test_a_precision_the_machine_lacks_is_said_with_what_runs(
+    device: str, precision: str, said: str, runs: str
+) -> None:
+    """What runs instead of the precision asked is a machine's fact (``Kernels.fallback``),
+    which every prediction carries for the answer to warn of."""
+    machine = accelerator_machine(device, 1, shipped_calibration(), precision=precision)
+    assert machine is not None
+    assert machine.kernels.fallback == said and machine.kernels.precision == runs

@@ -226,3 +226,31 @@ def test_a_job_no_matching_offering_can_run_says_so_not_that_nothing_matched() -
     code, out, err = invoke("--model", "llama3-8b", "--tokens", "20M", "--cpu-only", "--explain")
     assert code == 0, err
     assert out.count("Left out: ") > 1 and "LLM fine-tuning is planned on GPUs and TPUs" in out
+
+
+def test_the_answer_says_the_plan_and_warns_of_what_runs_other_than_asked() -> None:
+    """The precision, optimizer and layout are said in the answer, and a precision the machine
+    lacks or a smaller recipe is a note, not a silence (before: in --explain and the YAML only)."""
+    stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
+    code, out, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--deadline", "2d",
+        "--accelerator", "A100", "--precision", "fp8",
+    )  # fmt: skip
+    assert code == 0, err
+    plan = next(line for line in out.splitlines() if line.startswith("Plan: "))
+    assert "full fine-tuning, bf16, " in plan and " GPUs, FSDP, micro-batch " in plan
+    note = next(line for line in out.splitlines() if line.startswith("Note: "))
+    assert note.startswith("Note: fp8 asked: no fp8 units on A100, bf16 runs")
+    code, out, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--deadline", "2d",
+        "--accelerator", "H100", "--precision", "fp8", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Note: " not in out  # fp8 runs as asked on H100s
+
+
+def test_a_zoo_job_warns_of_a_precision_its_machine_lacks() -> None:
+    code, out, err = invoke("--model", "mlp", "--deadline", "8h", "--precision", "fp8",
+                            "--accelerator", "T4")  # fmt: skip
+    assert code == 0, err
+    assert "Note: fp8 asked: no fp8 units on T4, fp32 runs." in out

@@ -157,7 +157,9 @@ def test_the_command_line_plans_says_and_launches_the_stack(tmp_path: Path) -> N
         "--model", "llama3-8b", "--tokens", "20M", "--stack", "torchtune", "--deadline", "6h"
     )  # fmt: skip
     assert code == 0, err
-    assert "Stack: torchtune (compiled recipes)" in out
+    assert (
+        "Plan: torchtune (compiled recipes) (--stack torchtune), LoRA rank 16, bf16, AdamW; " in out
+    )
     code, out, err = invoke(
         "--model", "llama3-8b", "--tokens", "20M", "--stack", "torchtune", "--json"
     )  # fmt: skip
