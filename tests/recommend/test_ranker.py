@@ -375,7 +375,11 @@ def test_grouped_ranking_equals_costing_every_offer_one_by_one(
         for r in usable
     ]  # fmt: skip
     key = rank_key(objective)
-    options.sort(key=lambda o: key(Priced(o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible)))
+    options.sort(
+        key=lambda o: key(
+            Priced(o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible, o.expected_cost_usd)
+        )
+    )
     assert rec.feasible_count == sum(o.feasible for o in options)
     assert [(o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in rec.options] == [
         (o.cost_usd, o.outcome.p50_seconds, o.feasible) for o in options[:5]
