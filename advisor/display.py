@@ -117,6 +117,14 @@ def rate(usd_per_hour: float, digits: int = 3) -> str:
     return _significant(usd_per_hour, digits)
 
 
+def count(value: float) -> str:
+    """A large count for people: ``670k``, ``1.2M``, ``8.0B``, ``4.0T`` (as written, under 1,000)."""
+    for limit, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            return f"{_significant(value / limit, 2, strip=False)}{suffix}"
+    return f"{value:g}"
+
+
 def chance(p: float) -> str:
     """A probability as a whole percentage that never claims certainty it lacks: ``>99%``."""
     if p >= 1:

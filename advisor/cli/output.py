@@ -60,16 +60,48 @@ def emit(
         for row in rows:
             writer.writerow([display.csv_cell(row.get(column)) for column in columns])
     else:
-        from rich.table import Table
+        _table(rows, columns, title)
 
-        table = Table(title=display.escape(title) if title else None, header_style="bold")
-        for column in columns:
-            table.add_column(column.replace("_", " "))
-        for row in rows:
-            table.add_row(
-                *(display.safe_text(_cell(row.get(column), column)) for column in columns)
-            )
-        console().print(table)
+
+COUNTED = frozenset({"parameters", "train_flops_per_sample", "samples", "validation_samples"})
+"""Columns whose large counts a table shows as ``670k``, ``1.2M`` (JSON and CSV keep them whole)."""
+GAP = 3
+"""Characters between two columns of a table: a space each side and the (blank) rule."""
+HEADERS = {
+    "accelerator_count": "n", "usd_per_hour": "$/h", "memory_gib": "GiB", "vcpus": "vCPU",
+    "instance_type": "instance", "accelerator": "accel", "batch_size": "batch",
+    "step_seconds": "step", "fit_seconds": "fit", "interval_80": "80% interval",
+    "startup_seconds": "start-up", "probe_seconds": "probe", "validation_samples": "val samples",
+    "train_flops_per_sample": "FLOPs/sample", "extrapolated_from": "extrapolated from",
+}  # fmt: skip
+"""Short headers a table shows (JSON and CSV keep the keys)."""
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: list[str], title: str | None) -> None:
+    """A table as wide as the terminal: the columns in the caller's order of importance, each
+    whole; those that do not fit are left out from the last, and said (a cell is never cut)."""
+    from rich import box
+    from rich.table import Table
+
+    out = console()
+    texts = {c: [display.plain(_cell(row.get(c), c)) for row in rows] for c in columns}
+    headers = {c: HEADERS.get(c, c.replace("_", " ")) for c in columns}
+    widths = {c: max([len(headers[c]), *map(len, texts[c])]) for c in columns}
+    shown = list(columns)
+    while len(shown) > 1 and sum(widths[c] for c in shown) + GAP * (len(shown) - 1) > out.width:
+        shown.pop()
+    table = Table(
+        title=display.escape(title) if title else None, header_style="bold",
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1),
+    )  # fmt: skip
+    for column in shown:  # one line a row; a lone column wider than the screen folds
+        table.add_column(headers[column], no_wrap=len(shown) > 1, overflow="fold")
+    for row in rows:
+        table.add_row(*(display.safe_text(_cell(row.get(column), column)) for column in shown))
+    out.print(table)
+    hidden = [headers[c] for c in columns if c not in shown]
+    if hidden:
+        click.echo(f"hidden at {out.width} columns: {', '.join(hidden)} (--json shows all)")
 
 
 def strict_json(value: Any) -> str:
@@ -110,6 +142,8 @@ def _cell(value: Any, column: str = "") -> str:
             return display.duration(float(value))
         if column.endswith("_hours"):
             return display.duration(float(value) * 3600)
+        if column in COUNTED:
+            return display.count(float(value))
     if column == "interval_80" and isinstance(value, list | tuple) and len(value) == 2:
         low, high = (_cell(v, "_seconds") for v in value)  # beside a duration, a span of them
         return f"{low}-{high}"

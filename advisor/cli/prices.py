@@ -28,10 +28,10 @@ LIST_COLUMNS = (
     "instance_type",
     "accelerator",
     "accelerator_count",
-    "vcpus",
-    "memory_gib",
     "pricing",
     "usd_per_hour",
+    "vcpus",
+    "memory_gib",
 )
 SHOW_COLUMNS = (
     "provider",

@@ -166,9 +166,10 @@ def _split_source(result: Any) -> str:
     return framework.split_source if framework is not None else "unknown"
 
 
-_TABLE_COLUMNS = ["workload", "backend", "samples", "epochs", "batch_size", "step_seconds",
-                  "fit_seconds", "interval_80", "startup_seconds", "probe_seconds",
+_TABLE_COLUMNS = ["workload", "fit_seconds", "interval_80", "step_seconds", "epochs",
+                  "batch_size", "samples", "backend", "probe_seconds", "startup_seconds",
                   "cached", "extrapolated_from"]  # fmt: skip
+"""The probe's table, most telling first (a narrow terminal leaves out from the last)."""
 
 
 def summary(
@@ -232,6 +233,14 @@ def summary(
     }
 
 
+ZOO_COLUMNS = (
+    "id", "parameters", "epochs", "batch_size", "samples", "family", "title", "optimizer",
+    "aliases", "train_flops_per_sample", "validation_samples",
+)  # fmt: skip
+"""The zoo's table, most telling first (a narrow terminal leaves out from the last)."""
+LLM_COLUMNS = ("id", "parameters", "context", "layers", "hidden", "title", "methods", "aliases")
+
+
 @click.command(context_settings=_HELP)
 @output_format
 def models(fmt: str) -> None:
@@ -272,9 +281,9 @@ def models(fmt: str) -> None:
         }
         for m in llm.models().values()
     ]
-    if fmt == "table":
-        emit(rows, fmt, title="Workload zoo")
-        emit(llms, fmt, title="LLMs to fine-tune (--method, --tokens or --examples, --seq-len)")
+    if fmt == "table":  # the columns by importance: a narrow terminal leaves out the last
+        emit(rows, fmt, columns=ZOO_COLUMNS, title="Workload zoo")
+        emit(llms, fmt, columns=LLM_COLUMNS, title="LLMs to fine-tune (--method, --tokens)")
         return
     columns = [*rows[0], *(key for key in llms[0] if key not in rows[0])]
     emit([*rows, *llms], fmt, columns=columns)
