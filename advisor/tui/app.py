@@ -100,6 +100,8 @@ class AdvisorApp(App[None]):
         self.state = message.state
         if model_changed or sizes_changed:
             self.probe_result = None
+        if self.rec is not None:
+            self._stale("Inputs changed: updating", error=False)
         if self._pending is not None:
             self._pending.stop()
         self._pending = self.set_timer(RECOMPUTE_DELAY, self.action_recommend)
@@ -147,7 +149,7 @@ class AdvisorApp(App[None]):
         view = self.query_one(ProbeView)
         if message.error:
             view.finished(f"Probe: {message.error}")
-            self._summary(message.error, infeasible=True)
+            self._stale(message.error)
             return
         if message.result is None:
             return
@@ -172,6 +174,7 @@ class AdvisorApp(App[None]):
         self.query_one(CostTimePlot).show(message.rec)
         summary = "\n".join(actions.summary_lines(message.rec))
         self._summary(summary, infeasible=not message.rec.feasible)
+        self.query_one("#tabs").set_class(False, "stale")  # the current inputs' answer
         self._explain(self._option_at(table, 0))
 
     def on_results_table_fitted(self, message: ResultsTable.Fitted) -> None:
@@ -185,7 +188,15 @@ class AdvisorApp(App[None]):
             widget.update(display.safe_text("\n".join(notes + ([hidden] if hidden else []))))
 
     def on_recommendation_failed(self, message: RecommendationFailed) -> None:
-        self._summary(message.error, infeasible=True)
+        self._stale(message.error)
+
+    def _stale(self, why: str, *, error: bool = True) -> None:
+        """Mark the shown options as the previous inputs' (after a change, an error, a cancel):
+        the answer says why and the options dim until a new answer replaces them."""
+        shown = self.rec is not None
+        said = f"{why}. The options below are for the previous inputs." if shown else why
+        self._summary(said, infeasible=error)
+        self.query_one("#tabs").set_class(shown, "stale")
 
     def _summary(self, text: str, *, infeasible: bool) -> None:
         summary = self.query_one("#summary", Static)

@@ -26,6 +26,7 @@ from advisor.tui import actions
 from advisor.tui.app import AdvisorApp, ReplaceScreen, make_app
 from advisor.tui.form import FormState
 from advisor.tui.help import HelpScreen
+from advisor.tui.messages import ProbeFinished
 from advisor.tui.price_browser import PricesScreen
 from advisor.tui.results import ExplainPanel, ResultsTable
 from pricing import database
@@ -576,3 +577,31 @@ def test_a_command_the_form_cannot_read_is_one_line_and_runs_nothing() -> None:
     """An unclosed quote in the form's command: one usage line, nothing split or run."""
     with pytest.raises(UsageError, match="cannot read the command: No closing quotation"):
         actions.stored_probe(FormState(command='python "train.py'))
+
+
+def test_the_answer_is_marked_stale_the_moment_the_inputs_change(
+    fixed_device: Fingerprint,
+) -> None:
+    """After a change (a model with no stored probe: the probe would run) the summary says the
+    options are the previous inputs' and they dim; a new answer clears the mark. A failed
+    probe leaves them marked with its error."""
+    stored_probe()
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        tabs = app.query_one("#tabs")
+        assert not tabs.has_class("stale")
+        app.query_one("WorkloadForm")._update("deadline", "4h")  # a change that ranks again
+        await pilot.pause(0)
+        assert tabs.has_class("stale")
+        assert "for the previous inputs" in str(app.query_one("#summary").render())
+        await until(pilot, lambda: not tabs.has_class("stale"))
+        assert "Best: " in str(app.query_one("#summary").render())
+        app.post_message(ProbeFinished(error="cancelled"))
+        await until(pilot, lambda: tabs.has_class("stale"))
+        assert "cancelled. The options below are for the previous inputs." in str(
+            app.query_one("#summary").render()
+        )
+
+    run(app, scenario)
