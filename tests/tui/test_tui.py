@@ -605,3 +605,22 @@ def test_the_answer_is_marked_stale_the_moment_the_inputs_change(
         )
 
     run(app, scenario)
+
+
+def test_the_llm_fields_render_at_80x24(fixed_device: Fingerprint) -> None:
+    """At 80x24 the LLM job's fields took a share of the form's height and rendered none; each
+    now has its own line and can be reached by scrolling the form."""
+    state = FormState(model="llama3.1-8b", tokens="20M", deadline="6h")
+    stored_probe(actions.service.spec_of(actions.request_for(state)).config)
+    app = make_app(state)
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            fields = app.query_one("#llm_fields")
+            names = ("method", "tokens", "examples", "seq_len", "lora_rank", "stack")
+            assert fields.size.height >= 1 + len(names)  # its label and a line a field
+            for name in names:  # each inside it, not clipped away
+                assert fields.region.contains_region(app.query_one(f"#{name}").region), name
+
+    asyncio.run(main())
