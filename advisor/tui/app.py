@@ -10,14 +10,15 @@ screen, cancelling and quitting are immediate, and a crashed probe is a message.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
@@ -91,6 +92,30 @@ class AdvisorApp(App[None]):
 
     def on_mount(self) -> None:
         self.action_recommend()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The palette (ctrl+p): the app's own commands beside Textual's."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Recommend", "Rank the offerings for the form again", self.action_recommend
+        )
+        yield SystemCommand(
+            "Probe again", "Measure the workload here afresh", self.action_fresh_probe
+        )
+        yield SystemCommand("Cancel the probe", "Stop a running probe", self.action_cancel_probe)
+        yield SystemCommand("Prices", "Browse and refresh the price database", self.action_prices)
+        yield SystemCommand(
+            "Refresh prices", "Fetch current prices from the public sources", self._refresh_prices
+        )
+        yield SystemCommand(
+            "Export", "Write the highlighted option as a SkyPilot task or JSON", self.action_export
+        )
+
+    def _refresh_prices(self) -> None:
+        """The price browser, refreshing: what the palette's 'Refresh prices' runs."""
+        screen = PricesScreen()
+        self.push_screen(screen)
+        screen.call_after_refresh(screen.action_refresh_prices)
 
     # --- recommendation -------------------------------------------------------------------
 

@@ -624,3 +624,23 @@ def test_the_llm_fields_render_at_80x24(fixed_device: Fingerprint) -> None:
                 assert fields.region.contains_region(app.query_one(f"#{name}").region), name
 
     asyncio.run(main())
+
+
+def test_the_palette_holds_the_apps_commands(fixed_device: Fingerprint) -> None:
+    """ctrl+p lists the app's own commands (probe, cancel, prices and their refresh, export)
+    beside Textual's, and each runs its action."""
+    stored_probe()
+    app = make_app()
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        wanted = {"Recommend", "Probe again", "Cancel the probe", "Prices", "Refresh prices",
+                  "Export"}  # fmt: skip
+        assert wanted <= set(commands)
+        commands["Prices"].callback()
+        await until(pilot, lambda: isinstance(app.screen, PricesScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, PricesScreen))
+
+    run(app, scenario)
