@@ -25,15 +25,22 @@ def outcome(
     assumptions: Assumptions,
     *,
     risk: SpotRisk | None = None,
+    boot_seconds: float = 0.0,
 ) -> Outcome:
-    """The wall-time distribution and billed hours of one run (``risk``: on a spot machine)."""
+    """The wall-time distribution and billed hours of one run (``risk``: on a spot machine)
+    that first waits ``boot_seconds`` for its machine to start (billed)."""
     if risk is None:
-        return _uninterrupted(prediction, rule, constraints, assumptions.startup_seconds)
-    return _preemptible(prediction, rule, constraints, assumptions, risk)
+        start = assumptions.startup_seconds + boot_seconds
+        return _uninterrupted(prediction, rule, constraints, start, boot_seconds)
+    return _preemptible(prediction, rule, constraints, assumptions, risk, boot_seconds)
 
 
 def _uninterrupted(
-    prediction: Prediction, rule: BillingRule, constraints: Constraints, start: float
+    prediction: Prediction,
+    rule: BillingRule,
+    constraints: Constraints,
+    start: float,
+    boot_seconds: float = 0.0,
 ) -> Outcome:
     deadline = constraints.deadline_seconds
     p50 = prediction.seconds + start
@@ -51,6 +58,7 @@ def _uninterrupted(
         training_seconds=(p50, p90),
         machine_seconds=(p50, p90),
         billed_hours=billed_hours(rule, p50, p90, confident, mean),
+        boot_seconds=boot_seconds,
     )
 
 
@@ -60,8 +68,10 @@ def _preemptible(
     constraints: Constraints,
     assumptions: Assumptions,
     risk: SpotRisk,
+    boot_seconds: float = 0.0,
 ) -> Outcome:
-    start, deadline = assumptions.startup_seconds, constraints.deadline_seconds
+    start = assumptions.startup_seconds + boot_seconds
+    deadline = constraints.deadline_seconds
     checkpoint, cap = assumptions.checkpoint_seconds, rule.max_runtime_seconds
     restart = restart_seconds(assumptions)
     runs = spot.simulate(prediction.seconds, prediction.log_sigma, risk, checkpoint, restart, cap)
@@ -104,6 +114,7 @@ def _preemptible(
             spot.quantile(machine, constraints.confidence),
             sum(machine) / len(machine),
         ),
+        boot_seconds=boot_seconds,
     )
 
 

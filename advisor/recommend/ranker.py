@@ -227,8 +227,7 @@ def _outcome_for(
             else exponential(r.interruptions_per_hour, rule.source)
         )
     booted = boot_for(r).seconds if assumptions.booting else 0.0
-    result = outcome(prediction, rule, constraints, started(assumptions, booted), risk=risk)
-    return replace(result, boot_seconds=booted)
+    return outcome(prediction, rule, constraints, assumptions, risk=risk, boot_seconds=booted)
 
 
 def started(assumptions: Assumptions, boot_seconds: float) -> Assumptions:
