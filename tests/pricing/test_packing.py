@@ -38,6 +38,11 @@ def test_a_chunk_round_trips_exactly() -> None:
     assert list(chunk.members) == [3, 1] and list(chunk.prices) == [0.251, 0.252, 0.253, 0.254]
 
 
+REFUSED_WITHIN = 0.5
+"""Seconds a damaged chunk takes at most to be refused or read: marshal's pathology took 4 s for
+five bytes; a busy shared machine took 0.13 s for what takes microseconds (0.05 s flaked in CI)."""
+
+
 @pytest.mark.parametrize(
     "blob",
     [
@@ -52,7 +57,7 @@ def test_a_header_that_claims_more_than_is_there_is_refused_at_once(blob: bytes)
     started = time.perf_counter()
     with pytest.raises(packing.Damaged):
         packing.Chunk(blob)
-    assert time.perf_counter() - started < 0.05
+    assert time.perf_counter() - started < REFUSED_WITHIN
 
 
 @FUZZ
@@ -75,7 +80,7 @@ def test_any_damage_is_refused_or_read_never_more(data: st.DataObject) -> None:
         rows = [*(r for head in chunk.heads_rows for r in head), *chunk.rest()]
     except packing.Damaged:
         rows = []
-    assert time.perf_counter() - started < 0.05
+    assert time.perf_counter() - started < REFUSED_WITHIN
     assert all(isinstance(row, tuple) and len(row) == 17 for row in rows)
 
 

@@ -374,7 +374,7 @@ def test_grouped_ranking_equals_costing_every_offer_one_by_one(
              constraints)
         for r in usable
     ]  # fmt: skip
-    key = rank_key(objective)
+    key = rank_key(objective, constraints.wait_usd_per_hour)
     options.sort(
         key=lambda o: key(
             Priced(o.outcome, o.rentable, o.cost_usd, 0.0, o.feasible, o.expected_cost_usd)
