@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -67,6 +68,9 @@ class Prediction:
     global_batch: int = 0
     """The batch of one step over every device: ``batch_per_device`` times the replicas, unless
     a fixed global batch was asked (0 where not predicted)."""
+    compared: Callable[[], tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
+    """Lines an explanation adds on demand (an LLM job: what each other stack would change),
+    worked out only for an option that is explained, never for every target ranked."""
     fallback: str = ""
     """What the plan runs other than asked (``fp8 asked: no fp8 units on A100, bf16 runs``; a
     recipe that fits where the asked one does not), "" when it runs as asked."""

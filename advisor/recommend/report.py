@@ -212,7 +212,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f"median {describe_seconds(p.seconds)}, p90 {describe_seconds(p.quantile(0.9))}"
         + (f", kernels: {p.kernel_path}" if p.kernel_path else "")
     )
-    lines += [f"  {step}" for step in p.steps]
+    lines += [f"  {step}" for step in (*p.steps, *(p.compared() if p.compared else ()))]
     if result.fallback is not None:
         lines += spot_lines(result)[:1] + fallback_lines(option)
         return lines + tie_lines(option) + left_out_lines(rec)

@@ -136,7 +136,8 @@ def test_a_stack_runs_where_it_runs_and_an_unchecked_one_says_so() -> None:
 
 def test_the_explanation_says_what_every_other_stack_would_change() -> None:
     found = predict_job(job_for("llama3-8b", tokens=20_000_000), Target("H100", 1))
-    said = "\n".join(found.steps)
+    assert found.compared is not None
+    said = "\n".join((*found.steps, *found.compared()))
     assert "stack: Hugging Face" in said and "the LLM fit read" in said
     others = re.findall(r"  with ([a-z-]+): (.*)", said)
     assert {name for name, _ in others} == {
@@ -190,7 +191,9 @@ def test_a_bad_stack_on_the_command_line_is_one_line_exit_2(stack: str, says: st
 
 def test_an_fp8_job_is_compared_only_with_stacks_that_train_in_fp8() -> None:
     job = job_for("llama3-8b", tokens=20_000_000, stack="nemo", precision="fp8")
-    said = "\n".join(predict_job(job, Target("H100", 8)).steps)
+    compared = predict_job(job, Target("H100", 8)).compared
+    assert compared is not None
+    said = "\n".join(compared())
     compared = set(re.findall(r"  with ([a-z-]+): ", said))
     assert compared == {s.id for s in stacks.stacks().values() if s.fp8 and "lora" in s.methods} - {
         "nemo"
