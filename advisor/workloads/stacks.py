@@ -62,18 +62,18 @@ class TrainingStack:
 
     def recipe(self, tune: FineTune, checkpointing: bool | None = None) -> FineTune:
         """``tune`` as this stack runs it; ``checkpointing`` when the user said."""
+        recompute = self.checkpointing if checkpointing is None else checkpointing
         return replace(
             tune,
             stack=self.id,
             compiled=self.compiled,
             chunked_loss=self.loss == "chunked",
             fused_loss=self.loss == "fused",
-            checkpointing=self.checkpointing if checkpointing is None else checkpointing,
+            checkpointing=recompute,
             master=self.master,
             optimizer=self.optimizer,
             optimizer_in_backward=self.optimizer_in_backward,
-            activation_offload=self.activation_offload
-            and (self.checkpointing if checkpointing is None else checkpointing),
+            activation_offload=self.activation_offload and recompute,  # offloads what it keeps
         )
 
     def describe(self) -> str:
