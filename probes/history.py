@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from advisor.errors import AdvisorError
 from advisor.store import migrate
 from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
+from probes.script import PREFIX as SCRIPT_PREFIX
 from probes.validity import problem
 
 _log = logging.getLogger(__name__)
@@ -197,8 +198,8 @@ def recent_probe_seconds(
     ensure(db, reading=True)
     rows = db.execute(
         f"SELECT workload, result FROM {TABLE} WHERE device_key = ? AND source = 'local' "
-        "AND workload NOT LIKE 'script:%' ORDER BY created_at DESC LIMIT ?",
-        [device_key, count],
+        "AND workload NOT LIKE ? ORDER BY created_at DESC LIMIT ?",
+        [device_key, f"{SCRIPT_PREFIX}%", count],
     ).fetchall()
     found = (_readable(blob, workload) for workload, blob in rows)
     return [r.probe_seconds for r in found if r is not None and 0 < r.probe_seconds < 86_400]

@@ -312,3 +312,17 @@ def test_an_llm_jobs_proxy_probe_survives_export_and_import(tmp_path: Path) -> N
         with pytest.raises(AdvisorError):
             exchange.from_rows(exchange.read_csv(path))
         path.write_text(path.read_text().replace(hostile, name))
+
+
+def test_recent_probe_times_leave_out_a_scripts_own_run(tmp_path: Path) -> None:
+    """What a probe here takes (announced before the next one) is the zoo's and files' probes:
+    a training command's probe runs the user's script for its own budget, and is left out."""
+    db = connect(tmp_path / "a.db")
+    history.save(db, result())
+    other = dataclasses.replace(CONFIG, epochs=5)
+    history.save(db, dataclasses.replace(result(other), probe_seconds=22.0,
+                                         created_at="2026-01-02T00:00:00+00:00"))  # fmt: skip
+    script = dataclasses.replace(CONFIG, workload="script:train")
+    history.save(db, dataclasses.replace(result(script), probe_seconds=900.0))
+    assert history.recent_probe_seconds(db, fingerprint().key) == [22.0, 15.5]
+    assert history.recent_probe_seconds(db, "another-machine") == []
