@@ -165,7 +165,7 @@ def job_for(
     ``stack`` runs it (``checkpointing`` None: the stack's default)."""
     model = get(name)
     check_method(method)
-    software = stacks.get(stack or stacks.DEFAULT)
+    software = stacks.get(stacks.DEFAULT if stack is None else stack)
     stacks.check_method(software, method)
     if precision == "fp8" and not software.fp8:
         with_fp8 = ", ".join(s.id for s in stacks.stacks().values() if s.fp8)

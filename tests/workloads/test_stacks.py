@@ -74,6 +74,8 @@ def test_the_stack_runs_its_recipe_unless_the_user_said_otherwise() -> None:
         ({"stack": "deepspeed-chat"}, "unknown stack 'deepspeed-chat'; choose one of hf, "),
         ({"stack": "torchtun"}, "did you mean 'torchtune'"),
         ({"stack": "x" * 10_000}, "(10,000 characters)"),
+        ({"stack": ""}, "unknown stack ''"),  # said, not taken as the default
+        ({"stack": "  "}, "unknown stack '  '"),
         ({"stack": "torchtitan"}, "does not fine-tune with lora: it runs full"),
         ({"stack": "nemo", "method": "qlora"}, "does not fine-tune with qlora"),
         ({"stack": "unsloth", "precision": "fp8"}, "does not train in FP8"),
