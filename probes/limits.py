@@ -18,3 +18,10 @@ about 15 years), and the probe must still be stored to be scaled to a GPU."""
 MAX_FLOPS_PER_SAMPLE = 1e21
 MAX_PARAMETERS = 10**15
 MAX_BYTES = 2**60
+
+LLM_PROBE_MEMORY_BYTES = 4 * 2**30
+"""The most resident memory an LLM job's probe takes on a CPU (its process's peak), whatever
+the model: its proxy is narrowed to fit (``probes.loading.proxy_parameter_cap``)."""
+LLM_PROBE_OVERRUN_SECONDS = 5.0
+"""How far past its budget an LLM job's probe may end, its process's start and TensorFlow's
+included: its proxy is shrunk to be stepped within the budget."""
