@@ -18,6 +18,7 @@ from pricing import database
 from probes import history
 from probes.device import fingerprint
 from probes.result import ProbeResult
+from probes.spec import ProbeSpec
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
 
@@ -136,19 +137,45 @@ def test_the_explanation_walks_through_the_step() -> None:
 
 def test_a_proxy_that_cannot_be_probed_here_leaves_the_device_model_alone() -> None:
     """What the probe gives an LLM's GPU prediction is the host's dispatch: when the proxy
-    cannot run here (too big for this machine's memory), the job is ranked without it."""
+    cannot run here (too big for this machine's memory), the job is ranked without it, and
+    that is stored with its reason: the next call does not spend the same seconds to fail
+    again, ``fresh`` tries again, and a probe that then succeeds replaces the fallback."""
+    tried: list[str] = []
 
-    def runner(spec: object) -> ProbeResult:
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        tried.append(spec.label)
         raise AdvisorError("the proxy does not fit in memory: needs about 15 GiB, 12 available")
 
     request = service.Request(
         model="llama3.1-70b", finetune=Options(method="full", tokens=20_000_000)
     )
-    rec = service.recommend(request, runner=runner)  # type: ignore[arg-type]
+    rec = service.recommend(request, runner=runner)
     assert rec.options and any("could not be probed here" in line for line in rec.context)
     assert (
         history.find(database.connect(), service.spec_of(request).config, fingerprint().key) is None
     )
+    again = service.recommend(request, runner=runner)  # the stored fallback: no second try
+    assert len(tried) == 1 and again.options
+    said = next(line for line in again.context if "could not be probed here" in line)
+    assert "needs about 15 GiB" in said and "--fresh tries again" in said
+    service.recommend(request, runner=runner, fresh=True)
+    assert len(tried) == 2
+    stored = stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
+    assert service.stored_fallback(request) is None  # a probe stored later replaces it
+    assert service.stored_probe(request) == stored
+
+
+def test_a_fallback_is_stored_only_for_an_llm_job(tmp_path: Path) -> None:
+    """A zoo workload that cannot be probed is an error, as before: nothing to rank without it,
+    nothing stored."""
+
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        raise AdvisorError("mnist_mlp does not fit in memory")
+
+    request = service.Request(model="mnist_mlp")
+    with pytest.raises(AdvisorError, match="does not fit"):
+        service.recommend(request, runner=runner)
+    assert service.stored_fallback(request) is None
 
 
 def test_the_probe_spec_of_an_llm_job_is_its_proxy() -> None:
