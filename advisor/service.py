@@ -9,6 +9,7 @@ only when prices are refreshed.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import statistics
@@ -168,14 +169,15 @@ def probe_and_store(
             result = probe(spec, progress=progress, cancel=cancel)
         else:
             result = runner(spec)
+        probe_history.save(db, result)
     except Cancelled:
         raise
     except AdvisorError as exc:
         if llm_job.is_probe_name(spec.config.workload):  # ranked without it: remember why
             here = probe_device.fingerprint().key
-            probe_history.save_fallback(db, spec.config, here, str(exc))
+            with contextlib.suppress(AdvisorError):  # the probe's own error says more
+                probe_history.save_fallback(db, spec.config, here, str(exc))
         raise
-    probe_history.save(db, result)
     return result
 
 

@@ -3,7 +3,9 @@ result over the shipped seed prices and the SkyPilot task with the node's plan."
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -163,6 +165,22 @@ def test_a_proxy_that_cannot_be_probed_here_leaves_the_device_model_alone() -> N
     stored = stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
     assert service.stored_fallback(request) is None  # a probe stored later replaces it
     assert service.stored_probe(request) == stored
+
+
+def test_a_proxy_probe_that_cannot_be_stored_is_stored_as_a_fallback() -> None:
+    """A probe whose result is refused by the store (insane figures) is a fallback too."""
+    options = Options(method="qlora", tokens=20_000_000)
+    request = service.Request(model="llama3.1-70b", finetune=options)
+    probed = stored_llm_probe("llama3.1-70b", method="qlora", tokens=20_000_000)
+    database.connect().execute("DELETE FROM probe_results")
+
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        return dataclasses.replace(probed, step_interval=(1.0, math.inf))
+
+    rec = service.recommend(request, runner=runner)
+    assert rec.options and service.stored_probe(request) is None
+    fallback = service.stored_fallback(request)
+    assert fallback is not None and "step_interval" in fallback.reason
 
 
 def test_a_fallback_is_stored_only_for_an_llm_job(tmp_path: Path) -> None:
