@@ -8,7 +8,8 @@ fine-tuned and with QLoRA, at budgets of 5 and 20 s, ``--passes`` times, the job
 Targets: budget + 5 s (``probes.limits.LLM_PROBE_OVERRUN_SECONDS``) and under 4 GiB
 (``LLM_PROBE_MEMORY_BYTES``). Then ``advisor recommend`` for the 70B full fine-tune as a user
 types it, twice in a fresh ``ADVISOR_HOME``: the first probes and stores, the second reads the
-stored probe. The machine is shared: run nothing heavy beside it.
+stored probe; and ``advisor probe --budget`` of the 70B jobs as a user runs it (the command's
+whole process). The machine is shared: run nothing heavy beside it.
 
     .venv/bin/python benchmarks/llm_probes.py [--passes 3] [--budgets 5,20]
         [--out benchmarks/results/llm_probes.json]
@@ -72,6 +73,18 @@ def probe_once(model: str, method: str, budget: float, env: dict[str, str]) -> d
     }  # fmt: skip
 
 
+def cli_probe(model: str, method: str, budget: float, env: dict[str, str]) -> dict[str, object]:
+    """``advisor probe --budget`` of a job's proxy, the whole command as a user runs it."""
+    request = service.Request(model, finetune=Options(method=method, tokens=20_000_000))
+    name = service.spec_of(request).label
+    with tempfile.TemporaryDirectory() as home:
+        command = [sys.executable, "-m", "advisor", "probe", "--model", name,
+                   "--budget", f"{budget:g}", "--json"]  # fmt: skip
+        seconds, peak, out = timed(command, {**env, "ADVISOR_HOME": home})
+    return {"model": model, "method": method, "budget": budget, "wall_seconds": round(seconds, 2),
+            "peak_rss_gib": round(peak / 2**30, 3), "stored": '"probe_seconds"' in out}  # fmt: skip
+
+
 def recommend_twice(env: dict[str, str]) -> list[dict[str, object]]:
     """The issue's command, twice in a fresh home: the probe's run, then the stored probe's."""
     rows = []
@@ -119,11 +132,18 @@ def main() -> None:
             for model, method in JOBS:
                 rows.append(probe_once(model, method, budget, env))
                 print(rows[-1], flush=True)
+    commands = []
+    for _ in range(args.passes):
+        for budget in budgets:
+            for method in ("full", "qlora"):
+                commands.append(cli_probe("llama3.1-70b", method, budget, env))
+                print(commands[-1], flush=True)
     recommended = recommend_twice(env)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="minutes"),
         "load_average": os.getloadavg(), "passes": args.passes,
-        "summary": summary(rows), "recommend": recommended, "probes": rows,
+        "summary": summary(rows), "recommend": recommended, "advisor_probe": commands,
+        "probes": rows,
     }  # fmt: skip
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report["summary"], indent=1))
