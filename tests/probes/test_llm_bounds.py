@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -28,6 +29,16 @@ def test_the_proxy_cap_holds_the_memory_bound_and_the_budget() -> None:
         cap = loading.proxy_parameter_cap(spec.workload, 1e6)
         assert cap * per_weight + loading.PROXY_BASELINE_BYTES <= LLM_PROBE_MEMORY_BYTES
         assert loading.proxy_parameter_cap(spec.workload, 5.0) < cap
+
+
+def test_the_probe_child_counts_its_budget_from_its_own_start() -> None:
+    """Its age includes what a process spends before the probe starts (Python's imports here,
+    TensorFlow's in a probe): what the user waits for."""
+    code = (
+        "import time; time.sleep(0.6); from probes.child import _age_seconds; print(_age_seconds())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 0.6 <= float(done.stdout) < 30
 
 
 @pytest.mark.tf
