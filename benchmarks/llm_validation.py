@@ -41,6 +41,7 @@ from advisor.fitting.llm_fit import (  # noqa: E402
     errors,
     fit_all,
     leave_one_source_out,
+    machine_of,
     summary,
 )
 from advisor.fitting.llm_published import (  # noqa: E402
@@ -187,10 +188,8 @@ def fits() -> dict[str, Any]:
     for run in read_published():
         if not run.device or not (run.use_throughput or run.use_memory):
             continue
-        if run.model_parallel:
-            model_parallel += 1
-            continue
-        machine = finetune.machine_for(run.device, run.plan.gpus, calibration, run.precision)
+        model_parallel += run.model_parallel
+        machine = machine_of(run, calibration)
         assert machine is not None
         fit = finetune.fit_of(run.tune, run.plan, machine)
         checked += 1
@@ -204,7 +203,7 @@ def fits() -> dict[str, Any]:
         "published_configurations": checked,
         "fit_as_published": checked - len(wrong),
         "judged_not_to_fit": wrong,
-        "tensor_or_pipeline_parallel_not_checked": model_parallel,
+        "of_them_tensor_or_pipeline_parallel": model_parallel,
         "boundaries": boundaries,
         "boundaries_right": sum(b["right"] for b in boundaries),
     }
