@@ -73,6 +73,8 @@ def throughput() -> dict[str, Any]:
         "held_out_bf16": summary([e for e in held if e.run.precision == "bf16"]),
         "held_out_fp8": summary([e for e in held if e.run.precision == "fp8"]),
         "held_out_data_or_fsdp_parallel": summary([e for e in held if not e.run.model_parallel]),
+        "held_out_tensor_or_pipeline_parallel": summary([e for e in held if e.run.model_parallel]),
+        "held_out_several_nodes": summary([e for e in held if e.run.nodes > 1]),
         "held_out_rows": [_row(e) for e in held],
         "in_sample": summary(errors(calibration, fitted)),
         "leave_one_source_out": summary(loso),
