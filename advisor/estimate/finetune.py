@@ -16,6 +16,7 @@ nodes) and Megatron's split of the model: tensor parallel inside a node times pi
 fastest layout that fits wins. The predictions are absolute: the probe gives only the host's
 per-step dispatch (``probes.dispatch``).
 """
+
 from __future__ import annotations
 
 import math
