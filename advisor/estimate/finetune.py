@@ -159,9 +159,11 @@ def layout(
     virtual: int = 1,
 ) -> Layout:
     """The layout whose global batch is the smallest multiple of its copies' micro-batches that
-    holds ``minimum_global`` sequences."""
+    holds ``minimum_global`` sequences; a pipeline's, a multiple of its stages (Megatron's
+    interleaved schedule asks it, and fewer micro-batches than stages leave stages idle)."""
     per_pass = max(1, gpus // (tensor * pipeline)) * micro_batch
     steps = max(1, -(-minimum_global // per_pass))
+    steps = -(-steps // pipeline) * pipeline
     return Layout(gpus, micro_batch, per_pass * steps, sharding, tensor, pipeline, virtual)
 
 

@@ -149,6 +149,17 @@ def test_a_70b_full_fine_tune_on_nemo_over_nodes_emits_its_tensor_and_pipeline_s
     assert f"tensor {tensor} x pipeline {pipeline}" in task.read_text().splitlines()[1]
     plan = next(line for line in out.splitlines() if line.startswith("Plan:"))
     assert f"tensor {tensor} x pipeline {pipeline} x data " in plan
+    code, out, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--stack", "nemo",
+        "--accelerator", "H100", "--objective", "fastest", "--budget", "2000", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    best = json.loads(out)["options"][0]
+    layout = best["layout"]
+    assert layout["gpus"] == 8 * best["nodes"] and layout["sharding"] == "zero1"
+    assert (layout["tensor_parallel"], layout["pipeline_parallel"]) == (tensor, pipeline)
+    # a pipeline has at least as many micro-batches a step as stages, or stages stand idle
+    assert layout["accumulation"] >= pipeline
 
 
 def test_the_explanation_walks_through_the_step() -> None:
