@@ -7,6 +7,7 @@ the same on any machine; prices come from the real seed database, the probe from
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -15,8 +16,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Label, Select
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Label, Select, Switch
 
 import advisor.workloads.zoo
 import probes.child
@@ -24,7 +27,7 @@ import probes.device
 from advisor.errors import UsageError
 from advisor.tui import actions
 from advisor.tui.app import AdvisorApp, ReplaceScreen, make_app
-from advisor.tui.form import FormState
+from advisor.tui.form import FormState, WorkloadForm
 from advisor.tui.help import HelpScreen
 from advisor.tui.messages import ProbeFinished
 from advisor.tui.price_browser import PricesScreen
@@ -72,6 +75,14 @@ async def until(pilot: Pilot, done: Callable[[], bool], seconds: float = 30.0) -
         f"the app did not get there in time; screen: {pilot.app.screen}; "
         f"labels: {[str(w.render()) for w in pilot.app.screen.query(Label)]}"
     )
+
+
+def screen_text(app: AdvisorApp) -> list[str]:
+    """The screen as the terminal shows it, line by line."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().split("\n")
 
 
 def run(app: AdvisorApp, scenario: Callable[[Pilot], Awaitable[None]]) -> None:
@@ -405,7 +416,7 @@ def test_cancel_and_quit_return_within_a_second(fixed_device: Fingerprint) -> No
 DRIVE_A_PROBE = """
 import asyncio, json, sys
 from advisor.tui.app import make_app
-from advisor.tui.form import FormState
+from advisor.tui.form import FormState, WorkloadForm
 
 async def main():
     app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
@@ -644,3 +655,80 @@ def test_the_palette_holds_the_apps_commands(fixed_device: Fingerprint) -> None:
         await until(pilot, lambda: not isinstance(app.screen, PricesScreen))
 
     run(app, scenario)
+
+
+FORM_FIELDS = ("model", "model_file", "command", "epochs", "samples", "batch_size", "method",
+               "tokens", "examples", "seq_len", "lora_rank", "stack", "deadline", "budget",
+               "objective", "spot", "on_demand", "provider", "region", "accelerator",
+               "confidence")  # fmt: skip
+
+
+def llm_state() -> FormState:
+    """An LLM job with its proxy's probe stored, as ``advisor recommend --model llama3.1-8b
+    --method qlora --tokens 20M --deadline 6h`` asks it."""
+    state = FormState(model="llama3.1-8b", method="qlora", tokens="20M", deadline="6h")
+    stored_probe(actions.service.spec_of(actions.request_for(state)).config)
+    return state
+
+
+def label_of(field: Widget) -> str:
+    """The label beside (or above) a form field: what says what the field is."""
+    if isinstance(field, Switch):
+        return str(field.parent.children[field.parent.children.index(field) + 1].render())
+    if field.id == "model":
+        return "Model"
+    return str(field.parent.query_one(Label).render())
+
+
+def test_at_80x24_tab_reaches_every_field_with_its_label_in_sight(
+    fixed_device: Fingerprint,
+) -> None:
+    """The form scrolls: tab walks every field of an LLM job, each comes into sight with its
+    label, and the label stays while the field is typed in (a placeholder went at the first
+    key)."""
+    app = make_app(llm_state())
+    reached: list[str] = []
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            form = app.query_one(WorkloadForm)
+            form.focus()
+            for _ in range(len(FORM_FIELDS)):
+                await pilot.press("tab")
+                await pilot.pause(0.1)  # the form scrolls the field into sight
+                field = app.focused
+                assert field is not None and field.id in FORM_FIELDS, field
+                reached.append(field.id)
+                assert form.region.contains_region(field.region), field.id
+                assert label_of(field) in "\n".join(screen_text(app)), field.id
+            tokens = app.query_one("#tokens", Input)
+            tokens.focus()
+            await pilot.press("end", "backspace", "backspace", "backspace", *"40M")
+            await pilot.pause(0.1)
+            assert tokens.value == "40M" and "tokens" in "\n".join(screen_text(app))
+
+    asyncio.run(main())
+    assert reached == list(FORM_FIELDS)
+
+
+def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
+    """A compact field's own focus mark is a 5% tint: the app's marks it in the accent colour
+    and bolds its label."""
+    stored_probe()
+    app = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            budget, region = app.query_one("#budget", Input), app.query_one("#region", Input)
+            budget.focus()
+            await pilot.pause(0.1)
+            label = budget.parent.query_one(Label)
+            other = region.parent.query_one(Label)
+            assert budget.styles.background != region.styles.background
+            assert budget.styles.background.a > 0  # a colour of its own, not a tint
+            assert label.styles.text_style.bold and not other.styles.text_style.bold
+            assert label.styles.color != other.styles.color
+
+    asyncio.run(main())
