@@ -712,6 +712,32 @@ def test_at_80x24_tab_reaches_every_field_with_its_label_in_sight(
     assert reached == list(FORM_FIELDS)
 
 
+def test_the_form_collapses_from_a_key_and_the_palette(fixed_device: Fingerprint) -> None:
+    """ctrl+b (said in the footer) hides the form and the options take the width; a field
+    that had focus hands it to the options; the palette's command brings the form back."""
+    stored_probe()
+    app = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            form, table = app.query_one(WorkloadForm), app.query_one(ResultsTable)
+            await pilot.pause(0.2)  # the footer drawn
+            assert "^b Form" in "\n".join(screen_text(app))  # the footer says the key
+            narrow = table.size.width
+            app.query_one("#deadline", Input).focus()
+            await pilot.press("ctrl+b")
+            await pilot.pause(0.2)
+            assert not form.display or form.region.width == 0
+            assert table.size.width >= narrow + 24 and app.focused is table
+            commands = {c.title: c for c in app.get_system_commands(app.screen)}
+            commands["Hide or show the form"].callback()
+            await pilot.pause(0.2)
+            assert form.region.width > 0 and table.size.width == narrow
+
+    asyncio.run(main())
+
+
 def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
     """A compact field's own focus mark is a 5% tint: the app's marks it in the accent colour
     and bolds its label."""
@@ -732,3 +758,39 @@ def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
             assert label.styles.color != other.styles.color
 
     asyncio.run(main())
+
+
+def test_escape_cancels_a_probe_while_a_field_has_focus(
+    fixed_device: Fingerprint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`x` is a letter to a text field; escape reaches the app from any field and cancels a
+    running probe (a real training command, its process stopped, nothing stored)."""
+    monkeypatch.setattr(actions, "SCRIPT_BUDGET", 120.0)
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import time\nimport advisor.probe as ap\n"
+        "ap.plan(epochs=3, steps=2000, batch=16, flops_per_sample=2e9)\n"
+        "for _ in range(20000):\n    time.sleep(0.01)\n    ap.step(batch=16)\n"
+    )
+    stored_probe()
+    app = make_app()
+    command = f"{sys.executable} {train}"
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        field = app.query_one("#command", Input)
+        field.focus()
+        field.value = command
+        await pilot.press("enter")
+        await until(pilot, lambda: app.probing, seconds=30)
+        await pilot.pause(1.0)  # the command runs
+        assert app.focused is field and app.probing
+        started = time.monotonic()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.probing, seconds=10)
+        assert time.monotonic() - started < 5
+        assert "cancel" in str(app.query_one("#probe-status").render()).lower()
+        assert field.value == command  # the field kept what was typed
+
+    run(app, scenario)
+    assert actions.stored_probe(FormState(command=command)) is None
