@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -653,6 +654,33 @@ def test_the_palette_holds_the_apps_commands(fixed_device: Fingerprint) -> None:
         await until(pilot, lambda: isinstance(app.screen, PricesScreen))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, PricesScreen))
+
+    run(app, scenario)
+
+
+def test_the_app_and_the_command_line_count_the_same_offerings(fixed_device: Fingerprint) -> None:
+    """One query, one database: ``advisor recommend`` and the app say the same number of
+    offerings considered and the same "cheapest of the N offerings" (they said 268 and 304:
+    the fallback plans counted among them followed how many options each lists)."""
+    from click.testing import CliRunner
+
+    from advisor.cli import cli
+
+    stored_probe()
+    query = ["recommend", "--model", "imdb_bilstm", "--deadline", "8h"]
+    as_json = CliRunner().invoke(cli, [*query, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    said = CliRunner().invoke(cli, query, terminal_width=200)
+    counted = re.search(r"the cheapest of the (\d+) offerings", said.output)
+    assert counted, said.output
+    app = make_app(FormState(model="imdb_bilstm", deadline="8h"))
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        assert app.rec is not None and len(app.rec.options) > 10  # it lists more than the CLI
+        assert app.payload["considered"] == json.loads(as_json.output)["considered"]
+        summary = str(app.query_one("#summary").render()).replace("\n", " ")
+        assert f"the cheapest of the {counted[1]} offerings" in summary
 
     run(app, scenario)
 
