@@ -822,3 +822,27 @@ def test_escape_cancels_a_probe_while_a_field_has_focus(
 
     run(app, scenario)
     assert actions.stored_probe(FormState(command=command)) is None
+
+
+def test_snapshot_an_llm_job_at_80x24(fixed_device: Fingerprint, snap_compare) -> None:
+    """Issue 47's target: at 80x24 an LLM job is set up in the form, every field beside its
+    label (tokens has focus), and its answer is read beside it."""
+
+    async def tokens_focused(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        pilot.app.query_one("#tokens", Input).focus()
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(llm_state()), terminal_size=(80, 24), run_before=tokens_focused)
+
+
+def test_snapshot_the_form_hidden_at_100x30(fixed_device: Fingerprint, snap_compare) -> None:
+    """ctrl+b: the options take the whole width, and more of their columns fit."""
+    stored_probe()
+
+    async def hidden(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        await pilot.press("ctrl+b")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=hidden)
