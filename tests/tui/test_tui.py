@@ -767,8 +767,8 @@ def test_the_form_collapses_from_a_key_and_the_palette(fixed_device: Fingerprint
 
 
 def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
-    """A compact field's own focus mark is a 5% tint: the app's marks it in the accent colour
-    and bolds its label."""
+    """A compact field's own focus mark is a 5% tint: the app's marks it in the accent colour,
+    bolds its label and marks the form's edge while the keys go to it."""
     stored_probe()
     app = make_app()
 
@@ -784,6 +784,11 @@ def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
             assert budget.styles.background.a > 0  # a colour of its own, not a tint
             assert label.styles.text_style.bold and not other.styles.text_style.bold
             assert label.styles.color != other.styles.color
+            form = app.query_one(WorkloadForm)
+            in_form = form.styles.border_right
+            app.query_one(ResultsTable).focus()
+            await pilot.pause(0.1)
+            assert form.styles.border_right != in_form  # the pane with the keys is marked
 
     asyncio.run(main())
 
