@@ -20,7 +20,16 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
+from textual.widgets import (
+    Footer,
+    Header,
+    Input,
+    Label,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+)
 
 from advisor import display
 from advisor.recommend import columns
@@ -274,7 +283,9 @@ class AdvisorApp(App[None]):
         form = self.query_one(WorkloadForm)
         form.toggle_class("collapsed")
         if form.has_class("collapsed") and form.has_focus_within:
-            self.query_one(ResultsTable).focus()
+            tabs = self.query_one("#tabs", TabbedContent)
+            shown = tabs.active == "tab-options"  # else the options are in a tab out of sight
+            (self.query_one(ResultsTable) if shown else tabs.query_one(Tabs)).focus()
 
     def action_prices(self) -> None:
         self.push_screen(PricesScreen())

@@ -20,7 +20,7 @@ import pytest
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Label, Select, Switch
+from textual.widgets import DataTable, Input, Label, Select, Switch, TabbedContent, Tabs
 
 import advisor.workloads.zoo
 import probes.child
@@ -742,7 +742,8 @@ def test_at_80x24_tab_reaches_every_field_with_its_label_in_sight(
 
 def test_the_form_collapses_from_a_key_and_the_palette(fixed_device: Fingerprint) -> None:
     """ctrl+b (said in the footer) hides the form and the options take the width; a field
-    that had focus hands it to the options; the palette's command brings the form back."""
+    that had focus hands it to the options, or to the tabs when another tab is open; the
+    palette's command brings the form back."""
     stored_probe()
     app = make_app()
 
@@ -762,6 +763,11 @@ def test_the_form_collapses_from_a_key_and_the_palette(fixed_device: Fingerprint
             commands["Hide or show the form"].callback()
             await pilot.pause(0.2)
             assert form.region.width > 0 and table.size.width == narrow
+            app.query_one("#tabs", TabbedContent).active = "tab-why"  # the options out of sight
+            app.query_one("#budget", Input).focus()
+            await pilot.press("ctrl+b")
+            await pilot.pause(0.2)
+            assert isinstance(app.focused, Tabs)  # the tabs, in sight, take the keys
 
     asyncio.run(main())
 
