@@ -10,7 +10,7 @@ import click
 from advisor import display
 from advisor.cli import output
 from advisor.cli.backend import backend_option
-from advisor.cli.numbers import BoundedInt, Count, FiniteFloat
+from advisor.cli.numbers import BoundedInt, Count, FiniteFloat, Size
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.estimate.machine import PRECISIONS
@@ -67,6 +67,13 @@ WORKLOAD = _options(
     ),
     click.option("--samples", type=BoundedInt(1), help="Training samples per epoch."),
     click.option("--validation-samples", type=BoundedInt(0), help="Validation samples."),
+    click.option(
+        "--data",
+        type=Size(),
+        metavar="SIZE",
+        help="The data set each machine downloads from its provider's object store before "
+        "training (150GB, 2TB, 500MiB): billed, at the machine's network or disk speed.",
+    ),
 )
 """What to train: a zoo model, a .keras file or an LLM, and its sizes."""
 
@@ -214,6 +221,7 @@ def recommend(
     global_batch: int | None,
     samples: int | None,
     validation_samples: int | None,
+    data: float | None,
     method: str | None,
     tokens: int | None,
     examples: int | None,
@@ -270,6 +278,7 @@ def recommend(
     constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes, wait_value)
     filters = _filters(provider, region, accelerator, spot, cpu_only, max_accelerators)
     from advisor import service
+    from advisor.cli.progress import run_with_progress
 
     finetune = Options(
         method=method, tokens=tokens, examples=examples, sequence=seq_len, rank=lora_rank,
@@ -279,10 +288,8 @@ def recommend(
     request = service.Request(
         model=model, epochs=epochs, batch_size=batch_size, global_batch=global_batch,
         samples=samples, validation_samples=validation_samples, precision=precision,
-        filters=filters, constraints=constraints, finetune=finetune,
+        filters=filters, constraints=constraints, finetune=finetune, data_bytes=data or 0.0,
     )  # fmt: skip
-    from advisor.cli.progress import run_with_progress
-
     rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:

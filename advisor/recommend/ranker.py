@@ -17,10 +17,10 @@ from typing import NamedTuple
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate import catalog
 from advisor.estimate.prediction import Prediction, Target
-from advisor.recommend import fallback, ties
+from advisor.recommend import fallback, staging, ties
 from advisor.recommend.billing import rule_for
 from advisor.recommend.boot import boot_for
-from advisor.recommend.outcome import outcome
+from advisor.recommend.outcome import CHECKPOINT_EVERY, Overheads, outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
 from advisor.recommend.recommendation import (
     OBJECTIVES,
@@ -180,7 +180,7 @@ def _fallbacks(
     plans = []
     for p, twin in candidates[: constraints.top]:
         spot_offer = p.group.first
-        assumed = started(assumptions, p.outcome.boot_seconds)
+        assumed = started(assumptions, p.outcome)
         result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumed)
         if result is None:
             continue
@@ -226,13 +226,32 @@ def _outcome_for(
             if spot_risks
             else exponential(r.interruptions_per_hour, rule.source)
         )
-    booted = boot_for(r).seconds if assumptions.booting else 0.0
-    return outcome(prediction, rule, constraints, assumptions, risk=risk, boot_seconds=booted)
+    return outcome(
+        prediction, rule, constraints, assumptions, risk=risk,
+        overheads=overheads_of(r, assumptions, prediction.seconds, spot=risk is not None),
+    )  # fmt: skip
 
 
-def started(assumptions: Assumptions, boot_seconds: float) -> Assumptions:
-    """``assumptions`` with the machine's own start (billed) before the run's start-up."""
-    return replace(assumptions, startup_seconds=assumptions.startup_seconds + boot_seconds)
+def overheads_of(r: Rentable, assumptions: Assumptions, work: float, *, spot: bool) -> Overheads:
+    """What ``r``'s machines do besides the ``work`` seconds of training, as ``assumptions``
+    ask: start, set up, stage the data, and (uninterrupted) save a checkpoint at each epoch's
+    end, at most one every ``CHECKPOINT_EVERY`` of work."""
+    checkpoints = min(assumptions.checkpoints, math.ceil(work / CHECKPOINT_EVERY))
+    return Overheads(
+        boot=boot_for(r).seconds if assumptions.booting else 0.0,
+        setup=staging.setup_seconds(r) if assumptions.setting_up else 0.0,
+        staging=staging.staging_seconds(r, assumptions.data_bytes),
+        data_bytes=assumptions.data_bytes,
+        checkpoints=0 if spot else checkpoints,
+        checkpoint_seconds=assumptions.checkpoint_seconds,
+    )
+
+
+def started(assumptions: Assumptions, result: Outcome) -> Assumptions:
+    """``assumptions`` with what ``result``'s machine does before the first step (its start,
+    set-up and data, billed) in the run's start-up."""
+    before = result.boot_seconds + result.setup_seconds + result.staging_seconds
+    return replace(assumptions, startup_seconds=assumptions.startup_seconds + before)
 
 
 def _reason(prediction: Prediction) -> str:

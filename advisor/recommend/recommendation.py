@@ -73,6 +73,14 @@ class Assumptions:
     booting: bool = False
     """Each machine's own start before the run (``advisor.recommend.boot``), billed, is added:
     what a recommendation assumes; off, the run starts on a machine already up."""
+    setting_up: bool = False
+    """Pulling the image and installing the job's packages (``advisor.recommend.staging``),
+    billed, is added: what a recommendation assumes; off, the machine is ready to train."""
+    data_bytes: float = 0.0
+    """The data set each machine downloads before training (``--data``), billed; 0: none."""
+    checkpoints: int = 0
+    """Checkpoints an uninterrupted run saves (one at each epoch's end), each taking
+    ``checkpoint_seconds``, billed; a spot run saves at its own interval instead (``spot``)."""
 
 
 PRICINGS = ("on_demand", "spot", "spot_fallback")
@@ -134,6 +142,19 @@ class Outcome:
     boot_seconds: float = 0.0
     """The machine's own start before the run's (``advisor.recommend.boot``): billed, and part
     of ``training_seconds``."""
+    setup_seconds: float = 0.0
+    """Pulling the image and installing packages (``advisor.recommend.staging``): billed, and
+    part of ``training_seconds``; paid again after each preemption."""
+    staging_seconds: float = 0.0
+    """Downloading the data set (``--data``): billed, part of ``training_seconds``; paid again
+    after each preemption."""
+    data_bytes: float = 0.0
+    """The data set ``staging_seconds`` downloads."""
+    checkpoints: int = 0
+    """How many checkpoints ``checkpointing_seconds`` saves."""
+    checkpointing_seconds: float = 0.0
+    """The checkpoints an uninterrupted run saves (``Assumptions.checkpoints``): billed, part of
+    ``training_seconds``; 0 on spot, whose checkpoints are in its simulation."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
     fallback: FallbackPlan | None = None

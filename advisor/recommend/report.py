@@ -16,10 +16,12 @@ from typing import Any
 
 from advisor import display
 from advisor.estimate import catalog
+from advisor.recommend import spot, staging
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.boot import boot_for
 from advisor.recommend.cells import time_words
 from advisor.recommend.deadline import describe_seconds, format_duration
+from advisor.recommend.outcome import CHECKPOINT_EVERY
 from advisor.recommend.recommendation import Option, Outcome, Recommendation
 from pricing.offers import Rentable
 
@@ -77,6 +79,9 @@ def option_row(option: Option) -> dict[str, Any]:
         "expected_preemptions": round(result.expected_preemptions, 3),
         "expected_wait_hours": _hours(result.expected_wait_seconds),
         "boot_hours": _hours(result.boot_seconds),
+        "setup_hours": _hours(result.setup_seconds),
+        "staging_hours": _hours(result.staging_seconds),
+        "checkpoint_hours": _hours(result.checkpointing_seconds),
         "training_hours": _hours(result.training_seconds[0]),
         "training_hours_p90": _hours(result.training_seconds[1]),
         "machine_hours": _hours(result.machine_seconds[0]),
@@ -199,10 +204,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
     lines += ranked_by(rec, option)
     lines.append(f"Time: {time_words(option)}")
-    if result.boot_seconds:
-        lines.append(
-            f"Start: {describe_seconds(result.boot_seconds)}, billed: {boot_for(r).source}"
-        )
+    lines += overhead_lines(option)
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
     if p.environment:  # an LLM job: the device model's absolute time, laid out on the node
@@ -231,6 +233,50 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
         f"mean {display.money(option.expected_cost_usd)})"
     )
     return lines + tie_lines(option) + left_out_lines(rec)
+
+
+def overhead_lines(option: Option) -> list[str]:
+    """``--explain``: one line for each overhead billed besides the training (the machine's
+    start, its set-up, the data set, the checkpoints), with its source and assumption."""
+    r, result = option.rentable, option.outcome
+    lines = []
+    if result.boot_seconds:
+        lines.append(
+            f"Start: {describe_seconds(result.boot_seconds)}, billed: {boot_for(r).source}"
+        )
+    if result.setup_seconds or result.staging_seconds:
+        rate = staging.rate(r)
+        lines.append(
+            f"Transfer: {rate.describe()}; network: {rate.network_gbps.source}; "
+            f"disk: {rate.disk_bytes_per_second.source}"
+        )
+    if result.setup_seconds:
+        image = staging.image(r)
+        lines.append(
+            f"Set-up: {describe_seconds(result.setup_seconds)}, billed: "
+            f"{staging.describe_size(image.value)} of image and packages: {image.source}"
+        )
+    if result.staging_seconds:
+        lines.append(
+            f"Data: {staging.describe_size(result.data_bytes)} in "
+            f"{describe_seconds(result.staging_seconds)}, billed"
+            f"{', on each node (each downloads the whole set)' if r.nodes > 1 else ''}; from the "
+            "provider's object store in the machine's region (parallel requests, no egress "
+            "charged; data elsewhere is not modelled)" + _again(result)
+        )
+    if result.checkpointing_seconds:
+        each = result.checkpointing_seconds / result.checkpoints
+        lines.append(
+            f"Checkpoints: {describe_seconds(result.checkpointing_seconds)}, billed: "
+            f"{result.checkpoints} x {describe_seconds(each)} (weights and optimizer state "
+            f"at {spot.CHECKPOINT_BANDWIDTH / 1e6:g} MB/s, assumed), one at each epoch's end, "
+            f"at most one every {describe_seconds(CHECKPOINT_EVERY)} of work (assumed)"
+        )
+    return lines
+
+
+def _again(result: Outcome) -> str:
+    return "; paid again after each preemption" if result.spot_risk is not None else ""
 
 
 def ranked_by(rec: Recommendation, option: Option) -> list[str]:
