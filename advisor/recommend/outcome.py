@@ -35,6 +35,9 @@ class Overheads:
     staging: float = 0.0
     data_bytes: float = 0.0
     """The data set staged in ``staging``."""
+    data_from: str | None = None
+    egress_usd: float = 0.0
+    """What its source charges to send it (``staging.egress_usd``), in USD."""
     checkpoints: int = 0
     """Checkpoints an uninterrupted run saves (a spot run: its simulation's own)."""
     checkpoint_seconds: float = 0.0
@@ -97,6 +100,8 @@ def _uninterrupted(
         setup_seconds=overheads.setup,
         staging_seconds=overheads.staging,
         data_bytes=overheads.data_bytes,
+        data_from=overheads.data_from,
+        egress_usd=overheads.egress_usd,
         checkpoints=overheads.checkpoints,
         checkpointing_seconds=overheads.checkpointing,
     )
@@ -158,6 +163,8 @@ def _preemptible(
         setup_seconds=overheads.setup,
         staging_seconds=overheads.staging,
         data_bytes=overheads.data_bytes,
+        data_from=overheads.data_from,
+        egress_usd=overheads.egress_usd,
     )
 
 

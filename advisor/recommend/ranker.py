@@ -58,16 +58,17 @@ def target_of(rentable: Rentable) -> Target:
 
 
 def cost(rentable: Rentable, result: Outcome, constraints: Constraints) -> Option:
-    """One offering's option: price times billed hours, and whether it meets the constraints."""
-    price = rentable.usd_per_hour
-    confident = price * result.billed_hours[2]
+    """One offering's option: price times billed hours (and the data set's egress), and whether
+    it meets the constraints."""
+    price, egress = rentable.usd_per_hour, result.egress_usd
+    confident = price * result.billed_hours[2] + egress
     return Option(
         rentable=rentable,
         outcome=result,
-        cost_usd=price * result.billed_hours[0],
-        cost_usd_p90=price * result.billed_hours[1],
+        cost_usd=price * result.billed_hours[0] + egress,
+        cost_usd_p90=price * result.billed_hours[1] + egress,
         confident_cost_usd=confident,
-        expected_cost_usd=price * result.billed_hours[3],
+        expected_cost_usd=price * result.billed_hours[3] + egress,
         meets_deadline=result.p_meet >= constraints.confidence,
         within_budget=constraints.budget_usd is None or confident <= constraints.budget_usd,
     )
@@ -198,9 +199,9 @@ def _affordable(result: Outcome, group: OfferGroup, constraints: Constraints) ->
     budget, hours = constraints.budget_usd, result.billed_hours[2]
     if budget is None:
         return len(group)
-    if not math.isfinite(hours):
+    if not math.isfinite(hours) or budget < result.egress_usd:
         return 0
-    return group.count_up_to(budget, hours)
+    return group.count_up_to(budget - result.egress_usd, hours)
 
 
 def _outcome_for(
@@ -242,6 +243,8 @@ def overheads_of(r: Rentable, assumptions: Assumptions, work: float, *, spot: bo
         setup=staging.setup_seconds(r) if assumptions.setting_up else 0.0,
         staging=staging.staging_seconds(r, assumptions.data_bytes),
         data_bytes=assumptions.data_bytes,
+        data_from=assumptions.data_from,
+        egress_usd=staging.egress_usd(r, assumptions.data_bytes, assumptions.data_from),
         checkpoints=0 if spot else checkpoints,
         checkpoint_seconds=assumptions.checkpoint_seconds,
     )
@@ -261,9 +264,12 @@ def _reason(prediction: Prediction) -> str:
 
 
 def _row(result: Outcome, r: Rentable, ok: bool) -> Priced:
-    hours = result.billed_hours
+    hours, egress = result.billed_hours, result.egress_usd
     price = r.usd_per_hour
-    return Priced(result, r, price * hours[0], price * hours[2], ok, price * hours[3])
+    return Priced(
+        result, r, price * hours[0] + egress, price * hours[2] + egress, ok,
+        price * hours[3] + egress,
+    )  # fmt: skip
 
 
 def _assemble(

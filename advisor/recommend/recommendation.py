@@ -78,6 +78,9 @@ class Assumptions:
     billed, is added: what a recommendation assumes; off, the machine is ready to train."""
     data_bytes: float = 0.0
     """The data set each machine downloads before training (``--data``), billed; 0: none."""
+    data_from: str | None = None
+    """The provider whose object store holds the data set (``--data-from``): a machine of
+    another provider pays its internet egress; None: each machine's own provider and region."""
     checkpoints: int = 0
     """Checkpoints an uninterrupted run saves (one at each epoch's end), each taking
     ``checkpoint_seconds``, billed; a spot run saves at its own interval instead (``spot``)."""
@@ -150,6 +153,11 @@ class Outcome:
     after each preemption."""
     data_bytes: float = 0.0
     """The data set ``staging_seconds`` downloads."""
+    data_from: str | None = None
+    """The provider whose object store the data set comes from (None: the machine's own)."""
+    egress_usd: float = 0.0
+    """What the data set's provider charges to send it to this run's machines (every node),
+    added to each of the option's costs."""
     checkpoints: int = 0
     """How many checkpoints ``checkpointing_seconds`` saves."""
     checkpointing_seconds: float = 0.0

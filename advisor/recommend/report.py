@@ -82,6 +82,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "setup_hours": _hours(result.setup_seconds),
         "staging_hours": _hours(result.staging_seconds),
         "checkpoint_hours": _hours(result.checkpointing_seconds),
+        "egress_usd": _usd(result.egress_usd),
         "training_hours": _hours(result.training_seconds[0]),
         "training_hours_p90": _hours(result.training_seconds[1]),
         "machine_hours": _hours(result.machine_seconds[0]),
@@ -229,7 +230,8 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     )
     lines.append(
         f"Cost: ${display.rate(r.usd_per_hour, 4)}/h x {display.duration(result.billed_hours[0] * 3600)}"
-        f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
+        + (f" + {display.money(result.egress_usd)} egress" if result.egress_usd else "")
+        + f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
         f"mean {display.money(option.expected_cost_usd)})"
     )
     return lines + tie_lines(option) + left_out_lines(rec)
@@ -260,9 +262,9 @@ def overhead_lines(option: Option) -> list[str]:
         lines.append(
             f"Data: {staging.describe_size(result.data_bytes)} in "
             f"{describe_seconds(result.staging_seconds)}, billed"
-            f"{', on each node (each downloads the whole set)' if r.nodes > 1 else ''}; from the "
-            "provider's object store in the machine's region (parallel requests, no egress "
-            "charged; data elsewhere is not modelled)" + _again(result)
+            f"{', on each node (each downloads the whole set)' if r.nodes > 1 else ''}; "
+            + _data_source(result, r)
+            + _again(result)
         )
     if result.checkpointing_seconds:
         each = result.checkpointing_seconds / result.checkpoints
@@ -273,6 +275,23 @@ def overhead_lines(option: Option) -> list[str]:
             f"at most one every {describe_seconds(CHECKPOINT_EVERY)} of work (assumed)"
         )
     return lines
+
+
+def _data_source(result: Outcome, r: Rentable) -> str:
+    """Where the data comes from, and the egress charged for it."""
+    source = result.data_from
+    if source is None or source == r.provider:
+        return (
+            "from the provider's object store in the machine's region (parallel requests, no "
+            "egress charged)"
+        )
+    rate = staging.egress(source)
+    return (
+        f"from {source}'s object store, which charges its internet egress: "
+        f"${rate.value * 1e9:g}/GB x {staging.describe_size(result.data_bytes)}"
+        f"{f' x {r.nodes} nodes' if r.nodes > 1 else ''} = {display.money(result.egress_usd)}, "
+        f"in every cost ({rate.source}); the transfer taken at the machine's own rate"
+    )
 
 
 def _again(result: Outcome) -> str:

@@ -7,8 +7,12 @@ provider's per-vCPU rule, else a conservative default; the disk is the provider'
 serve one VM as fast as its parallel requests ask (S3's performance guidelines: 85-90 MB/s a
 connection, more connections for more), so the download is assumed parallel. A cluster's nodes
 each download the whole data set at once (a distributed sampler deals each node other samples
-every epoch), so a cluster stages in one node's time, every node billed. Sources: docs/SOURCES.md,
-"Setting up and staging data".
+every epoch), so a cluster stages in one node's time, every node billed. A data set in another
+provider's object store (``--data-from``) costs that provider's internet egress on every node's
+copy; one of the machine's own provider is taken to be in its region (free). Offerings of one
+offer group share the rate of its cheapest member (a group is one provider, vCPU count and
+accelerator, which the tables' rates follow). Sources: docs/SOURCES.md, "Setting up and
+staging data".
 """
 
 from __future__ import annotations
@@ -91,8 +95,9 @@ def bandwidths() -> dict[tuple[str, str], tuple[float, float | None, str]]:
 
 @lru_cache(maxsize=1)
 def figures() -> dict[tuple[str, str, str], Figure]:
-    """(figure, provider or ``*``, kind or ``*``) -> the figure in bytes/s or bytes."""
-    scale = {"MiB/s": 2**20, "GB": 1e9}
+    """(figure, provider or ``*``, kind or ``*``) -> the figure in bytes/s, bytes or USD a
+    byte."""
+    scale = {"MiB/s": 2**20, "GB": 1e9, "USD/GB": 1e-9}
     return {
         (r["figure"], r["provider"], r["kind"]): Figure(
             float(r["value"]) * scale[r["unit"]], r["source"]
@@ -139,6 +144,24 @@ def setup_seconds(r: Rentable) -> float:
 def staging_seconds(r: Rentable, data_bytes: float) -> float:
     """Downloading ``data_bytes`` of data set onto ``r`` (each node the whole of it)."""
     return data_bytes / rate(r).bytes_per_second if data_bytes > 0 else 0.0
+
+
+def sources() -> tuple[str, ...]:
+    """The providers a data set may be downloaded from with its egress charged (``--data-from``)."""
+    return tuple(sorted(p for name, p, _ in figures() if name == "egress_internet" and p != "*"))
+
+
+def egress(source: str) -> Figure:
+    """What ``source``'s object store charges a byte sent to the internet (another cloud)."""
+    return figures()["egress_internet", source, "*"]
+
+
+def egress_usd(r: Rentable, data_bytes: float, source: str | None) -> float:
+    """The egress ``source`` charges to send ``data_bytes`` to each of ``r``'s nodes: nothing
+    from the machine's own provider (its object store in the machine's region is assumed)."""
+    if source is None or source == r.provider or data_bytes <= 0:
+        return 0.0
+    return egress(source).value * data_bytes * r.nodes
 
 
 def parse_size(text: str) -> float:

@@ -162,3 +162,39 @@ def test_the_command_line_says_and_bills_the_data_on_the_shipped_prices() -> Non
     for line in ("Transfer: at ", "Set-up: ", "Data: 150 GB in "):
         assert line in said, line
     assert "billed" in said.split("Data: 150 GB in ")[1][:40]
+
+
+def test_egress_is_charged_only_when_the_data_lives_with_another_provider() -> None:
+    gcp = offer("n1-standard-4", 0.19, provider="gcp", region="us-central1")
+    here = Assumptions(data_bytes=150e9)
+    elsewhere = replace(here, data_from="aws")
+    [aws_free] = _run([FAST], elsewhere)  # the data in AWS, the machine in AWS: no egress
+    assert aws_free.outcome.egress_usd == 0
+    [gcp_free], [gcp_paid] = _run([gcp], here), _run([gcp], elsewhere)
+    assert gcp_free.outcome.egress_usd == 0
+    assert gcp_paid.outcome.egress_usd == pytest.approx(150 * 0.09)  # S3's $0.09/GB
+    for cost in ("cost_usd", "cost_usd_p90", "confident_cost_usd", "expected_cost_usd"):
+        assert getattr(gcp_paid, cost) == pytest.approx(getattr(gcp_free, cost) + 13.5)
+    cluster = gcp._replace(nodes=4, usd_per_hour=0.76)  # every node downloads the whole set
+    assert _run([cluster], elsewhere)[0].outcome.egress_usd == pytest.approx(4 * 13.5)
+    # the cheaper machine by the hour loses once its data must cross clouds, and a budget
+    # below the egress leaves it out
+    dearer = FAST._replace(usd_per_hour=0.25)
+    assert _run([gcp, dearer], here)[0].rentable.provider == "gcp"
+    assert _run([gcp, dearer], elsewhere)[0].rentable.provider == "aws"
+    budget = _run([gcp], elsewhere, budget_usd=13.0)
+    assert not budget[0].within_budget
+
+
+def test_the_command_line_charges_egress_only_across_clouds() -> None:
+    from tests.recommend.test_llm_cli import JOB, invoke, stored_llm_probe
+
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
+    args = [*JOB, "--top", "500", "--data", "100GB", "--data-from", "gcp", "--json"]
+    code, out, err = invoke(*args)
+    assert code == 0, err
+    for o in json.loads(out)["options"]:
+        expected = 0.0 if o["provider"] == "gcp" else 100 * 0.12 * o["nodes"]
+        assert o["egress_usd"] == pytest.approx(expected), o["provider"]
+    code, out, err = invoke(*JOB, "--data-from", "gcp")
+    assert code == 2 and "give --data too" in err and err.count("\n") == 1
