@@ -128,7 +128,15 @@ def _figure(name: str, provider: str, kind: str) -> Figure:
 
 def rate(r: Rentable) -> Rate:
     """How fast ``r`` (each of its nodes) takes bytes in."""
-    return Rate(network_gbps(r), _figure("disk_write", r.provider, "*"))
+    return _rate(r.provider, r.instance_type, r.vcpus)
+
+
+@lru_cache(maxsize=4096)
+def _rate(provider: str, instance_type: str, vcpus: float | None) -> Rate:
+    """``rate`` once per kind of machine: a recommendation asks it of every offer group."""
+    machine = Rentable(provider, "", None, instance_type, vcpus, None, None, None, 0, None,
+                       "", 0.0, 0.0, 0.0, 0.0, "", "")  # fmt: skip
+    return Rate(network_gbps(machine), _figure("disk_write", provider, "*"))
 
 
 def image(r: Rentable) -> Figure:
