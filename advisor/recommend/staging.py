@@ -34,7 +34,7 @@ MAX_DATA_BYTES = 10e15
 """The largest data set accepted: 10 PB."""
 UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15}
 UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "pib": 2**50}
-_SIZE = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)\s*([a-z]{1,3})")
+_SIZE = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,6})?) ?([a-z]{1,3})")
 SIZES = "a number and a unit: 500MB, 150GB, 2TB, 500MiB, 1.5TiB"
 
 
