@@ -54,16 +54,18 @@ class Rate:
     disk_bytes_per_second: Figure
 
     @property
+    def network_bytes_per_second(self) -> float:
+        return self.network_gbps.value * 1e9 / 8
+
+    @property
     def bytes_per_second(self) -> float:
-        return min(self.network_gbps.value * 1e9 / 8, self.disk_bytes_per_second.value)
+        return min(self.network_bytes_per_second, self.disk_bytes_per_second.value)
 
     @property
     def binds(self) -> str:
-        return (
-            "network"
-            if self.network_gbps.value * 1e9 / 8 < self.disk_bytes_per_second.value
-            else "disk"
-        )
+        """``network`` or ``disk``: the slower of the two."""
+        slower = self.network_bytes_per_second < self.disk_bytes_per_second.value
+        return "network" if slower else "disk"
 
     def describe(self) -> str:
         """``at 131 MB/s (the disk binds; network 5 Gb/s)``."""
