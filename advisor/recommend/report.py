@@ -96,6 +96,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "batch_per_device": _batch(result.prediction.batch_per_device),
         "global_batch": result.prediction.global_batch or None,
         "stack": dict(result.prediction.environment).get("ADVISOR_STACK"),
+        "layout": _layout(result.prediction.environment),
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
@@ -136,6 +137,29 @@ def _fallback_row(result: Outcome) -> dict[str, Any] | None:
         "restart_hours": _hours(plan.restart_seconds),
         "switch_rule": plan.switch_rule,
     }
+
+
+_LAYOUT_FIELDS = {
+    "gpus": "ADVISOR_GPUS",
+    "tensor_parallel": "ADVISOR_TENSOR_PARALLEL",
+    "pipeline_parallel": "ADVISOR_PIPELINE_PARALLEL",
+    "virtual_stages": "ADVISOR_VIRTUAL_STAGES",
+    "micro_batch": "ADVISOR_MICRO_BATCH",
+    "accumulation": "ADVISOR_GRAD_ACCUM",
+}
+"""An LLM plan's layout in ``--json``, from the variables its task file carries."""
+
+
+def _layout(environment: tuple[tuple[str, str], ...]) -> dict[str, object] | None:
+    """How an LLM job spreads over the option's GPUs (None for the zoo's workloads)."""
+    said = dict(environment)
+    if "ADVISOR_GPUS" not in said:
+        return None
+    layout: dict[str, object] = {
+        name: int(said[key]) for name, key in _LAYOUT_FIELDS.items() if key in said
+    }
+    layout["sharding"] = said.get("ADVISOR_SHARDING", "none")
+    return layout
 
 
 def _risk_source(result: Outcome) -> str | None:
