@@ -27,8 +27,9 @@ at most one every 30 minutes of work (an assumption, stated in --explain)."""
 @dataclass(frozen=True)
 class Overheads:
     """What a run's machines do besides training, in seconds, all billed: before the first step
-    (their start, the image and set-up, the data set) and the checkpoints an uninterrupted run
-    saves. A spot run pays what comes before again after each preemption, on a new machine."""
+    (their start, the image and set-up, the data set) and the checkpoints it saves besides a
+    spot run's simulated ones. A spot run pays what comes before again after each preemption,
+    on a new machine."""
 
     boot: float = 0.0
     setup: float = 0.0
@@ -39,9 +40,9 @@ class Overheads:
     egress_usd: float = 0.0
     """What its source charges to send it (``staging.egress_usd``), in USD."""
     checkpoints: int = 0
-    """Checkpoints an uninterrupted run saves (a spot run: its simulation's own)."""
+    """Checkpoints saved besides a spot run's simulated ones (``ranker.checkpoints_of``)."""
     checkpoint_seconds: float = 0.0
-    """Saving one."""
+    """Saving one (every node of a sharded plan writing its shard at once)."""
 
     @property
     def checkpointing(self) -> float:
@@ -115,7 +116,7 @@ def _preemptible(
     risk: SpotRisk,
     overheads: Overheads = NONE,
 ) -> Outcome:
-    start = assumptions.startup_seconds + overheads.before
+    start = assumptions.startup_seconds + overheads.before + overheads.checkpointing
     deadline = constraints.deadline_seconds
     checkpoint, cap = assumptions.checkpoint_seconds, rule.max_runtime_seconds
     restart = restart_seconds(assumptions, overheads.setup + overheads.staging)
@@ -165,6 +166,8 @@ def _preemptible(
         data_bytes=overheads.data_bytes,
         data_from=overheads.data_from,
         egress_usd=overheads.egress_usd,
+        checkpoints=overheads.checkpoints,
+        checkpointing_seconds=overheads.checkpointing,
     )
 
 

@@ -234,17 +234,15 @@ def _outcome_for(
             if spot_risks
             else exponential(r.interruptions_per_hour, rule.source)
         )
-    return outcome(
-        prediction, rule, constraints, assumptions, risk=risk,
-        overheads=overheads_of(r, assumptions, prediction.seconds, spot=risk is not None),
-    )  # fmt: skip
+    overheads = overheads_of(r, assumptions, prediction, spot=risk is not None)
+    return outcome(prediction, rule, constraints, assumptions, risk=risk, overheads=overheads)
 
 
-def overheads_of(r: Rentable, assumptions: Assumptions, work: float, *, spot: bool) -> Overheads:
-    """What ``r``'s machines do besides the ``work`` seconds of training, as ``assumptions``
-    ask: start, set up, stage the data, and (uninterrupted) save a checkpoint at each epoch's
-    end, at most one every ``CHECKPOINT_EVERY`` of work."""
-    checkpoints = min(assumptions.checkpoints, math.ceil(work / CHECKPOINT_EVERY))
+def overheads_of(
+    r: Rentable, assumptions: Assumptions, prediction: Prediction, *, spot: bool
+) -> Overheads:
+    """What ``r``'s machines do besides the training ``prediction`` times, as ``assumptions``
+    ask: start, set up, stage the data, and save checkpoints (``checkpoints_of``)."""
     return Overheads(
         boot=boot_for(r).seconds if assumptions.booting else 0.0,
         setup=staging.setup_seconds(r) if assumptions.setting_up else 0.0,
@@ -252,15 +250,37 @@ def overheads_of(r: Rentable, assumptions: Assumptions, work: float, *, spot: bo
         data_bytes=assumptions.data_bytes,
         data_from=assumptions.data_from,
         egress_usd=staging.egress_usd(r, assumptions.data_bytes, assumptions.data_from),
-        checkpoints=0 if spot else checkpoints,
-        checkpoint_seconds=assumptions.checkpoint_seconds,
+        checkpoints=checkpoints_of(assumptions, prediction.seconds, spot=spot),
+        checkpoint_seconds=assumptions.checkpoint_seconds / _writers(r, prediction),
     )
 
 
+def checkpoints_of(assumptions: Assumptions, work: float, *, spot: bool) -> int:
+    """Checkpoints a run saves besides those of a spot run's simulation: an uninterrupted run one
+    at each epoch's end, at most one every ``CHECKPOINT_EVERY`` of work, the last its final
+    save; a spot run only the final one (its others at its own interval, in ``spot``)."""
+    if assumptions.checkpoints <= 0:
+        return 0
+    return 1 if spot else min(assumptions.checkpoints, math.ceil(work / CHECKPOINT_EVERY))
+
+
+def _writers(r: Rentable, prediction: Prediction) -> int:
+    """Nodes that write a checkpoint at once: every node of an LLM plan that shards its state
+    (ZeRO, FSDP, tensor or pipeline parallel), each its own shard to its own disk; one for a
+    replicated model (data parallel: rank 0 saves it)."""
+    plan = dict(prediction.environment)
+    split = int(plan.get("ADVISOR_TENSOR_PARALLEL", "1")) * int(
+        plan.get("ADVISOR_PIPELINE_PARALLEL", "1")
+    )
+    sharded = plan.get("ADVISOR_SHARDING", "none") != "none" or split > 1
+    return r.nodes if sharded else 1
+
+
 def started(assumptions: Assumptions, result: Outcome) -> Assumptions:
-    """``assumptions`` with what ``result``'s machine does before the first step (its start,
-    set-up and data, billed) in the run's start-up."""
+    """``assumptions`` with what ``result``'s machine does besides the training (its start,
+    set-up and data, its final save; billed) in the run's start-up."""
     before = result.boot_seconds + result.setup_seconds + result.staging_seconds
+    before += result.checkpointing_seconds  # its final save
     return replace(assumptions, startup_seconds=assumptions.startup_seconds + before)
 
 

@@ -82,8 +82,9 @@ class Assumptions:
     """The provider whose object store holds the data set (``--data-from``): a machine of
     another provider pays its internet egress; None: each machine's own provider and region."""
     checkpoints: int = 0
-    """Checkpoints an uninterrupted run saves (one at each epoch's end), each taking
-    ``checkpoint_seconds``, billed; a spot run saves at its own interval instead (``spot``)."""
+    """Epochs, whose ends an uninterrupted run saves a checkpoint at (``ranker.checkpoints_of``),
+    each taking ``checkpoint_seconds``, billed; a spot run saves at its own interval instead
+    (``spot``), and its final checkpoint; 0: no checkpoint at all."""
 
 
 PRICINGS = ("on_demand", "spot", "spot_fallback")
@@ -161,8 +162,9 @@ class Outcome:
     checkpoints: int = 0
     """How many checkpoints ``checkpointing_seconds`` saves."""
     checkpointing_seconds: float = 0.0
-    """The checkpoints an uninterrupted run saves (``Assumptions.checkpoints``): billed, part of
-    ``training_seconds``; 0 on spot, whose checkpoints are in its simulation."""
+    """The checkpoints saved besides a spot run's simulated ones (``ranker.checkpoints_of``): an
+    uninterrupted run's at each epoch's end, a spot run's final one; billed, part of
+    ``training_seconds``."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
     fallback: FallbackPlan | None = None

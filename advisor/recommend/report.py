@@ -292,11 +292,17 @@ def overhead_lines(option: Option) -> list[str]:
         )
     if result.checkpointing_seconds:
         each = result.checkpointing_seconds / result.checkpoints
+        when = (
+            "the final save; the others at the spot run's own interval (Preemption)"
+            if result.spot_risk is not None
+            else f"one at each epoch's end, at most one every {describe_seconds(CHECKPOINT_EVERY)}"
+            " of work (assumed), the last the final save"
+        )
         lines.append(
             f"Checkpoints: {describe_seconds(result.checkpointing_seconds)}, billed: "
-            f"{result.checkpoints} x {describe_seconds(each)} (weights and optimizer state "
-            f"at {spot.CHECKPOINT_BANDWIDTH / 1e6:g} MB/s, assumed), one at each epoch's end, "
-            f"at most one every {describe_seconds(CHECKPOINT_EVERY)} of work (assumed)"
+            f"{result.checkpoints} x {describe_seconds(each)} (weights and optimizer state at "
+            f"{spot.CHECKPOINT_BANDWIDTH / 1e6:g} MB/s a node, assumed; a sharded plan's nodes "
+            f"each write their shard at once), {when}"
         )
     return lines
 

@@ -118,7 +118,9 @@ def test_spot_keeps_its_own_checkpoints_and_stages_again_after_each_preemption()
     base = Assumptions(checkpoints=3, checkpoint_seconds=5.0, reacquire_seconds=180.0)
     staged = replace(base, data_bytes=150e9, setting_up=True)
     plain, loaded = (_run([T4_SPOT], a)[0].outcome for a in (base, staged))
-    assert plain.checkpointing_seconds == loaded.checkpointing_seconds == 0  # the simulation's
+    # its checkpoints at the simulation's own interval, and its final save
+    assert plain.checkpoints == loaded.checkpoints == 1
+    assert plain.checkpointing_seconds == loaded.checkpointing_seconds == 5.0
     again = loaded.setup_seconds + loaded.staging_seconds
     assert again == pytest.approx((20e9 + 150e9) / GP3)
     assert loaded.restart_seconds == pytest.approx(plain.restart_seconds + again)
@@ -198,3 +200,17 @@ def test_the_command_line_charges_egress_only_across_clouds() -> None:
         assert o["egress_usd"] == pytest.approx(expected), o["provider"]
     code, out, err = invoke(*JOB, "--data-from", "gcp")
     assert code == 2 and "give --data too" in err and err.count("\n") == 1
+
+
+def test_a_sharded_plan_writes_its_checkpoint_from_every_node_at_once() -> None:
+    from advisor.estimate.prediction import Prediction
+    from advisor.recommend.ranker import overheads_of
+
+    cluster, saving = T4._replace(nodes=4), Assumptions(checkpoints=1, checkpoint_seconds=400.0)
+    replicated = Prediction(4 * HOUR, 0.0)  # data parallel: rank 0 saves the whole model
+    sharded = Prediction(4 * HOUR, 0.0, environment=(("ADVISOR_SHARDING", "fsdp"),))
+    split = Prediction(4 * HOUR, 0.0, environment=(("ADVISOR_TENSOR_PARALLEL", "8"),))
+    assert overheads_of(cluster, saving, replicated, spot=False).checkpointing == 400.0
+    assert overheads_of(cluster, saving, sharded, spot=False).checkpointing == 100.0
+    assert overheads_of(cluster, saving, split, spot=False).checkpointing == 100.0
+    assert overheads_of(T4, saving, sharded, spot=False).checkpointing == 400.0  # one node
