@@ -48,6 +48,7 @@ from advisor.errors import UsageError
 from advisor.estimate import catalog
 from advisor.estimate.predict import predict
 from advisor.estimate.prediction import Target
+from advisor.fitting import cpu_law
 from advisor.fitting.published import ScalingRow, read_scaling
 from advisor.locations import shipped_data_dir
 from advisor.workloads import zoo
@@ -279,10 +280,17 @@ def cpu_figures(cpu: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     threads they are predicted at: the old builds alone hid whether the law suits today's
     software, and its error by core count is where a refit starts."""
     today = [row for row in cpu if modern(row)]
+    fitted = {family for family, _, _ in cpu_law.series()}  # their ratios set today's law
     found = {
         "many-core CPUs, one node (held out)": summary(cpu),
         "many-core CPUs, 2017-2018 builds": summary([row for row in cpu if not modern(row)]),
         "many-core CPUs, today's frameworks": summary(today),
+        "many-core CPUs today, families cpu_law fitted": summary(
+            [row for row in today if row["cpu_family"] in fitted]
+        ),
+        "many-core CPUs today, other families (held out)": summary(
+            [row for row in today if row["cpu_family"] not in fitted]
+        ),
     }
     for low, high in THREAD_BANDS:
         band = [row for row in today if low <= row["vcpus"] <= high]
