@@ -18,6 +18,7 @@ from pricing import database
 from probes import history
 from probes.device import fingerprint
 from probes.result import ProbeResult
+from tests.bench.test_bench import overhead_hours
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
 
@@ -210,7 +211,7 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     local = stored_llm_probe("qwen2.5-0.5b", method="lora", tokens=4_000_000)
     code, out, err = invoke(*job_args)
     assert code == 0, err
-    before = {_key(o): o["training_hours"] - o["boot_hours"] for o in json.loads(out)["options"]}
+    before = {_key(o): o["training_hours"] - overhead_hours(o) for o in json.loads(out)["options"]}
     config = local.config  # the proxy's sizes, as the probe ran them
     probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
     workstation = dataclasses.replace(
@@ -229,7 +230,7 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     )
     code, out, err = invoke(*job_args)
     assert code == 0, err
-    after = {_key(o): o["training_hours"] - o["boot_hours"] for o in json.loads(out)["options"]}
+    after = {_key(o): o["training_hours"] - overhead_hours(o) for o in json.loads(out)["options"]}
     shared = [key for key in after if key in before]
     gpus = [k for k in shared if not str(k[2]).startswith("tpu") and k[3] == "on_demand"]
     tpus = [key for key in shared if str(key[2]).startswith("tpu")]
