@@ -69,6 +69,10 @@ class Request:
     constraints: Constraints = field(default_factory=Constraints)
     finetune: Options = field(default_factory=Options)
     """An LLM's fine-tuning job (method, tokens or examples, sequence length, LoRA)."""
+    data_bytes: float = 0.0
+    """The data set each machine downloads before training (``--data``); 0: none."""
+    data_from: str | None = None
+    """The provider whose object store holds it (``--data-from``); None: each machine's own."""
 
 
 Runner = Callable[[ProbeSpec], ProbeResult]
@@ -190,8 +194,15 @@ def stored_fallback(
     return probe_history.find_fallback(_open(db), workload_config(request), here)
 
 
-def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
-    """Start-up from the probe; checkpoint cost from the model size and its optimizer."""
+def assumptions_for(
+    probe: ProbeResult,
+    config: WorkloadConfig,
+    data_bytes: float = 0.0,
+    data_from: str | None = None,
+) -> Assumptions:
+    """Start-up from the probe; checkpoint cost from the model size and its optimizer, one
+    saved at each epoch's end; each machine's start, set-up and ``data_bytes`` of data (from
+    ``data_from``'s object store)."""
     try:
         optimizer = zoo.get(config.workload).optimizer
     except UsageError:  # a user's .keras model: assume Adam (two slots, the larger checkpoint)
@@ -201,6 +212,10 @@ def assumptions_for(probe: ProbeResult, config: WorkloadConfig) -> Assumptions:
         checkpoint_seconds=spot.checkpoint_seconds(probe.parameters, optimizer),
         reacquire_seconds=spot.REACQUIRE_SECONDS,
         booting=True,
+        setting_up=True,
+        data_bytes=data_bytes,
+        data_from=data_from,
+        checkpoints=config.epochs,
     )
 
 
@@ -270,7 +285,7 @@ def rank(
         query.billing_rules(db),
         workload=probe.config.workload,
         constraints=request.constraints,
-        assumptions=assumptions_for(probe, probe.config),
+        assumptions=assumptions_for(probe, probe.config, request.data_bytes, request.data_from),
         context=(*describe_probe(probe, stored), *([UNCOUNTED] if uncounted else [])),
         spot_risks=spot_risk.shipped_risks(),
     )
@@ -317,6 +332,10 @@ def rank_job(
         checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
         reacquire_seconds=spot.REACQUIRE_SECONDS,
         booting=True,
+        setting_up=True,
+        data_bytes=request.data_bytes,
+        data_from=request.data_from,
+        checkpoints=job.epochs,
     )
     where = "the host's dispatch measured here" if host else "host dispatch calibrated"
     if probe is not None:

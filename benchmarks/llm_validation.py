@@ -41,6 +41,7 @@ from advisor.fitting.llm_fit import (  # noqa: E402
     errors,
     fit_all,
     leave_one_source_out,
+    machine_of,
     summary,
 )
 from advisor.fitting.llm_published import (  # noqa: E402
@@ -72,6 +73,8 @@ def throughput() -> dict[str, Any]:
         "held_out_bf16": summary([e for e in held if e.run.precision == "bf16"]),
         "held_out_fp8": summary([e for e in held if e.run.precision == "fp8"]),
         "held_out_data_or_fsdp_parallel": summary([e for e in held if not e.run.model_parallel]),
+        "held_out_tensor_or_pipeline_parallel": summary([e for e in held if e.run.model_parallel]),
+        "held_out_several_nodes": summary([e for e in held if e.run.nodes > 1]),
         "held_out_rows": [_row(e) for e in held],
         "in_sample": summary(errors(calibration, fitted)),
         "leave_one_source_out": summary(loso),
@@ -187,10 +190,8 @@ def fits() -> dict[str, Any]:
     for run in read_published():
         if not run.device or not (run.use_throughput or run.use_memory):
             continue
-        if run.model_parallel:
-            model_parallel += 1
-            continue
-        machine = finetune.machine_for(run.device, run.plan.gpus, calibration, run.precision)
+        model_parallel += run.model_parallel
+        machine = machine_of(run, calibration)
         assert machine is not None
         fit = finetune.fit_of(run.tune, run.plan, machine)
         checked += 1
@@ -204,7 +205,7 @@ def fits() -> dict[str, Any]:
         "published_configurations": checked,
         "fit_as_published": checked - len(wrong),
         "judged_not_to_fit": wrong,
-        "tensor_or_pipeline_parallel_not_checked": model_parallel,
+        "of_them_tensor_or_pipeline_parallel": model_parallel,
         "boundaries": boundaries,
         "boundaries_right": sum(b["right"] for b in boundaries),
     }

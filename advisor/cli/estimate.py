@@ -113,8 +113,18 @@ def _price_accelerators() -> list[str]:
     is_flag=True,
     help="Stop at the first bad row instead of skipping it; no assumed batch sizes.",
 )
+@click.option(
+    "--end-to-end",
+    "end_to_end",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Score a stored run of this machine's probes against every published figure, each "
+    "fitted publisher held out: the README's headline from "
+    "benchmarks/results/end_to_end.json in a checkout.",
+)
 @output_format
-def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None:
+def validate(
+    reference: Path | None, loso: bool, strict: bool, end_to_end: Path | None, fmt: str
+) -> None:
     """Check predictions against measured results, in absolute terms and pair by pair.
 
     Each row is predicted from its device, batch, precision and software alone; then, within a
@@ -122,6 +132,9 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
     workloads outside the zoo are skipped and counted; a bad row is skipped and listed with its
     file:line (--strict: stop at it); an empty batch_size takes the zoo's, counted as assumed.
     """
+    if end_to_end is not None:
+        _end_to_end(end_to_end, fmt)
+        return
     from advisor.estimate.parameters import shipped_calibration
     from advisor.fitting import absolute
     from advisor.fitting import validate as engine
@@ -156,10 +169,40 @@ def validate(reference: Path | None, loso: bool, strict: bool, fmt: str) -> None
             click.echo(HEADLINE_NOTE)
 
 
+_END_TO_END_KEYS = ("set", "rows", "median_factor", "p90_factor", "worst_factor",
+                    "median_signed_pct", "coverage_80")  # fmt: skip
+
+
+def _end_to_end(path: Path, fmt: str) -> None:
+    """The README's headline from a stored end-to-end run, scored by today's model."""
+    from advisor.errors import UsageError
+    from advisor.fitting import end_to_end
+
+    try:
+        scored = end_to_end.rescore(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise UsageError(
+            f"--end-to-end: {display.quoted(str(path))} is not a stored end-to-end run "
+            f"({display.plain(str(error))[:120]})"
+        ) from None
+    figures = scored["figures"]
+    if fmt == "json":
+        emit([], fmt, payload=figures)
+        return
+    sets = [{"set": name, **figures[name]} for name in ("all", "gpu", "cpu", "tpu")]
+    sets += [{"set": name, **s} for name, s in figures["set"].items()]
+    emit(
+        [row for row in sets if row.get("rows")],
+        "csv" if fmt == "csv" else "table",
+        columns=list(_END_TO_END_KEYS),
+        title="This machine's stored probes against every published figure (factors either way)",
+    )
+
+
 HEADLINE_NOTE = (
     "this is the device model from each row's own device (the shipped benchmarks.csv); the "
     "README's end-to-end headline (from this machine's probes, each publisher held out) is "
-    "benchmarks/end_to_end.py --rescore benchmarks/results/end_to_end.json in a checkout"
+    "advisor validate --end-to-end benchmarks/results/end_to_end.json in a checkout"
 )
 """Said under the default report: why its figures are not the README's, and where those are."""
 

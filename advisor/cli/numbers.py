@@ -13,6 +13,9 @@ from typing import Any
 
 import click
 
+from advisor.errors import UsageError
+from advisor.recommend.staging import parse_size
+
 MAX_COUNT = 10**12
 """Largest whole number any option takes (samples, epochs, limits): far above any real run."""
 
@@ -98,3 +101,20 @@ class Count(BoundedInt):
         if not self.low <= number <= self.high:  # said as typed: 1e30, not its 31 digits
             self.fail(f"{text} is not from {self.low:,} to {self.high:,}", param, ctx)
         return number
+
+
+class Size(click.ParamType):
+    """A size in bytes as people write it (``150GB``, ``2TB``, ``500MiB``): see
+    ``advisor.recommend.staging.parse_size``."""
+
+    name = "size"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_size(str(value))
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)

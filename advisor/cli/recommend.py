@@ -10,10 +10,11 @@ import click
 from advisor import display
 from advisor.cli import output
 from advisor.cli.backend import backend_option
-from advisor.cli.numbers import BoundedInt, Count, FiniteFloat
+from advisor.cli.numbers import BoundedInt, Count, FiniteFloat, Size
 from advisor.cli.output import output_format
 from advisor.errors import UsageError
 from advisor.estimate.machine import PRECISIONS
+from advisor.recommend import staging
 from advisor.recommend.deadline import ACCEPTED, parse_duration
 from advisor.recommend.recommendation import MAX_NODES, OBJECTIVES, Constraints
 from advisor.workloads.llm import METHODS, TARGETS
@@ -67,6 +68,21 @@ WORKLOAD = _options(
     ),
     click.option("--samples", type=BoundedInt(1), help="Training samples per epoch."),
     click.option("--validation-samples", type=BoundedInt(0), help="Validation samples."),
+    click.option(
+        "--data",
+        type=Size(),
+        metavar="SIZE",
+        help="The data set each machine downloads from its provider's object store before "
+        "training (150GB, 2TB, 500MiB): billed, at the machine's network or disk speed.",
+    ),
+    click.option(
+        "--data-from",
+        type=click.Choice(staging.sources()),
+        metavar="PROVIDER",
+        help=f"Where the --data lives ({', '.join(staging.sources())}): a machine of another "
+        "provider pays its internet egress per GB; one of its own is taken to have the data in "
+        "its region (default: every machine's own provider and region, free).",
+    ),
 )
 """What to train: a zoo model, a .keras file or an LLM, and its sizes."""
 
@@ -218,6 +234,8 @@ def recommend(
     global_batch: int | None,
     samples: int | None,
     validation_samples: int | None,
+    data: float | None,
+    data_from: str | None,
     method: str | None,
     tokens: int | None,
     examples: int | None,
@@ -267,13 +285,12 @@ def recommend(
           --budget 500 --objective fastest --emit skypilot task.yaml
       advisor recommend --deadline 8h -- python train.py --epochs 30
     """
-    _check_choices(emit, force, accelerator, cpu_only)
-    model = _probed_command(command, model, epochs, samples, batch_size) if command else model
-    if model is None:
-        raise UsageError("give --model MODEL, or your training command after --")
+    _check_choices(emit, force, accelerator, cpu_only, data_from is not None and data is None)
+    model = _model(command, model, epochs, samples, batch_size)
     constraints = _constraints(objective, deadline, budget, confidence, top, max_nodes, wait_value)
     filters = _filters(provider, region, accelerator, spot, cpu_only, max_accelerators)
     from advisor import service
+    from advisor.cli.progress import run_with_progress
 
     finetune = Options(
         method=method, tokens=tokens, examples=examples, sequence=seq_len, rank=lora_rank,
@@ -283,14 +300,29 @@ def recommend(
     request = service.Request(
         model=model, epochs=epochs, batch_size=batch_size, global_batch=global_batch,
         samples=samples, validation_samples=validation_samples, precision=precision,
-        filters=filters, constraints=constraints, finetune=finetune,
+        filters=filters, constraints=constraints, finetune=finetune, data_bytes=data or 0.0,
+        data_from=data_from,
     )  # fmt: skip
-    from advisor.cli.progress import run_with_progress
-
     rec = service.recommend(request, runner=run_with_progress, fresh=fresh)
     show(rec, fmt, explain=explain, pareto=pareto)
     if emit is not None:
         write_emit(rec, emit[1], force=force)
+
+
+def _model(
+    command: tuple[str, ...],
+    model: str | None,
+    epochs: int | None,
+    samples: int | None,
+    batch_size: int | None,
+) -> str:
+    """What to rank: ``--model``, or the name the probe of the ``command`` after ``--`` is
+    stored under (probed here first)."""
+    if command:
+        return _probed_command(command, model, epochs, samples, batch_size)
+    if model is None:
+        raise UsageError("give --model MODEL, or your training command after --")
+    return model
 
 
 PROBE_SECONDS = 20.0
@@ -317,16 +349,23 @@ def _probed_command(
 
 
 def _check_choices(
-    emit: tuple[str, str] | None, force: bool, accelerator: str | None, cpu_only: bool
+    emit: tuple[str, str] | None,
+    force: bool,
+    accelerator: str | None,
+    cpu_only: bool,
+    sourceless: bool = False,
 ) -> None:
     """Refuse, before anything is probed or ranked, an --emit of another kind than skypilot or
-    to a FILE it may not write, and --accelerator with --cpu-only."""
+    to a FILE it may not write, --accelerator with --cpu-only, and --data-from without --data
+    (``sourceless``)."""
     if emit is not None and emit[0] != "skypilot":
         raise UsageError(f"--emit knows only 'skypilot', not {emit[0]!r}")
     if emit is not None:
         _check_emit_target(emit[1], force)
     if accelerator and cpu_only:
         raise UsageError("--accelerator and --cpu-only exclude each other")
+    if sourceless:
+        raise UsageError("--data-from says where the --data SIZE lives: give --data too")
 
 
 def _constraints(

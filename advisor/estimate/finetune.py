@@ -1,17 +1,20 @@
-"""An LLM fine-tuning step on a node of GPUs: its layout, its time from the device model.
+"""An LLM fine-tuning step on one node or several: its layout, its time from the device model.
 
-A ``advisor.workloads.llm.FineTune`` becomes ``WorkloadFacts`` (FLOPs per token by method, fused attention
-apart, the trained parameters' optimizer traffic, the activations' traffic, QLoRA's
-dequantisation, the weights sharded over the node when they are) and one optimizer step over
-the global batch is ``steps.step_parts`` on the target's machine:
+A ``advisor.workloads.llm.FineTune`` becomes ``WorkloadFacts`` (FLOPs per token by method, fused
+attention apart, the trained parameters' optimizer traffic, the activations' traffic, QLoRA's
+dequantisation, the weights sharded when they are) and one optimizer step over the global batch
+is ``steps.step_parts`` on the target's machine:
 
     step = max(host dispatch, device work) + what the gradient exchange does not hide
 
-never below the hardware's bound (``roofline``). A node's GPUs hold the whole model each
-(data parallel) when it fits; otherwise FSDP / ZeRO-3 shards weights, gradients and optimizer
-state across them and gathers each layer in every pass (a published run may shard only the
-optimizer state and master weights: Megatron's distributed optimizer, ZeRO-1). The predictions are absolute: the
-probe gives only the host's per-step dispatch (``probes.dispatch``).
+never below the hardware's bound (``roofline``). The GPUs hold the whole model each (data
+parallel) when it fits; otherwise FSDP / ZeRO-3 shards weights, gradients and optimizer state
+across them and gathers each layer in every pass. Where the stack can (``data/llm-stacks.csv``,
+``parallel``), the planner also weighs HSDP (FSDP within each node, gradients reduced across
+nodes) and Megatron's split of the model: tensor parallel inside a node times pipeline stages
+(1F1B, interleaved), whose bubble, activation collectives and stage-to-stage sends it adds. The
+fastest layout that fits wins. The predictions are absolute: the probe gives only the host's
+per-step dispatch (``probes.dispatch``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from advisor.estimate.roofline import least_step_seconds
 from advisor.estimate.steps import (
     WorkloadFacts,
     activation_bytes_of,
+    hybrid_seconds,
     step_parts,
 )
 from advisor.workloads import stacks
@@ -37,9 +41,10 @@ from advisor.workloads.llm_memory import footprint, layer_activation_bytes
 
 PYTORCH = Stack(framework=Framework("torch", (2, 4)))
 """What LLM fine-tuning runs under: PyTorch (Hugging Face TRL and PEFT, torchtune, NeMo)."""
-SHARDINGS = ("none", "optimizer", "full")
-"""What a node's GPUs split between them: nothing (data parallel), the optimizer state and the
-master weights (ZeRO-1, Megatron's distributed optimizer), or everything (FSDP, ZeRO-3)."""
+SHARDINGS = ("none", "optimizer", "full", "hybrid")
+"""What the data-parallel copies split between them: nothing (data parallel), the optimizer
+state and the master weights (ZeRO-1, Megatron's distributed optimizer), everything (FSDP,
+ZeRO-3), or everything within each node and nothing across nodes (HSDP, FSDP's hybrid shard)."""
 MAX_AUTO_MICRO_BATCH = 8
 """Largest micro-batch tried per GPU when the job names none (powers of two up to it)."""
 RECOMPUTE_PASSES = 8 / 6
@@ -77,42 +82,89 @@ each gradient across the same boundaries (PEFT's ``lora.Linear.forward``)."""
 
 @dataclass(frozen=True)
 class Layout:
-    """How one optimizer step of a job spreads over a node."""
+    """How one optimizer step of a job spreads over its GPUs: ``tensor`` x ``pipeline`` GPUs
+    hold one copy of the model (Megatron's model parallelism), ``data`` copies of it share the
+    global batch."""
 
     gpus: int
     micro_batch: int
-    """Sequences each GPU computes at once."""
+    """Sequences one copy of the model computes at once."""
     global_batch: int
-    """Sequences per optimizer step, a multiple of ``gpus x micro_batch``."""
+    """Sequences per optimizer step, a multiple of ``data x micro_batch``."""
     sharding: str = "none"
-    """One of ``SHARDINGS``; ``full`` gathers the weights in every pass."""
+    """One of ``SHARDINGS``: what the data-parallel copies split between them."""
+    tensor: int = 1
+    """GPUs of one node that split every layer's products (tensor parallel, with sequence
+    parallelism: each keeps 1 / tensor of a layer's activations)."""
+    pipeline: int = 1
+    """Stages the layers are cut into, one after the other (pipeline parallel, 1F1B)."""
+    virtual: int = 1
+    """Chunks of layers each stage holds (the interleaved 1F1B schedule): a shorter bubble for
+    ``virtual`` times the stage-to-stage sends."""
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs that hold one copy of the model."""
+        return self.tensor * self.pipeline
+
+    @property
+    def data(self) -> int:
+        """Copies of the model, each on ``model_parallel`` GPUs."""
+        return max(1, self.gpus // self.model_parallel)
 
     @property
     def accumulation(self) -> int:
-        return max(1, self.global_batch // (self.gpus * self.micro_batch))
+        """Micro-batches a copy of the model runs a step (a pipeline's micro-batches)."""
+        return max(1, self.global_batch // (self.data * self.micro_batch))
 
     @property
     def sharded(self) -> bool:
-        """FSDP / ZeRO-3 across the node: each GPU holds a share of the weights."""
-        return self.sharding == "full" and self.gpus > 1
+        """FSDP / ZeRO-3 (or HSDP: within each node): each GPU holds a share of the weights."""
+        return self.sharding in ("full", "hybrid") and self.data > 1
+
+    @property
+    def bubble(self) -> float:
+        """The pipeline's idle share over its work: (stages - 1) / (chunks x micro-batches)
+        (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
+        Using Megatron-LM", SC21, section 2.2)."""
+        return (self.pipeline - 1) / (self.virtual * self.accumulation)
 
     def describe(self) -> str:
-        if self.gpus == 1:
-            where = "1 GPU"
-        else:
-            how = (
-                "FSDP (sharded weights, gradients, optimizer)" if self.sharded else "data parallel"
-            )
-            where = f"{self.gpus} GPUs, {how}"
         accumulated = f" x {self.accumulation} accumulated" if self.accumulation > 1 else ""
-        return f"{where}; micro-batch {self.micro_batch}{accumulated} (global {self.global_batch})"
+        batch = f"micro-batch {self.micro_batch}{accumulated} (global {self.global_batch})"
+        if self.gpus == 1:
+            return f"1 GPU; {batch}"
+        if self.model_parallel > 1:
+            chunks = f", {self.virtual} chunks a stage" if self.virtual > 1 else ""
+            split = f"tensor {self.tensor} x pipeline {self.pipeline}{chunks} x data {self.data}"
+            return f"{self.gpus} GPUs, {split}, distributed optimizer; {batch}"
+        return f"{self.gpus} GPUs, {_SHARDING_WORDS[self.sharding]}; {batch}"
 
 
-def layout(gpus: int, micro_batch: int, minimum_global: int, sharding: str) -> Layout:
-    """The layout whose global batch is the smallest multiple of the node's micro-batches that
-    holds ``minimum_global`` sequences."""
-    per_pass = gpus * micro_batch
-    return Layout(gpus, micro_batch, per_pass * max(1, -(-minimum_global // per_pass)), sharding)
+_SHARDING_WORDS = {
+    "none": "data parallel",
+    "optimizer": "data parallel, sharded optimizer (ZeRO-1)",
+    "full": "FSDP (sharded weights, gradients, optimizer)",
+    "hybrid": "HSDP (FSDP within each node, replicated across nodes)",
+}
+
+
+def layout(
+    gpus: int,
+    micro_batch: int,
+    minimum_global: int,
+    sharding: str,
+    tensor: int = 1,
+    pipeline: int = 1,
+    virtual: int = 1,
+) -> Layout:
+    """The layout whose global batch is the smallest multiple of its copies' micro-batches that
+    holds ``minimum_global`` sequences; a pipeline's, a multiple of its stages (Megatron's
+    interleaved schedule asks it, and fewer micro-batches than stages leave stages idle)."""
+    per_pass = max(1, gpus // (tensor * pipeline)) * micro_batch
+    steps = max(1, -(-minimum_global // per_pass))
+    steps = -(-steps // pipeline) * pipeline
+    return Layout(gpus, micro_batch, per_pass * steps, sharding, tensor, pipeline, virtual)
 
 
 @dataclass(frozen=True)
@@ -152,11 +204,13 @@ def facts_of(tune: FineTune, plan: Layout) -> WorkloadFacts:
     traffic += adapter_traffic(tune) * sequence
     return WorkloadFacts(
         flops_per_sample=tune.flops_per_token() * sequence,
-        parameters=tune.trainable_parameters(),
+        parameters=tune.trainable_parameters() // plan.model_parallel,
         family="transformer",
         optimizer="adamw",
         activation_bytes_per_sample=traffic,
-        tokens=sequence,
+        # a GPU's products stay a micro-batch's tokens wide however the model is split: tensor
+        # parallelism narrows their columns and a pipeline their depth, never their rows
+        tokens=sequence * plan.model_parallel,
         attention_flops_per_sample=tune.attention_flops_per_token() * sequence,
         accumulation=plan.accumulation,
         dequant_bytes=tune.dequant_bytes(),
@@ -236,12 +290,15 @@ def step_of(
     each micro-batch adds its kernels' launches (``floor``)."""
     facts = facts_of(tune, plan)
     parts = step_parts(facts, machine, plan.global_batch, calibration)
-    device = parts.compute + parts.memory + parts.sequential
-    if tune.compiled:
-        device /= COMPILED_SPEEDUP
+    work = parts.compute + parts.memory + parts.sequential
+    device = work / COMPILED_SPEEDUP if tune.compiled else work
     device /= stacks.get(tune.stack).speed * calibration.stack_speed.get(tune.stack, 1.0)
+    device = device * (1 + plan.bubble) + model_parallel_seconds(tune, plan, machine, calibration)
     exchange = parts.exchange
-    launches = kernels_per_pass(tune) * launch_latency().get(machine.kind, 0.0)
+    if plan.sharding == "hybrid":
+        hybrid = hybrid_seconds(facts, machine, calibration)
+        exchange = max(0.0, hybrid - calibration.collective_overlap * work)
+    launches = kernels_per_pass(tune) / plan.pipeline * launch_latency().get(machine.kind, 0.0)
     host = ((host_seconds or machine.latencies.overhead_s) + launches) * plan.accumulation
     step = (max(host, device) if parts.overlapped else host + device) + exchange
     least = least_step_seconds(facts, machine, plan.global_batch)
@@ -250,11 +307,47 @@ def step_of(
     return Step(max(step, least), device, exchange, host, least, tokens, flops, plan.gpus)
 
 
+def model_parallel_seconds(
+    tune: FineTune, plan: Layout, machine: Machine, calibration: Calibration
+) -> float:
+    """What splitting the model adds to a GPU's step, in its critical path: tensor
+    parallelism's all-gathers and reduce-scatters of every layer's activations over the node's
+    interconnect (sequence parallel: two of each a layer in the forward pass, as many in the
+    backward, again in a recomputed forward: Korthikanti et al. 2022, section 4.2.2), and the
+    pipeline's sends of a micro-batch's activations and their gradients between stages, over
+    the network where a stage fills a node (Megatron puts a stage's tensor and data ranks
+    together)."""
+    hidden = plan.micro_batch * tune.shape.sequence * tune.shape.hidden * 2.0  # 16-bit
+    topology = machine.topology
+    link = max(topology.interconnect_bytes_s, 1e9) * calibration.collective_efficiency
+    seconds = 0.0
+    if plan.tensor > 1:
+        passes = 3 if tune.checkpointing else 2
+        per_layer = 2 * 2 * passes * (plan.tensor - 1) / plan.tensor * hidden
+        seconds += plan.accumulation * tune.shape.layers / plan.pipeline * per_layer / link
+    if plan.pipeline > 1:
+        across = plan.tensor * plan.data >= topology.per_node and topology.nodes > 1
+        network = max(topology.network_bytes_s, 1e8) * calibration.collective_efficiency
+        send = network / topology.per_node if across else link
+        sends = 2 * plan.virtual * plan.accumulation  # forward activations, backward gradients
+        seconds += sends * hidden / plan.tensor / send
+    return seconds
+
+
 def fit_of(tune: FineTune, plan: Layout, machine: Machine) -> Fit | None:
     """Whether ``plan`` fits each GPU of ``machine`` (None on a CPU)."""
+    share = footprint(tune).split(plan.tensor, plan.pipeline)
     return memory.llm_check(
-        footprint(tune), machine, plan.sharding, plan.gpus, plan.micro_batch, tune.shape.sequence
-    )
+        share, machine, plan.sharding, _sharded_over(plan, machine), plan.micro_batch,
+        tune.shape.sequence,
+    )  # fmt: skip
+
+
+def _sharded_over(plan: Layout, machine: Machine) -> int:
+    """GPUs whose copies of the model split their state: HSDP's within one node."""
+    if plan.sharding == "hybrid":
+        return min(plan.data, machine.topology.per_node)
+    return plan.data
 
 
 def low_memory(tune: FineTune) -> FineTune | None:
@@ -272,23 +365,96 @@ def choose_layout(
     gpus: int,
     minimum_global: int,
     micro_batch: int | None = None,
+    calibration: Calibration | None = None,
+    host_seconds: float | None = None,
 ) -> tuple[FineTune, Layout, Fit | None]:
     """The fastest layout that fits: each GPU holding the whole model when it can, else FSDP
-    across the node; the micro-batch given, or the largest power of two up to
-    ``MAX_AUTO_MICRO_BATCH`` that fits; full fine-tuning in ``low_memory``'s recipe when its
-    own fits nowhere. When nothing fits: the asked (or smallest) layout sharded as far as the
-    node allows, with the fit that says why and what would fit."""
+    across the GPUs; with ``calibration``, also the stack's other ways to spread a model (HSDP
+    over several nodes, tensor and pipeline parallel), the fastest a sequence winning. The
+    micro-batch given, or the largest power of two up to ``MAX_AUTO_MICRO_BATCH`` that fits;
+    full fine-tuning in ``low_memory``'s recipe when its own fits nowhere. When nothing fits:
+    the asked (or smallest) layout sharded as far as the GPUs allow, with the fit that says why
+    and what would fit."""
     sizes = [micro_batch] if micro_batch else _powers(MAX_AUTO_MICRO_BATCH)
-    recipes = [tune, *filter(None, [low_memory(tune)])]
-    for recipe in recipes:
-        for sharding in ("none", "full") if gpus > 1 else ("none",):
-            for size in sizes:
-                plan = layout(gpus, size, minimum_global, sharding)
-                fit = fit_of(recipe, plan, machine)
-                if fit is None or fit.fits:
-                    return recipe, plan, fit
+    for recipe in [tune, *filter(None, [low_memory(tune)])]:
+        families = [_data_parallel(gpus)]
+        if calibration is not None and gpus > 1:
+            families += _spread(recipe, machine, gpus)
+        fitting = []
+        for family in families:
+            found = _first_fit(recipe, machine, gpus, family, sizes, minimum_global)
+            if found is not None:
+                fitting.append(found)
+        if len(fitting) > 1 and calibration is not None:
+            return recipe, *_fastest(recipe, fitting, machine, calibration, host_seconds)
+        if fitting:
+            return recipe, *fitting[0]
     plan = layout(gpus, sizes[-1], minimum_global, "full" if gpus > 1 else "none")
     return tune, plan, fit_of(tune, plan, machine)
+
+
+def _fastest(
+    tune: FineTune,
+    fitting: list[tuple[Layout, Fit | None]],
+    machine: Machine,
+    calibration: Calibration,
+    host_seconds: float | None,
+) -> tuple[Layout, Fit | None]:
+    """The layout that trains a sequence soonest (their global batches may differ)."""
+
+    def per_sequence(found: tuple[Layout, Fit | None]) -> float:
+        plan = found[0]
+        return step_of(tune, plan, machine, calibration, host_seconds).seconds / plan.global_batch
+
+    return min(fitting, key=per_sequence)
+
+
+Family = list[tuple[str, int, int, int]]
+"""Ways to lay a job out, in order of preference: (sharding, tensor, pipeline, chunks)."""
+
+
+def _data_parallel(gpus: int) -> Family:
+    """Every GPU a whole copy of the model, else FSDP across them all."""
+    return [("none", 1, 1, 1), ("full", 1, 1, 1)] if gpus > 1 else [("none", 1, 1, 1)]
+
+
+def _spread(tune: FineTune, machine: Machine, gpus: int) -> list[Family]:
+    """The stack's other layouts on ``gpus``: HSDP over several nodes; tensor parallel within
+    a node times pipeline stages (each stage in chunks of two layers, interleaved, or whole),
+    their copies under the distributed optimizer."""
+    ways = stacks.get(tune.stack).parallel
+    per_node = machine.topology.per_node
+    found = []
+    if "hsdp" in ways and machine.topology.nodes > 1:
+        found.append([("hybrid", 1, 1, 1)])
+    tensors = [t for t in (1, 2, 4, 8) if t <= per_node and "tp" in ways] or [1]
+    stages = [p for p in (1, 2, 4, 8, 16) if "pp" in ways and tune.shape.layers % p == 0] or [1]
+    for tensor in tensors:
+        for pipeline in stages:
+            if tensor * pipeline == 1 or gpus % (tensor * pipeline):
+                continue
+            chunks = tune.shape.layers // (2 * pipeline) if pipeline > 1 else 1
+            for virtual in sorted({1, chunks if tune.shape.layers % (2 * pipeline) == 0 else 1}):
+                found.append([("optimizer", tensor, pipeline, virtual)])
+    return found
+
+
+def _first_fit(
+    tune: FineTune,
+    machine: Machine,
+    gpus: int,
+    family: Family,
+    sizes: list[int],
+    minimum_global: int,
+) -> tuple[Layout, Fit | None] | None:
+    """The first of ``family``'s layouts, at the largest micro-batch, that fits."""
+    for sharding, tensor, pipeline, virtual in family:
+        for size in sizes:
+            plan = layout(gpus, size, minimum_global, sharding, tensor, pipeline, virtual)
+            fit = fit_of(tune, plan, machine)
+            if fit is None or fit.fits:
+                return plan, fit
+    return None
 
 
 def _powers(largest: int) -> list[int]:

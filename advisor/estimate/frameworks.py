@@ -76,6 +76,14 @@ class Framework:
         return "onednn"
 
     @property
+    def scales_like_onednn(self) -> bool:
+        """Its CPU threads scale as today's oneDNN builds do (TensorFlow 2.9 and later, PyTorch,
+        JAX), which keep training faster to 192 cores (``advisor.fitting.cpu_law``). TensorFlow
+        1 and Eigen's 2.x, and the MXNet and PaddlePaddle builds of 2017-2018, keep the law
+        fitted on TensorFlow 1.2's runs."""
+        return self.cpu_kernels == "onednn" and self.name in ("tensorflow", "torch", "jax")
+
+    @property
     def label(self) -> str:
         container = " (NVIDIA container)" if self.container else ""
         return f"{self.name} {self.version[0]}.{self.version[1]}{container}"

@@ -89,8 +89,9 @@ def predict_job(
     if not machine.kernels.half_precision:  # everything is fp32 already: no cast, no extra copy
         asked = replace(asked, fp32_adapters=False)
     tune, plan, fit = choose_layout(
-        asked, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
-    )
+        asked, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch,
+        calibration, host_seconds,
+    )  # fmt: skip
     if fit is not None and not fit.fits:
         how = f" with FSDP across {plan.gpus} GPUs" if plan.sharded else ""
         return _excluded(f"{machine.label}: {fit.reason(plan.micro_batch)}{how}", fits=False)
@@ -157,8 +158,9 @@ def other_stacks(
             continue
         tune = other.recipe(job.tune, said)  # the user's own recompute choice, else its default
         chosen, plan, theirs_fit = choose_layout(
-            tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch
-        )
+            tune, machine, machine.topology.replicas, DEFAULT_GLOBAL_BATCH, job.micro_batch,
+            calibration, host_seconds,
+        )  # fmt: skip
         if theirs_fit is not None and not theirs_fit.fits:
             lines.append(f"  with {other.id}: does not fit here")
             continue
@@ -339,7 +341,10 @@ def _environment(
         ("ADVISOR_METHOD", job.tune.method),
         ("ADVISOR_SEQ_LEN", str(job.sequence)),
         ("ADVISOR_GPUS", str(plan.gpus)),
-        ("ADVISOR_SHARDING", "fsdp" if plan.sharded else "none"),
+        ("ADVISOR_SHARDING", _SHARDING_NAMES[plan.sharding] if plan.gpus > 1 else "none"),
+        ("ADVISOR_TENSOR_PARALLEL", str(plan.tensor)),
+        ("ADVISOR_PIPELINE_PARALLEL", str(plan.pipeline)),
+        ("ADVISOR_VIRTUAL_STAGES", str(plan.virtual)),
         ("ADVISOR_MICRO_BATCH", str(plan.micro_batch)),
         ("ADVISOR_GRAD_ACCUM", str(plan.accumulation)),
         ("ADVISOR_PRECISION", precision),
@@ -354,6 +359,10 @@ def _environment(
             ("ADVISOR_ADAPTER_DTYPE", "fp32" if job.tune.fp32_adapters else "bf16"),
         ]
     return tuple(pairs)
+
+
+_SHARDING_NAMES = {"none": "none", "optimizer": "zero1", "full": "fsdp", "hybrid": "hsdp"}
+"""``ADVISOR_SHARDING`` by layout: what the script's launcher is told to shard."""
 
 
 def _excluded(reason: str, fits: bool = True) -> Prediction:

@@ -221,29 +221,41 @@ WINOGRAD_REDUCTION = 2.25
 taken for 5x5 filters too (F(2x2, 5x5) saves 2.78x)."""
 
 
-def usl_speedup(vcpus: float, calibration: Calibration, slowdown: float = 1.0) -> float:
+def usl_law(calibration: Calibration, stack: Stack) -> tuple[float, float]:
+    """(contention, coherency) of a step's threads under ``stack``: today's oneDNN builds',
+    which keep scaling to 192 cores and have no coherency term (``Calibration.modern_usl_alpha``),
+    or the law fitted on TensorFlow 1.2's runs, which slowed past 32-64 vCPUs (Woolf 2017)."""
+    if stack.framework.scales_like_onednn:
+        return calibration.modern_usl_alpha, 0.0
+    return calibration.usl_alpha, calibration.usl_beta
+
+
+def usl_speedup(vcpus: float, law: tuple[float, float], slowdown: float = 1.0) -> float:
     """Universal scalability law: throughput of ``vcpus`` threads relative to one thread's
-    unslowed work. ``slowdown`` stretches the threads' own work (a generic build's scalar
-    arithmetic), not their contention and coherency waits, which stay the machine's."""
+    unslowed work under ``law`` (``usl_law``). ``slowdown`` stretches the threads' own work (a
+    generic build's scalar arithmetic), not their contention and coherency waits, which stay
+    the machine's."""
+    alpha, beta = law
     n = max(vcpus, 1.0)
-    return n / (slowdown + calibration.usl_alpha * (n - 1) + calibration.usl_beta * n * (n - 1))
+    return n / (slowdown + alpha * (n - 1) + beta * n * (n - 1))
 
 
-def usl_peak(calibration: Calibration, slowdown: float = 1.0) -> float:
+def usl_peak(law: tuple[float, float], slowdown: float = 1.0) -> float:
     """The thread count past which ``usl_speedup`` falls: sqrt((slowdown - alpha) / beta)."""
-    if calibration.usl_beta <= 0:
+    alpha, beta = law
+    if beta <= 0:
         return float("inf")
-    return math.sqrt(max(slowdown - calibration.usl_alpha, 0.0) / calibration.usl_beta)
+    return math.sqrt(max(slowdown - alpha, 0.0) / beta)
 
 
 def threads_used(vcpus: float, calibration: Calibration, stack: Stack) -> float:
     """The threads a step runs on among ``vcpus``: all of them under TensorFlow 1, whose runs
     were measured slower on 64 vCPUs than on 32 (Woolf's 2017 rows, the fit's coherency term);
-    under today's frameworks no more than ``usl_peak``, since no measurement says more of them
-    slow a step and a run can be given fewer intra-op threads: more vCPUs are never slower."""
+    under any other no more than its law's peak (none for today's: they keep scaling), since a
+    run can be given fewer intra-op threads: more vCPUs are never slower."""
     if stack.framework.tensorflow_1:
         return vcpus
-    return min(vcpus, max(1.0, usl_peak(calibration)))
+    return min(vcpus, max(1.0, usl_peak(usl_law(calibration, stack))))
 
 
 CPU_ISAS = ("sse", "avx", "avx2", "native")
@@ -290,11 +302,12 @@ def cpu_machine(
     family, defaulted = catalog.cpu_family(family_name)
     most = threads_used(vcpus, calibration, stack)
     used = most if threads is None else max(1.0, min(threads, most))
-    speedup = usl_speedup(used, calibration)
+    law = usl_law(calibration, stack)
+    speedup = usl_speedup(used, law)
     build = build_speed(stack.cpu_isa, calibration, family.fp32_flops_per_cycle)
     per_cpu = family.gflops_per_cpu(threads_per_core) * 1e9
     peak = per_cpu * vcpus
-    threads = usl_speedup(used, calibration, 1 / build)  # the build slows their work alone
+    threads = usl_speedup(used, law, 1 / build)  # the build slows their work alone
     compute = per_cpu * calibration.cpu_efficiency * threads
     bandwidth = family.memory_gbs_per_vcpu * 1e9 * calibration.cpu_memory_efficiency * speedup
     clock = 2.0 / family.all_core_ghz

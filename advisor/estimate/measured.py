@@ -182,7 +182,11 @@ def with_measured_thread_scaling(calibration: Calibration, probe: ProbeResult) -
     points = tuple(sorted((n, t) for n, t in probe.thread_scaling.items() if n >= 1 and t > 0))
     if len(points) < 2:
         return calibration
-    return replace(calibration, usl_alpha=_fit_alpha(points, calibration.usl_beta))
+    return replace(
+        calibration,
+        usl_alpha=_fit_alpha(points, calibration.usl_beta),
+        modern_usl_alpha=_fit_alpha(points, 0.0),
+    )
 
 
 @lru_cache(maxsize=256)

@@ -174,6 +174,11 @@ class Calibration:
     absent, as in the shipped fit: ``llm_fit.fit_all``'s per-stack trial sets it)."""
     stack_runs: dict[str, int] = field(default_factory=dict)
     """The published runs of each stack the LLM fit read (0: its recipe is checked by none)."""
+    modern_usl_alpha: float = 0.0025
+    """Contention of today's frameworks' threads (oneDNN TensorFlow 2.x, PyTorch, JAX), whose
+    steps keep scaling to 192 cores: fitted on published runs' ratios by
+    ``advisor.fitting.cpu_law`` (``make refit-check`` holds it to its fit), no coherency term.
+    ``usl_alpha`` and ``usl_beta`` stay TensorFlow 1's."""
 
     def conv_speed(self, architecture: str) -> float:
         """How fast a GPU architecture's convolutions run per datasheet FLOP, over the fitted
@@ -186,7 +191,15 @@ class Calibration:
 NUMBERS: tuple[str, ...] = tuple(
     name
     for name in Calibration.__dataclass_fields__
-    if name not in ("log_sigma", "fitted", "measured_devices", "stack_speed", "stack_runs")
+    if name
+    not in (
+        "log_sigma",
+        "fitted",
+        "measured_devices",
+        "stack_speed",
+        "stack_runs",
+        "modern_usl_alpha",
+    )
 )
 """Every number of a calibration, as its file stores them."""
 FREE_PARAMETERS: tuple[str, ...] = tuple(name for name in NUMBERS if name not in LLM_PARAMETERS)
@@ -199,6 +212,7 @@ DEFAULT_LOG_SIGMA = 0.5
 def to_json(calibration: Calibration, **extra: Any) -> str:
     blob = asdict(calibration)
     del blob["stack_speed"], blob["stack_runs"]  # the LLM fit's (``calibration-llm.json``)
+    del blob["modern_usl_alpha"]  # ``cpu_law``'s, held in the code
     blob["fitted"] = list(calibration.fitted)
     blob["measured_devices"] = list(calibration.measured_devices)
     blob.update(extra)

@@ -17,7 +17,7 @@ the model misses about the workload there cancels (``predict``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.estimate.kernels import recurrent_flops_per_step, shipped_fit
 from advisor.estimate.machine import WINOGRAD_REDUCTION, Machine
@@ -290,6 +290,22 @@ def sharded_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibra
         facts.accumulation * transfer_seconds(payload, machine, efficiency)
         + _hops(machine) * _ALLREDUCE_LATENCY_S
     )
+
+
+def hybrid_seconds(facts: WorkloadFacts, machine: Machine, calibration: Calibration) -> float:
+    """HSDP's step: FSDP's gathers and reduce-scatters within each node, and across the nodes
+    an all-reduce of the gradient shard each GPU keeps, the node's GPUs sharing its network
+    (PyTorch's ``HYBRID_SHARD``: only gradients cross the nodes, once a step)."""
+    topology = machine.topology
+    inside = replace(machine, topology=replace(topology, replicas=topology.per_node, nodes=1))
+    gathers = sharded_seconds(facts, inside, calibration)
+    nodes = topology.nodes
+    if nodes <= 1:
+        return gathers
+    network = max(topology.network_bytes_s, 1e8) * calibration.collective_efficiency
+    payload = _REDUCED_GRADIENT_BYTES * facts.parameters  # every shard of the node's GPUs
+    across = 2 * (nodes - 1) / nodes * payload / network
+    return gathers + across + 2 * (nodes - 1) * _ALLREDUCE_LATENCY_S
 
 
 def communication_seconds(

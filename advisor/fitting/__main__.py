@@ -85,9 +85,24 @@ def _run_spread() -> float:
     return run_spread.log_sigma()
 
 
+def _cpu_law_shipped() -> float:
+    from advisor.estimate.parameters import PRIOR
+
+    return PRIOR.modern_usl_alpha
+
+
+def _cpu_law() -> float:
+    from advisor.fitting import cpu_law
+
+    return cpu_law.alpha()
+
+
 CONSTANTS: dict[str, Constant] = {
     "run-spread": Constant(
         "advisor/estimate/predict.py DEFAULT_RUN_LOG_SIGMA", _run_spread_shipped, _run_spread
+    ),
+    "cpu-law": Constant(
+        "advisor/estimate/parameters.py Calibration.modern_usl_alpha", _cpu_law_shipped, _cpu_law
     ),
 }
 """Fitted constants kept in the code, by name."""

@@ -30,6 +30,7 @@ from statistics import NormalDist
 from typing import Any
 
 from advisor.estimate.finetune import machine_for, step_of
+from advisor.estimate.machine import Machine
 from advisor.estimate.parameters import (
     LLM_CALIBRATION_FILE,
     LLM_PARAMETERS,
@@ -37,7 +38,7 @@ from advisor.estimate.parameters import (
     Calibration,
     shipped_calibration,
 )
-from advisor.fitting.llm_published import PublishedRun, throughput_runs
+from advisor.fitting.llm_published import NODE_NETWORK_GBPS, PublishedRun, throughput_runs
 from advisor.fitting.search import coordinate_search
 from advisor.fitting.validate import percentile
 from advisor.locations import shipped_data_dir
@@ -68,10 +69,18 @@ class RunError:
     """The prediction's FLOP rate beats the datasheet peak of the products' unit."""
 
 
+def machine_of(run: PublishedRun, calibration: Calibration) -> Machine | None:
+    """The machine ``run`` ran on: its GPUs over its DGX nodes (None: a GPU not catalogued)."""
+    return machine_for(
+        run.device, run.plan.gpus // run.nodes, calibration, run.precision,
+        nodes=run.nodes, network_bytes_s=NODE_NETWORK_GBPS * 1e9 / 8,
+    )  # fmt: skip
+
+
 def errors(calibration: Calibration, runs: Sequence[PublishedRun]) -> list[RunError]:
     found = []
     for run in runs:
-        machine = machine_for(run.device, run.plan.gpus, calibration, run.precision)
+        machine = machine_of(run, calibration)
         if machine is None:
             continue
         step = step_of(run.tune, run.plan, machine, calibration)

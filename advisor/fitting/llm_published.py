@@ -10,6 +10,7 @@ LLM fit reads), ``holdout`` (never fitted), ``boundary`` (the longest sequence a
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +20,12 @@ from advisor.workloads import llm
 from advisor.workloads.llm import FineTune
 
 PUBLISHED_FILE = "llm-finetune-published.csv"
+GPUS_A_NODE = 8
+"""GPUs of one DGX (H100, A100) node, the machine of every multi-node run published here."""
+NODE_NETWORK_GBPS = 3200.0
+"""A DGX H100's network to the other nodes: eight ConnectX-7 InfiniBand ports at 400 Gb/s, one
+a GPU (NVIDIA DGX H100 datasheet, "Networking: 8x single-port NVIDIA ConnectX-7 VPI, 400 Gb/s
+InfiniBand/Ethernet"; docs/SOURCES.md)."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +52,15 @@ class PublishedRun:
     stated_sequence: int
     """The sequence length the source states (0: none; the run then takes the default)."""
     model_parallel: bool
-    """Tensor or pipeline parallelism (Megatron, NeMo): its activations are split in ways
-    advisor's layouts (data parallel, ZeRO-1, FSDP) do not plan; its time is modelled as FSDP."""
+    """Tensor or pipeline parallelism (Megatron, NeMo, AutoModel), laid out as published."""
     use_throughput: str
     use_memory: str
     note: str
+
+    @property
+    def nodes(self) -> int:
+        """DGX nodes the run spread over (1 up to eight GPUs)."""
+        return max(1, -(-self.plan.gpus // GPUS_A_NODE))
 
     @property
     def label(self) -> str:
@@ -96,15 +107,17 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)
-    sharding = {"fsdp": "full", "model": "full", "zero1": "optimizer"}.get(
-        row["n_sharding"], "none"
-    )
+    sharding = {"fsdp": "full", "zero1": "optimizer"}.get(row["n_sharding"], "none")
+    tensor, pipeline, virtual = _model_split(row["sharding"])
+    if row["n_sharding"] == "model":  # FSDP2 under tensor parallel, else Megatron's optimizer
+        sharding = "full" if "fsdp" in row["sharding"].lower() else "optimizer"
+    copies = max(1, gpus // (tensor * pipeline))
     return PublishedRun(
         source=row["source"],
         line=line,
         model=model.id,
         tune=tune,
-        plan=Layout(gpus, micro, max(total, gpus * micro), sharding),
+        plan=Layout(gpus, micro, max(total, copies * micro), sharding, tensor, pipeline, virtual),
         device=row["n_device"],
         capacity_gib=_float(row["n_capacity_gib"]),
         precision=row["n_precision"] or "bf16",
@@ -117,6 +130,12 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         use_memory=row["use_memory"],
         note=row["use_note"],
     )
+
+
+def _model_split(text: str) -> tuple[int, int, int]:
+    """(tensor, pipeline, chunks a stage) from a run's words (``tp=4,pp=4,vp=5,dp=2``)."""
+    found = {key: int(value) for key, value in re.findall(r"\b(tp|pp|vp)=(\d+)", text)}
+    return found.get("tp", 1), found.get("pp", 1), found.get("vp", 1)
 
 
 def read_published(path: Path | None = None) -> list[PublishedRun]:

@@ -71,17 +71,34 @@ def plan_words(option: Option) -> list[str]:
     optimizer = "8-bit AdamW" if said.get("ADVISOR_OPTIMIZER") == "adamw8bit" else "AdamW"
     if method == "full":
         optimizer += f" on {said.get('ADVISOR_WEIGHTS', '')} weights"
-    gpus, micro = said.get("ADVISOR_GPUS", "1"), said.get("ADVISOR_MICRO_BATCH", "")
-    accumulated = said.get("ADVISOR_GRAD_ACCUM", "1")
-    layout = f"{gpus} GPU{'s' if gpus != '1' else ''}"
-    layout += ", FSDP" if said.get("ADVISOR_SHARDING") == "fsdp" else ""
-    layout += f", micro-batch {micro}" + (
-        f" x {accumulated} accumulated" if accumulated != "1" else ""
-    )
     return [
         f"Plan: {software.title} (--stack {software.id}), {what}, "
-        f"{said.get('ADVISOR_PRECISION', '')}, {optimizer}; {layout} (--explain compares stacks)."
+        f"{said.get('ADVISOR_PRECISION', '')}, {optimizer}; {_layout(said)} "
+        "(--explain compares stacks)."
     ]
+
+
+SPREAD_WORDS = {"fsdp": "FSDP", "hsdp": "HSDP (FSDP within each node)", "zero1": "ZeRO-1"}
+"""An LLM plan's ``ADVISOR_SHARDING`` as the answer says it."""
+
+
+def _layout(said: dict[str, str]) -> str:
+    """``32 GPUs, tensor 4 x pipeline 2 x data 4, micro-batch 1 x 16 accumulated``."""
+    gpus, micro = said.get("ADVISOR_GPUS", "1"), said.get("ADVISOR_MICRO_BATCH", "")
+    tensor = said.get("ADVISOR_TENSOR_PARALLEL", "1")
+    pipeline = said.get("ADVISOR_PIPELINE_PARALLEL", "1")
+    accumulated = said.get("ADVISOR_GRAD_ACCUM", "1")
+    layout = f"{gpus} GPU{'s' if gpus != '1' else ''}"
+    if (tensor, pipeline) != ("1", "1"):
+        copies = int(gpus) // (int(tensor) * int(pipeline))
+        layout += f", tensor {tensor} x pipeline {pipeline} x data {copies}"
+    elif said.get("ADVISOR_SHARDING") in SPREAD_WORDS:
+        layout += f", {SPREAD_WORDS[said['ADVISOR_SHARDING']]}"
+    return (
+        layout
+        + f", micro-batch {micro}"
+        + (f" x {accumulated} accumulated" if accumulated != "1" else "")
+    )
 
 
 def fallback_words(option: Option) -> list[str]:

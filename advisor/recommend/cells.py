@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from advisor import display
 from advisor.estimate import catalog
+from advisor.recommend import staging
 from advisor.recommend.recommendation import Option
 
 PRICING = {"on_demand": "on-demand", "spot": "spot", "spot_fallback": "spot, fallback"}
@@ -73,13 +74,33 @@ def stand_in_note(options: Sequence[Option], *, detail: str = "--explain") -> st
     return f"{STAND_IN} stand-in spot risk: another cloud's or accelerator's trace ({detail})"
 
 
+def overhead_words(option: Option) -> str:
+    """`` (start, set-up and 150 GB of data, ~22 min, in it)``: what the training's time holds
+    besides training, billed (`` (the machine's start, ~70 s, in it)`` when that is all); empty
+    when it is under a second."""
+    result = option.outcome
+    parts = {
+        "start": result.boot_seconds,
+        "set-up": result.setup_seconds,
+        f"{staging.describe_size(result.data_bytes)} of data": result.staging_seconds,
+        "checkpoints": result.checkpointing_seconds,
+    }
+    named = [name for name, seconds in parts.items() if seconds > 0]
+    total = sum(parts.values())
+    if total < 1:
+        return ""
+    if named == ["start"]:
+        named = ["the machine's start"]
+    said = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
+    return f" ({said}, {display.about(total)}, in it)"
+
+
 def time_words(option: Option) -> str:
     """``1.8-3.9 min of training (the machine's start, ~1.7 min, in it) + ~34 min waiting for a
     spot VM (not billed); ~0.1 interruptions add ~35 s; 9 runs in 10 end within 1.8 h``."""
     result = option.outcome
     text = f"{display.duration_span(*result.training_seconds)} of training"
-    if result.boot_seconds >= 1:
-        text += f" (the machine's start, {display.about(result.boot_seconds)}, in it)"
+    text += overhead_words(option)
     if result.spot_risk is None:
         return text + ", on-demand: no wait, no interruption"
     if result.expected_wait_seconds >= 1:

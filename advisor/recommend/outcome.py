@@ -9,6 +9,7 @@ device, provider, pricing and spot family, shared by all its offerings.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from advisor.estimate.prediction import Prediction
 from advisor.recommend import spot
@@ -16,6 +17,44 @@ from advisor.recommend.billing import billed_seconds
 from advisor.recommend.recommendation import Assumptions, Constraints, Outcome
 from pricing.offers import BillingRule
 from pricing.spot_risk import SpotRisk
+
+CHECKPOINT_EVERY = 1800.0
+"""Least work between an uninterrupted run's checkpoints. It saves one at each epoch's end (what
+Keras' ``ModelCheckpoint`` and Lightning's save by default), but short epochs are not each saved:
+at most one every 30 minutes of work (an assumption, stated in --explain)."""
+
+
+@dataclass(frozen=True)
+class Overheads:
+    """What a run's machines do besides training, in seconds, all billed: before the first step
+    (their start, the image and set-up, the data set) and the checkpoints it saves besides a
+    spot run's simulated ones. A spot run pays what comes before again after each preemption,
+    on a new machine."""
+
+    boot: float = 0.0
+    setup: float = 0.0
+    staging: float = 0.0
+    data_bytes: float = 0.0
+    """The data set staged in ``staging``."""
+    data_from: str | None = None
+    egress_usd: float = 0.0
+    """What its source charges to send it (``staging.egress_usd``), in USD."""
+    checkpoints: int = 0
+    """Checkpoints saved besides a spot run's simulated ones (``ranker.checkpoints_of``)."""
+    checkpoint_seconds: float = 0.0
+    """Saving one (every node of a sharded plan writing its shard at once)."""
+
+    @property
+    def checkpointing(self) -> float:
+        return self.checkpoints * self.checkpoint_seconds
+
+    @property
+    def before(self) -> float:
+        """Seconds on the machine before the training's first step."""
+        return self.boot + self.setup + self.staging
+
+
+NONE = Overheads()
 
 
 def outcome(
@@ -25,23 +64,23 @@ def outcome(
     assumptions: Assumptions,
     *,
     risk: SpotRisk | None = None,
-    boot_seconds: float = 0.0,
+    overheads: Overheads = NONE,
 ) -> Outcome:
     """The wall-time distribution and billed hours of one run (``risk``: on a spot machine)
-    that first waits ``boot_seconds`` for its machine to start (billed)."""
+    with its ``overheads`` (billed)."""
     if risk is None:
-        start = assumptions.startup_seconds + boot_seconds
-        return _uninterrupted(prediction, rule, constraints, start, boot_seconds)
-    return _preemptible(prediction, rule, constraints, assumptions, risk, boot_seconds)
+        return _uninterrupted(prediction, rule, constraints, assumptions, overheads)
+    return _preemptible(prediction, rule, constraints, assumptions, risk, overheads)
 
 
 def _uninterrupted(
     prediction: Prediction,
     rule: BillingRule,
     constraints: Constraints,
-    start: float,
-    boot_seconds: float = 0.0,
+    assumptions: Assumptions,
+    overheads: Overheads = NONE,
 ) -> Outcome:
+    start = assumptions.startup_seconds + overheads.before + overheads.checkpointing
     deadline = constraints.deadline_seconds
     p50 = prediction.seconds + start
     p90 = prediction.quantile(0.9) + start
@@ -58,7 +97,14 @@ def _uninterrupted(
         training_seconds=(p50, p90),
         machine_seconds=(p50, p90),
         billed_hours=billed_hours(rule, p50, p90, confident, mean),
-        boot_seconds=boot_seconds,
+        boot_seconds=overheads.boot,
+        setup_seconds=overheads.setup,
+        staging_seconds=overheads.staging,
+        data_bytes=overheads.data_bytes,
+        data_from=overheads.data_from,
+        egress_usd=overheads.egress_usd,
+        checkpoints=overheads.checkpoints,
+        checkpointing_seconds=overheads.checkpointing,
     )
 
 
@@ -68,12 +114,12 @@ def _preemptible(
     constraints: Constraints,
     assumptions: Assumptions,
     risk: SpotRisk,
-    boot_seconds: float = 0.0,
+    overheads: Overheads = NONE,
 ) -> Outcome:
-    start = assumptions.startup_seconds + boot_seconds
+    start = assumptions.startup_seconds + overheads.before + overheads.checkpointing
     deadline = constraints.deadline_seconds
     checkpoint, cap = assumptions.checkpoint_seconds, rule.max_runtime_seconds
-    restart = restart_seconds(assumptions)
+    restart = restart_seconds(assumptions, overheads.setup + overheads.staging)
     runs = spot.simulate(prediction.seconds, prediction.log_sigma, risk, checkpoint, restart, cap)
     walls = [run.wall + start for run in runs]
     # waiting for capacity is not billed: billed hours come from the time on machines
@@ -114,7 +160,14 @@ def _preemptible(
             spot.quantile(machine, constraints.confidence),
             sum(machine) / len(machine),
         ),
-        boot_seconds=boot_seconds,
+        boot_seconds=overheads.boot,
+        setup_seconds=overheads.setup,
+        staging_seconds=overheads.staging,
+        data_bytes=overheads.data_bytes,
+        data_from=overheads.data_from,
+        egress_usd=overheads.egress_usd,
+        checkpoints=overheads.checkpoints,
+        checkpointing_seconds=overheads.checkpointing,
     )
 
 
@@ -125,11 +178,15 @@ def delay(on_machines: float, prediction: Prediction, start: float, samples: int
     return max(0.0, on_machines - training)
 
 
-def restart_seconds(assumptions: Assumptions) -> float:
-    """One restart after a preemption, once a machine is had: boot it, start the training again
-    and restore the last checkpoint (read back at the speed it was written)."""
+def restart_seconds(assumptions: Assumptions, staged: float = 0.0) -> float:
+    """One restart after a preemption, once a machine is had: boot it, set it up and stage the
+    data again (``staged`` seconds: a new machine has neither), start the training again and
+    restore the last checkpoint (read back at the speed it was written)."""
     return (
-        assumptions.reacquire_seconds + assumptions.startup_seconds + assumptions.checkpoint_seconds
+        assumptions.reacquire_seconds
+        + staged
+        + assumptions.startup_seconds
+        + assumptions.checkpoint_seconds
     )
 
 

@@ -17,10 +17,10 @@ from typing import NamedTuple
 from advisor.errors import AdvisorError, UsageError
 from advisor.estimate import catalog
 from advisor.estimate.prediction import Prediction, Target
-from advisor.recommend import fallback, ties
+from advisor.recommend import fallback, staging, ties
 from advisor.recommend.billing import rule_for
 from advisor.recommend.boot import boot_for
-from advisor.recommend.outcome import outcome
+from advisor.recommend.outcome import CHECKPOINT_EVERY, Overheads, outcome
 from advisor.recommend.ranking import Priced, explain_why, frontier
 from advisor.recommend.recommendation import (
     OBJECTIVES,
@@ -36,6 +36,12 @@ from pricing.spot_risk import SpotRisks, exponential
 Predictor = Callable[[Target], Prediction]
 Rules = dict[tuple[str, str], BillingRule]
 DEFAULTS, ASSUMED = Constraints(), Assumptions()
+
+PLANNED = 10
+"""How many spot groups, the cheapest by a plan's lower bound, get a spot-with-fallback plan (a
+simulation each). Fixed, not the number of options listed: the plans are counted among the
+offerings, and the app (50 options) and ``advisor recommend`` (10) counted 304 and 268 for one
+query while they followed ``top``."""
 
 
 def target_of(rentable: Rentable) -> Target:
@@ -58,16 +64,17 @@ def target_of(rentable: Rentable) -> Target:
 
 
 def cost(rentable: Rentable, result: Outcome, constraints: Constraints) -> Option:
-    """One offering's option: price times billed hours, and whether it meets the constraints."""
-    price = rentable.usd_per_hour
-    confident = price * result.billed_hours[2]
+    """One offering's option: price times billed hours (and the data set's egress), and whether
+    it meets the constraints."""
+    price, egress = rentable.usd_per_hour, result.egress_usd
+    confident = price * result.billed_hours[2] + egress
     return Option(
         rentable=rentable,
         outcome=result,
-        cost_usd=price * result.billed_hours[0],
-        cost_usd_p90=price * result.billed_hours[1],
+        cost_usd=price * result.billed_hours[0] + egress,
+        cost_usd_p90=price * result.billed_hours[1] + egress,
         confident_cost_usd=confident,
-        expected_cost_usd=price * result.billed_hours[3],
+        expected_cost_usd=price * result.billed_hours[3] + egress,
         meets_deadline=result.p_meet >= constraints.confidence,
         within_budget=constraints.budget_usd is None or confident <= constraints.budget_usd,
     )
@@ -162,8 +169,9 @@ def _fallbacks(
     priced: list[_PricedGroup], constraints: Constraints, assumptions: Assumptions
 ) -> list[_PricedGroup]:
     """Spot with an on-demand fallback, for each spot group with an on-demand twin (the same
-    provider, machine and count; its cheapest offering), under a deadline. One option per spot
-    group: its cheapest offering (the others would only cost more)."""
+    provider, machine and count; its cheapest offering), under a deadline, the ``PLANNED``
+    cheapest. One option per spot group: its cheapest offering (the others would only cost
+    more)."""
     on_demand: dict[tuple[object, ...], Rentable] = {}
     for p in priced:
         if p.group.first.pricing == "on_demand":
@@ -174,13 +182,13 @@ def _fallbacks(
         if p.group.first.pricing == "spot"
         and (twin := on_demand.get(_twin_key(p.group.first))) is not None
     ]
-    # a plan costs at least its spot price for the median work: plan only the `top` groups
-    # cheapest by that bound (a simulation each), the only ones that can reach the table
+    # a plan costs at least its spot price for the median work: plan only the PLANNED groups
+    # cheapest by that bound (a simulation each), the likeliest to reach the table
     candidates.sort(key=lambda c: c[0].group.first.usd_per_hour * c[0].outcome.prediction.seconds)
     plans = []
-    for p, twin in candidates[: constraints.top]:
+    for p, twin in candidates[:PLANNED]:
         spot_offer = p.group.first
-        assumed = started(assumptions, p.outcome.boot_seconds)
+        assumed = started(assumptions, p.outcome)
         result = fallback.plan_outcome(p.outcome, spot_offer, twin, constraints, assumed)
         if result is None:
             continue
@@ -198,9 +206,9 @@ def _affordable(result: Outcome, group: OfferGroup, constraints: Constraints) ->
     budget, hours = constraints.budget_usd, result.billed_hours[2]
     if budget is None:
         return len(group)
-    if not math.isfinite(hours):
+    if not math.isfinite(hours) or budget < result.egress_usd:
         return 0
-    return group.count_up_to(budget, hours)
+    return group.count_up_to(budget - result.egress_usd, hours)
 
 
 def _outcome_for(
@@ -226,13 +234,54 @@ def _outcome_for(
             if spot_risks
             else exponential(r.interruptions_per_hour, rule.source)
         )
-    booted = boot_for(r).seconds if assumptions.booting else 0.0
-    return outcome(prediction, rule, constraints, assumptions, risk=risk, boot_seconds=booted)
+    overheads = overheads_of(r, assumptions, prediction, spot=risk is not None)
+    return outcome(prediction, rule, constraints, assumptions, risk=risk, overheads=overheads)
 
 
-def started(assumptions: Assumptions, boot_seconds: float) -> Assumptions:
-    """``assumptions`` with the machine's own start (billed) before the run's start-up."""
-    return replace(assumptions, startup_seconds=assumptions.startup_seconds + boot_seconds)
+def overheads_of(
+    r: Rentable, assumptions: Assumptions, prediction: Prediction, *, spot: bool
+) -> Overheads:
+    """What ``r``'s machines do besides the training ``prediction`` times, as ``assumptions``
+    ask: start, set up, stage the data, and save checkpoints (``checkpoints_of``)."""
+    return Overheads(
+        boot=boot_for(r).seconds if assumptions.booting else 0.0,
+        setup=staging.setup_seconds(r) if assumptions.setting_up else 0.0,
+        staging=staging.staging_seconds(r, assumptions.data_bytes),
+        data_bytes=assumptions.data_bytes,
+        data_from=assumptions.data_from,
+        egress_usd=staging.egress_usd(r, assumptions.data_bytes, assumptions.data_from),
+        checkpoints=checkpoints_of(assumptions, prediction.seconds, spot=spot),
+        checkpoint_seconds=assumptions.checkpoint_seconds / _writers(r, prediction),
+    )
+
+
+def checkpoints_of(assumptions: Assumptions, work: float, *, spot: bool) -> int:
+    """Checkpoints a run saves besides those of a spot run's simulation: an uninterrupted run one
+    at each epoch's end, at most one every ``CHECKPOINT_EVERY`` of work, the last its final
+    save; a spot run only the final one (its others at its own interval, in ``spot``)."""
+    if assumptions.checkpoints <= 0:
+        return 0
+    return 1 if spot else min(assumptions.checkpoints, math.ceil(work / CHECKPOINT_EVERY))
+
+
+def _writers(r: Rentable, prediction: Prediction) -> int:
+    """Nodes that write a checkpoint at once: every node of an LLM plan that shards its state
+    (ZeRO, FSDP, tensor or pipeline parallel), each its own shard to its own disk; one for a
+    replicated model (data parallel: rank 0 saves it)."""
+    plan = dict(prediction.environment)
+    split = int(plan.get("ADVISOR_TENSOR_PARALLEL", "1")) * int(
+        plan.get("ADVISOR_PIPELINE_PARALLEL", "1")
+    )
+    sharded = plan.get("ADVISOR_SHARDING", "none") != "none" or split > 1
+    return r.nodes if sharded else 1
+
+
+def started(assumptions: Assumptions, result: Outcome) -> Assumptions:
+    """``assumptions`` with what ``result``'s machine does besides the training (its start,
+    set-up and data, its final save; billed) in the run's start-up."""
+    before = result.boot_seconds + result.setup_seconds + result.staging_seconds
+    before += result.checkpointing_seconds  # its final save
+    return replace(assumptions, startup_seconds=assumptions.startup_seconds + before)
 
 
 def _reason(prediction: Prediction) -> str:
@@ -242,9 +291,12 @@ def _reason(prediction: Prediction) -> str:
 
 
 def _row(result: Outcome, r: Rentable, ok: bool) -> Priced:
-    hours = result.billed_hours
+    hours, egress = result.billed_hours, result.egress_usd
     price = r.usd_per_hour
-    return Priced(result, r, price * hours[0], price * hours[2], ok, price * hours[3])
+    return Priced(
+        result, r, price * hours[0] + egress, price * hours[2] + egress, ok,
+        price * hours[3] + egress,
+    )  # fmt: skip
 
 
 def _assemble(

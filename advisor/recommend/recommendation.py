@@ -73,6 +73,18 @@ class Assumptions:
     booting: bool = False
     """Each machine's own start before the run (``advisor.recommend.boot``), billed, is added:
     what a recommendation assumes; off, the run starts on a machine already up."""
+    setting_up: bool = False
+    """Pulling the image and installing the job's packages (``advisor.recommend.staging``),
+    billed, is added: what a recommendation assumes; off, the machine is ready to train."""
+    data_bytes: float = 0.0
+    """The data set each machine downloads before training (``--data``), billed; 0: none."""
+    data_from: str | None = None
+    """The provider whose object store holds the data set (``--data-from``): a machine of
+    another provider pays its internet egress; None: each machine's own provider and region."""
+    checkpoints: int = 0
+    """Epochs, whose ends an uninterrupted run saves a checkpoint at (``ranker.checkpoints_of``),
+    each taking ``checkpoint_seconds``, billed; a spot run saves at its own interval instead
+    (``spot``), and its final checkpoint; 0: no checkpoint at all."""
 
 
 PRICINGS = ("on_demand", "spot", "spot_fallback")
@@ -134,6 +146,25 @@ class Outcome:
     boot_seconds: float = 0.0
     """The machine's own start before the run's (``advisor.recommend.boot``): billed, and part
     of ``training_seconds``."""
+    setup_seconds: float = 0.0
+    """Pulling the image and installing packages (``advisor.recommend.staging``): billed, and
+    part of ``training_seconds``; paid again after each preemption."""
+    staging_seconds: float = 0.0
+    """Downloading the data set (``--data``): billed, part of ``training_seconds``; paid again
+    after each preemption."""
+    data_bytes: float = 0.0
+    """The data set ``staging_seconds`` downloads."""
+    data_from: str | None = None
+    """The provider whose object store the data set comes from (None: the machine's own)."""
+    egress_usd: float = 0.0
+    """What the data set's provider charges to send it to this run's machines (every node),
+    added to each of the option's costs."""
+    checkpoints: int = 0
+    """How many checkpoints ``checkpointing_seconds`` saves."""
+    checkpointing_seconds: float = 0.0
+    """The checkpoints saved besides a spot run's simulated ones (``ranker.checkpoints_of``): an
+    uninterrupted run's at each epoch's end, a spot run's final one; billed, part of
+    ``training_seconds``."""
     spot_risk: SpotRisk | None = None
     """The measured spot risk the run was simulated under (None on demand)."""
     fallback: FallbackPlan | None = None

@@ -16,10 +16,12 @@ from typing import Any
 
 from advisor import display
 from advisor.estimate import catalog
+from advisor.recommend import spot, staging
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.boot import boot_for
 from advisor.recommend.cells import time_words
 from advisor.recommend.deadline import describe_seconds, format_duration
+from advisor.recommend.outcome import CHECKPOINT_EVERY
 from advisor.recommend.recommendation import Option, Outcome, Recommendation
 from pricing.offers import Rentable
 
@@ -77,6 +79,10 @@ def option_row(option: Option) -> dict[str, Any]:
         "expected_preemptions": round(result.expected_preemptions, 3),
         "expected_wait_hours": _hours(result.expected_wait_seconds),
         "boot_hours": _hours(result.boot_seconds),
+        "setup_hours": _hours(result.setup_seconds),
+        "staging_hours": _hours(result.staging_seconds),
+        "checkpoint_hours": _hours(result.checkpointing_seconds),
+        "egress_usd": _usd(result.egress_usd),
         "training_hours": _hours(result.training_seconds[0]),
         "training_hours_p90": _hours(result.training_seconds[1]),
         "machine_hours": _hours(result.machine_seconds[0]),
@@ -90,6 +96,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "batch_per_device": _batch(result.prediction.batch_per_device),
         "global_batch": result.prediction.global_batch or None,
         "stack": dict(result.prediction.environment).get("ADVISOR_STACK"),
+        "layout": _layout(result.prediction.environment),
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
@@ -130,6 +137,29 @@ def _fallback_row(result: Outcome) -> dict[str, Any] | None:
         "restart_hours": _hours(plan.restart_seconds),
         "switch_rule": plan.switch_rule,
     }
+
+
+_LAYOUT_FIELDS = {
+    "gpus": "ADVISOR_GPUS",
+    "tensor_parallel": "ADVISOR_TENSOR_PARALLEL",
+    "pipeline_parallel": "ADVISOR_PIPELINE_PARALLEL",
+    "virtual_stages": "ADVISOR_VIRTUAL_STAGES",
+    "micro_batch": "ADVISOR_MICRO_BATCH",
+    "accumulation": "ADVISOR_GRAD_ACCUM",
+}
+"""An LLM plan's layout in ``--json``, from the variables its task file carries."""
+
+
+def _layout(environment: tuple[tuple[str, str], ...]) -> dict[str, object] | None:
+    """How an LLM job spreads over the option's GPUs (None for the zoo's workloads)."""
+    said = dict(environment)
+    if "ADVISOR_GPUS" not in said:
+        return None
+    layout: dict[str, object] = {
+        name: int(said[key]) for name, key in _LAYOUT_FIELDS.items() if key in said
+    }
+    layout["sharding"] = said.get("ADVISOR_SHARDING", "none")
+    return layout
 
 
 def _risk_source(result: Outcome) -> str | None:
@@ -199,10 +229,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines += [f"Rank: #{option.rank} {option.why}"] if option.rank and option.why else []
     lines += ranked_by(rec, option)
     lines.append(f"Time: {time_words(option)}")
-    if result.boot_seconds:
-        lines.append(
-            f"Start: {describe_seconds(result.boot_seconds)}, billed: {boot_for(r).source}"
-        )
+    lines += overhead_lines(option)
     lines += [f"Measurement: {line}" for line in rec.context]
     how = "measured on this device" if p.measured else "scaled from the probe"
     if p.environment:  # an LLM job: the device model's absolute time, laid out on the node
@@ -227,10 +254,78 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     )
     lines.append(
         f"Cost: ${display.rate(r.usd_per_hour, 4)}/h x {display.duration(result.billed_hours[0] * 3600)}"
-        f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
+        + (f" + {display.money(result.egress_usd)} egress" if result.egress_usd else "")
+        + f" = {display.money(option.cost_usd)} (p90 {display.money(option.cost_usd_p90)}, "
         f"mean {display.money(option.expected_cost_usd)})"
     )
     return lines + tie_lines(option) + left_out_lines(rec)
+
+
+def overhead_lines(option: Option) -> list[str]:
+    """``--explain``: one line for each overhead billed besides the training (the machine's
+    start, its set-up, the data set, the checkpoints), with its source and assumption."""
+    r, result = option.rentable, option.outcome
+    lines = []
+    if result.boot_seconds:
+        lines.append(
+            f"Start: {describe_seconds(result.boot_seconds)}, billed: {boot_for(r).source}"
+        )
+    if result.setup_seconds or result.staging_seconds:
+        rate = staging.rate(r)
+        lines.append(
+            f"Transfer: {rate.describe()}; network: {rate.network_gbps.source}; "
+            f"disk: {rate.disk_bytes_per_second.source}"
+        )
+    if result.setup_seconds:
+        image = staging.image(r)
+        lines.append(
+            f"Set-up: {describe_seconds(result.setup_seconds)}, billed: "
+            f"{staging.describe_size(image.value)} of image and packages: {image.source}"
+        )
+    if result.staging_seconds:
+        lines.append(
+            f"Data: {staging.describe_size(result.data_bytes)} in "
+            f"{describe_seconds(result.staging_seconds)}, billed"
+            f"{', on each node (each downloads the whole set)' if r.nodes > 1 else ''}; "
+            + _data_source(result, r)
+            + _again(result)
+        )
+    if result.checkpointing_seconds:
+        each = result.checkpointing_seconds / result.checkpoints
+        when = (
+            "the final save; the others at the spot run's own interval (Preemption)"
+            if result.spot_risk is not None
+            else f"one at each epoch's end, at most one every {describe_seconds(CHECKPOINT_EVERY)}"
+            " of work (assumed), the last the final save"
+        )
+        lines.append(
+            f"Checkpoints: {describe_seconds(result.checkpointing_seconds)}, billed: "
+            f"{result.checkpoints} x {describe_seconds(each)} (weights and optimizer state at "
+            f"{spot.CHECKPOINT_BANDWIDTH / 1e6:g} MB/s a node, assumed; a sharded plan's nodes "
+            f"each write their shard at once), {when}"
+        )
+    return lines
+
+
+def _data_source(result: Outcome, r: Rentable) -> str:
+    """Where the data comes from, and the egress charged for it."""
+    source = result.data_from
+    if source is None or source == r.provider:
+        return (
+            "from the provider's object store in the machine's region (parallel requests, no "
+            "egress charged)"
+        )
+    rate = staging.egress(source)
+    return (
+        f"from {source}'s object store, which charges its internet egress: "
+        f"${rate.value * 1e9:g}/GB x {staging.describe_size(result.data_bytes)}"
+        f"{f' x {r.nodes} nodes' if r.nodes > 1 else ''} = {display.money(result.egress_usd)}, "
+        f"in every cost ({rate.source}); the transfer taken at the machine's own rate"
+    )
+
+
+def _again(result: Outcome) -> str:
+    return "; paid again after each preemption" if result.spot_risk is not None else ""
 
 
 def ranked_by(rec: Recommendation, option: Option) -> list[str]:

@@ -152,7 +152,11 @@ def task_yaml(
     )
     layout = dict(environment)
     if layout.get("ADVISOR_GPUS"):
-        sharding = "FSDP" if layout.get("ADVISOR_SHARDING") == "fsdp" else "data parallel"
+        sharding = _SPREAD.get(layout.get("ADVISOR_SHARDING", ""), "data parallel")
+        tensor = layout.get("ADVISOR_TENSOR_PARALLEL", "1")
+        pipeline = layout.get("ADVISOR_PIPELINE_PARALLEL", "1")
+        if (tensor, pipeline) != ("1", "1"):
+            sharding = f"tensor {_safe(tensor)} x pipeline {_safe(pipeline)}, distributed optimizer"
         comment += (
             f"# advisor: {_safe(layout.get('ADVISOR_METHOD', ''))} fine-tuning over "
             f"{_safe(layout['ADVISOR_GPUS'])} GPU(s), {sharding}, micro-batch "
@@ -165,6 +169,10 @@ def task_yaml(
             "# rule in ADVISOR_SWITCH_RULE (SkyPilot recovers on spot but does not switch itself)\n"
         )
     return comment + body
+
+
+_SPREAD = {"fsdp": "FSDP", "hsdp": "HSDP", "zero1": "data parallel, ZeRO-1"}
+"""A plan's ``ADVISOR_SHARDING`` in the task file's comment."""
 
 
 def _safe(value: object) -> str:

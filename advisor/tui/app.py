@@ -16,11 +16,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Label, Static, TabbedContent, TabPane
+from textual.widgets import (
+    Footer,
+    Header,
+    Input,
+    Label,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+)
 
 from advisor import display
 from advisor.recommend import columns
@@ -53,12 +62,15 @@ class AdvisorApp(App[None]):
     CSS_PATH = "advisor.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         ("ctrl+q", "quit", "Quit"),
-        ("r", "recommend", "Recommend"),
-        ("x", "cancel_probe", "Cancel probe"),
-        ("f", "fresh_probe", "Probe again"),
+        Binding("r", "recommend", "Recommend", show=False),  # changes re-rank on their own
+        # escape reaches the app from a text field (no field takes it), x only from elsewhere
+        Binding("escape", "cancel_probe", "Cancel probe", key_display="esc"),
+        Binding("x", "cancel_probe", "Cancel probe", show=False),
+        Binding("ctrl+b", "toggle_form", "Form"),
+        Binding("f", "fresh_probe", "Probe again", show=False),  # the footer keeps room for help
         ("p", "prices", "Prices"),
         ("e", "export", "Export"),
-        ("t", "toggle_theme", "Theme"),
+        Binding("t", "toggle_theme", "Theme", show=False),  # in the help
         ("question_mark,f1", "help", "Help"),
     ]
 
@@ -88,7 +100,7 @@ class AdvisorApp(App[None]):
                         yield CostTimePlot(id="plot")
                     with TabPane("Why", id="tab-why"):
                         yield ExplainPanel("Select an option to see why.", id="explain")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.action_recommend()
@@ -103,6 +115,9 @@ class AdvisorApp(App[None]):
             "Probe again", "Measure the workload here afresh", self.action_fresh_probe
         )
         yield SystemCommand("Cancel the probe", "Stop a running probe", self.action_cancel_probe)
+        yield SystemCommand(
+            "Hide or show the form", "Give the options the whole width", self.action_toggle_form
+        )
         yield SystemCommand("Prices", "Browse and refresh the price database", self.action_prices)
         yield SystemCommand(
             "Refresh prices", "Fetch current prices from the public sources", self._refresh_prices
@@ -261,6 +276,16 @@ class AdvisorApp(App[None]):
 
     def on_unmount(self) -> None:
         self._cancel.set()
+
+    def action_toggle_form(self) -> None:
+        """Hide the form (the options take the whole width) or bring it back; a field that had
+        focus hands it to the options, so keys never go to a field out of sight."""
+        form = self.query_one(WorkloadForm)
+        form.toggle_class("collapsed")
+        if form.has_class("collapsed") and form.has_focus_within:
+            tabs = self.query_one("#tabs", TabbedContent)
+            shown = tabs.active == "tab-options"  # else the options are in a tab out of sight
+            (self.query_one(ResultsTable) if shown else tabs.query_one(Tabs)).focus()
 
     def action_prices(self) -> None:
         self.push_screen(PricesScreen())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Switch
 
 from advisor.workloads import llm, stacks, zoo
@@ -66,8 +67,10 @@ class FormState:
 
 
 class WorkloadForm(VerticalScroll):
-    """The zoo, sizes and constraints; every change posts ``FormChanged``. Every label and
-    placeholder fits the pane's 24 columns whole (tests/tui/test_tui.py checks it)."""
+    """The zoo, sizes and constraints; every change posts ``FormChanged``. Each field sits beside
+    its own label, so what a field is stays said while it is typed in (a placeholder goes at the
+    first key); every label and placeholder fits the pane's 24 columns whole, and at 80x24 the
+    pane scrolls to whichever field has focus (tests/tui/test_tui.py and test_fit.py check)."""
 
     class FormChanged(Message):
         def __init__(self, state: FormState) -> None:
@@ -82,59 +85,66 @@ class WorkloadForm(VerticalScroll):
         s = self.state
         options = [(w.id, w.id) for w in zoo.WORKLOADS]
         options += [(f"{m.id} (LLM)", m.id) for m in llm.models().values()]
-        yield Label("Model")
+        yield Label("Model", classes="heading first")
         yield Select(options, value=s.model, allow_blank=False, id="model", compact=True)
-        yield Input(s.model_file, placeholder="or a .keras file", id="model_file", compact=True)
-        yield Input(s.command, placeholder="or python train.py ⏎", id="command", compact=True)
-        yield Label("Epochs, samples, batch")
+        yield row(
+            "or file", Input(s.model_file, placeholder="model.keras", id="model_file", compact=True)
+        )
+        yield row(
+            "or command", Input(s.command, placeholder="python x.py⏎", id="command", compact=True)
+        )
         # numbers are typed as text and read as the command line reads them: an integer field
         # would keep the digits of "1e999" and read 1999
-        yield Input(s.epochs, placeholder="epochs", id="epochs", compact=True)
-        yield Input(s.samples, placeholder="samples", id="samples", compact=True)
-        yield Input(s.batch_size, placeholder="batch size", id="batch_size", compact=True)
+        yield row("epochs", Input(s.epochs, placeholder="default", id="epochs", compact=True))
+        yield row("samples", Input(s.samples, placeholder="default", id="samples", compact=True))
+        yield row(
+            "batch", Input(s.batch_size, placeholder="default", id="batch_size", compact=True)
+        )
         with Vertical(id="llm_fields") as fields:
             fields.display = s.is_llm
-            yield Label("LLM job")
-            yield Select(
-                [(m, m) for m in METHODS], value=s.method, allow_blank=False, id="method",
-                compact=True,
-            )  # fmt: skip
-            yield Input(s.tokens, placeholder="tokens (20M)", id="tokens", compact=True)
-            yield Input(s.examples, placeholder="examples", id="examples", compact=True)
-            yield Input(s.seq_len, placeholder="seq len (2048)", id="seq_len", compact=True)
-            yield Input(s.lora_rank, placeholder="LoRA rank (16)", id="lora_rank", compact=True)
-            yield Select(
-                [(f"stack: {name}", name) for name in stacks.stacks()], value=s.stack,
-                allow_blank=False, id="stack", compact=True,
-            )  # fmt: skip
-        yield Label("Deadline (8h, 90m, 2d)")
-        yield Input(s.deadline, id="deadline", compact=True)
-        yield Label("Budget (USD)")
-        yield Input(s.budget, placeholder="e.g. 50", id="budget", compact=True)
-        yield Label("Objective")
-        yield Select(
-            [
-                ("cheapest in time", "cheapest"),
-                ("fastest in budget", "fastest"),
-            ],
-            value=s.objective,
-            allow_blank=False,
-            id="objective",
-            compact=True,
+            yield from self._llm_fields()
+        yield from self._constraints()
+
+    def _llm_fields(self) -> ComposeResult:
+        """An LLM's fine-tuning job, as ``advisor recommend --method --tokens ...`` takes it."""
+        s = self.state
+        yield Label("LLM job", classes="heading")
+        methods = [(m, m) for m in METHODS]
+        yield row("method", Select(methods, value=s.method, allow_blank=False, id="method",
+                                   compact=True))  # fmt: skip
+        yield row("tokens", Input(s.tokens, placeholder="20M", id="tokens", compact=True))
+        yield row("examples", Input(s.examples, placeholder="50k", id="examples", compact=True))
+        yield row("seq len", Input(s.seq_len, placeholder="2048", id="seq_len", compact=True))
+        yield row("LoRA rank", Input(s.lora_rank, placeholder="16", id="lora_rank", compact=True))
+        names = [(name, name) for name in stacks.stacks()]
+        yield row("stack", Select(names, value=s.stack, allow_blank=False, id="stack",
+                                  compact=True))  # fmt: skip
+
+    def _constraints(self) -> ComposeResult:
+        """When it must finish, what it may cost, and which offerings may be ranked."""
+        s = self.state
+        yield Label("Constraints", classes="heading")
+        yield row("deadline", Input(s.deadline, placeholder="8h, 90m, 2d", id="deadline",
+                                    compact=True))  # fmt: skip
+        yield row("budget $", Input(s.budget, placeholder="none", id="budget", compact=True))
+        objectives = [("cheapest in time", "cheapest"), ("fastest in budget", "fastest")]
+        yield Vertical(
+            Label("objective"),
+            Select(objectives, value=s.objective, allow_blank=False, id="objective", compact=True),
+            classes="stacked",
         )
         with Horizontal(classes="switches"):
             yield Switch(s.spot, id="spot")
             yield Label("spot")
             yield Switch(s.on_demand, id="on_demand")
             yield Label("on-demand")
-        yield Label("Only these")
-        yield Input(s.provider, placeholder="provider (gcp, aws)", id="provider", compact=True)
-        yield Input(s.region, placeholder="region (us-east-1)", id="region", compact=True)
-        yield Input(
-            s.accelerator, placeholder="accelerator (T4, A100)", id="accelerator", compact=True
-        )
-        yield Label("Confidence")
-        yield Input(s.confidence, id="confidence", compact=True)
+        yield row("provider", Input(s.provider, placeholder="gcp, aws", id="provider",
+                                    compact=True))  # fmt: skip
+        yield row("region", Input(s.region, placeholder="us-east-1", id="region", compact=True))
+        yield row("accelerator", Input(s.accelerator, placeholder="T4, A100", id="accelerator",
+                                       compact=True))  # fmt: skip
+        yield row("confidence", Input(s.confidence, placeholder="0.9", id="confidence",
+                                      compact=True))  # fmt: skip
 
     def _update(self, field: str, value: str | bool) -> None:
         if getattr(self.state, field) == value:
@@ -158,3 +168,8 @@ class WorkloadForm(VerticalScroll):
     def on_switch_changed(self, event: Switch.Changed) -> None:
         if event.switch.id:
             self._update(event.switch.id, event.value)
+
+
+def row(label: str, field: Widget) -> Horizontal:
+    """One field on one line after its label: the label stays when the placeholder goes."""
+    return Horizontal(Label(label), field, classes="row")

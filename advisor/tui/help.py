@@ -20,8 +20,10 @@ machine in the price database, and ranks them.
 | key | does |
 |---|---|
 | `r` | recommend again now (changes re-rank on their own) |
-| `x` | cancel a running probe (nothing is stored) |
+| `esc`, `x` | cancel a running probe, nothing stored (`esc` from a text field too) |
 | `f` | probe again, fresh |
+| `ctrl+b` | hide or show the form (the options take the whole width) |
+| `tab` | the next field (the form scrolls to it) |
 | `p` | prices: browse, filter, refresh |
 | `e` | export the highlighted option as a SkyPilot task and JSON |
 | `s` | sort the table by the next column (or click a header) |

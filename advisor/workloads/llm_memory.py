@@ -23,7 +23,7 @@ compiled step and adds the loss's and one recomputed layer's working sets for an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.workloads.llm import QUANTISED_BYTES, FineTune
 
@@ -74,6 +74,30 @@ class Footprint:
     def shardable(self) -> float:
         """What FSDP / ZeRO-3 splits across a node's GPUs."""
         return self.weights + self.gradients + self.optimizer
+
+    def split(self, tensor: int, pipeline: int) -> Footprint:
+        """What one GPU of a model split ``tensor`` x ``pipeline`` ways holds: a share of every
+        weight, gradient and optimizer slot; a tensor share of each token's activations, which
+        sequence parallelism splits too. A pipeline's first stage keeps its layers' activations
+        for as many micro-batches as there are stages (1F1B), so the pipeline does not divide
+        them (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+        Models", 2022, sections 4.2 and 4.2.3)."""
+        if tensor * pipeline == 1:
+            return self
+        share = tensor * pipeline
+        return replace(
+            self,
+            weights=self.weights / share,
+            compute_copy=self.compute_copy / share,
+            gradients=self.gradients / share,
+            optimizer=self.optimizer / share,
+            layer_weights=self.layer_weights / tensor,
+            gathered=self.gathered / share,
+            kept_per_token=self.kept_per_token / tensor,
+            loss_per_token=self.loss_per_token / tensor,
+            recomputed_per_token=self.recomputed_per_token / tensor,
+            output_gradient=self.output_gradient / tensor,
+        )
 
 
 def layer_activation_bytes(tune: FineTune) -> float:

@@ -55,6 +55,9 @@ class TrainingStack:
     published comparison (same GPU, model and configuration, another stack) measured it."""
     nearest: str
     """The stack whose published runs stand for its own when it has none."""
+    parallel: tuple[str, ...]
+    """How it spreads a model over GPUs: ``fsdp``, ``hsdp`` (FSDP within each node), ``tp``
+    and ``pp`` (tensor and pipeline parallel)."""
     launch: str
     """Its launch line on one node (``{gpus}``, ``{method}`` filled in)."""
     launch_nodes: str
@@ -109,7 +112,8 @@ def stacks() -> dict[str, TrainingStack]:
             tuple(row["methods"].split()), _flag(row["compiled"]), row["loss"],
             _flag(row["checkpointing"]), row["master"], row["optimizer"],
             _flag(row["optimizer_in_backward"]), _flag(row["activation_offload"]),
-            tuple(row["runs_on"].split()), _flag(row["fp8"]), float(row["speed"]), row["nearest"], row["launch"],
+            tuple(row["runs_on"].split()), _flag(row["fp8"]), float(row["speed"]), row["nearest"],
+            tuple(row["parallel"].split()), row["launch"],
             row["launch_nodes"],
         )  # fmt: skip
     return found

@@ -140,14 +140,15 @@ def threads_per_core(notes: str) -> int:
 
 
 def score(whole_cores: bool = False) -> None:
-    """The rows predicted from each file of stored probes (``end_to_end.score``). ``whole_cores``
+    """The rows predicted from each file of stored probes (``advisor.fitting.end_to_end.score``). ``whole_cores``
     reads both sides as whole cores: the probes' VM, whose kernel reports one thread per core
     (the stored probes predate the fingerprint's topology), and the lanes the check did not
     record, CPUs 0 to n-1 of a host whose first CPU numbers are its cores; a lane whose cores
     were recorded (the H100 host's) is read as recorded either way."""
     from advisor.fitting import calibrate
-    from benchmarks.end_to_end import print_report, report, stored_probes, target_of
-    from benchmarks.end_to_end import score as score_rows
+    from advisor.fitting.end_to_end import report, stored_probes, target_of
+    from advisor.fitting.end_to_end import score as score_rows
+    from benchmarks.end_to_end import print_report
 
     def lane(row: Any) -> Any:
         recorded = threads_per_core(row.notes)

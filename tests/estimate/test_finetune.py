@@ -127,26 +127,45 @@ def test_the_most_tokens_that_fit_are_the_boundary(compiled: bool) -> None:
     assert memory.tokens_that_fit(counted, "none", 1, GIB) == 0  # not even the weights
 
 
+UNSTATED_MEMORY = {
+    "llama2-70b full 4096 tok 16xH100 fp8",
+    "llama3.1-70b full 4096 tok 32xH100 fp8",
+    "llama3.1-70b full 8192 tok 64xH100 bf16",
+}
+"""Known misses of the multi-node runs (held out, said in docs/BENCHMARKS.md). NeMo's 70B full
+fine-tunes over 16 and 32 H100s, tensor 4 x pipeline 4, counted with fp32 gradients and no
+recompute (neither stated), need 97.9 and 75.8 GiB of a card's 75.5: the runs must have
+recomputed or kept 16-bit gradients (Megatron-Core's ``grad_reduce_in_fp32`` defaults to
+False). AutoModel's 64-GPU run splits each sequence over two GPUs (context parallel, not
+modelled) and does not say whether it recomputes."""
+
+
 def test_every_published_run_fits_its_gpus() -> None:
     """The runs happened: each published configuration advisor can lay out fits its GPU in the
-    model (tensor and pipeline parallelism split activations in ways it does not plan). The
+    model, the tensor and pipeline parallel ones as published (their share of the model). The
     tightest, llm-foundry's MPT-3B at 8,192 tokens, three micro-batches and no checkpointing,
     fits because its loss is flash-attn's fused kernel (no fp32 copy of the logits): counted as
     an unfused loss it is 1.7% past what a card leaves."""
-    checked, misjudged = 0, []
+    checked, misjudged, split = 0, [], 0
     for run in read_published():
-        if not run.device or not (run.use_throughput or run.use_memory) or run.model_parallel:
+        if not run.device or not (run.use_throughput or run.use_memory):
             continue
-        machine = _machine(run.device, run.plan.gpus)
+        machine = llm_fit.machine_of(run, CALIBRATION)
+        assert machine is not None
+        split += run.model_parallel
         fit = finetune.fit_of(run.tune, run.plan, machine)
-        assert fit is not None and fit.needed_bytes <= 1.02 * fit.available_bytes, run.label
+        assert fit is not None, run.label
         checked += 1
+        if run.label in UNSTATED_MEMORY:
+            assert not fit.fits  # the known misses below: still counted, still missed
+            continue
+        assert fit.needed_bytes <= 1.02 * fit.available_bytes, run.label
         if not fit.fits:
             misjudged.append(run.label)
         if run.label.startswith("mpt-3b full 8192") and run.plan.micro_batch == 3:
             unfused = finetune.fit_of(replace(run.tune, fused_loss=False), run.plan, machine)
             assert unfused is not None and not unfused.fits
-    assert checked >= 150 and misjudged == []
+    assert checked >= 150 and split >= 8 and misjudged == []
 
 
 def test_no_step_beats_the_hardware() -> None:
@@ -271,9 +290,15 @@ def test_the_shipped_llm_fit_beats_its_priors_in_sample() -> None:
     }  # fmt: skip
     held = throughput_runs("holdout")
     shared = {run.source for run in runs} & {run.source for run in held}
-    assert shared == {"llm-foundry-mpt-bench"}  # one publisher: its largest model kept out
-    assert {run.model for run in held if run.source in shared} == {"mpt-30b"}
+    # a publisher of fitted runs keeps out its largest model (llm-foundry) or its run over
+    # several nodes (NeMo's 16 GPUs), never fitted
+    assert shared == {"llm-foundry-mpt-bench", "nemo-24.07-perf"}
+    kept_out = {(run.source, run.model, run.plan.gpus) for run in held if run.source in shared}
+    assert {(source, model) for source, model, _ in kept_out} == {
+        ("llm-foundry-mpt-bench", "mpt-30b"), ("nemo-24.07-perf", "llama2-70b")
+    }  # fmt: skip
     assert "mpt-30b" not in {run.model for run in runs if run.source in shared}
+    assert all(gpus > 8 for source, _, gpus in kept_out if source == "nemo-24.07-perf")
 
 
 def _priors() -> dict[str, float]:

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from advisor.errors import UsageError
 from advisor.estimate import Target, catalog, measured_on, predict
 from advisor.estimate.frameworks import Framework
-from advisor.estimate.machine import Stack, accelerator_machine, cpu_machine, usl_speedup
+from advisor.estimate.machine import (
+    Stack,
+    accelerator_machine,
+    cpu_machine,
+    usl_law,
+    usl_speedup,
+)
 from advisor.estimate.parameters import CONV_SPEEDS, shipped_calibration
 from advisor.estimate.predict import DEFAULT_RUN_LOG_SIGMA, local_log_sigma
 from advisor.estimate.steps import allreduce_seconds, facts_of, sharded_seconds, step_parts
@@ -160,13 +166,17 @@ def test_recurrent_work_runs_cudnn_on_a_modern_gpu_flagged_only_off_the_calibrat
 
 
 def test_more_vcpus_saturate_instead_of_scaling_linearly() -> None:
-    calibration = shipped_calibration()
-    assert usl_speedup(64, calibration) < 4 * usl_speedup(8, calibration)  # 8x the vCPUs
-    assert usl_speedup(64, calibration) <= usl_speedup(32, calibration)  # Woolf 2017
+    from advisor.estimate.frameworks import from_software
+
+    tf1 = usl_law(shipped_calibration(), Stack(framework=from_software("tensorflow-1.2")))
+    assert usl_speedup(64, tf1) < 4 * usl_speedup(8, tf1)  # 8x the vCPUs
+    assert usl_speedup(64, tf1) <= usl_speedup(32, tf1)  # Woolf 2017
+    # today's frameworks keep scaling (cpu_law), never past linear: a small model's batch and
+    # each op's fork and join over its threads hold it well under 8x on 8x the vCPUs
     p = probe("mnist_cnn", 0.2)
     t8 = predict(p, Target(None, 0, 8, "skylake")).seconds
     t64 = predict(p, Target(None, 0, 64, "skylake")).seconds
-    assert t64 > t8 / 4
+    assert t8 / 8 < t64 / 1.5 < t8 / 1.5
 
 
 def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
@@ -175,10 +185,11 @@ def test_a_generic_build_slows_the_threads_arithmetic_not_their_waits() -> None:
     not the contention and coherency waits that dominate many threads."""
     calibration = shipped_calibration()
     generic = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="sse")
+    compiled = Stack(framework=Framework("tensorflow", (1, 2)), cpu_isa="native")
 
     def penalty(vcpus: int) -> float:
         slow = cpu_machine("skylake", vcpus, calibration, stack=generic)
-        fast = cpu_machine("skylake", vcpus, calibration)
+        fast = cpu_machine("skylake", vcpus, calibration, stack=compiled)
         return fast.rates.conv_flops / slow.rates.conv_flops
 
     assert penalty(1) == pytest.approx(1 / calibration.generic_build_speed)

@@ -211,6 +211,28 @@ def test_the_default_report_says_where_the_readmes_headline_comes_from(tmp_path:
     shipped = CliRunner().invoke(cli, ["validate"])
     assert shipped.exit_code == 0, shipped.output
     last = shipped.output.strip().splitlines()[-1]
-    assert "README's end-to-end headline" in last and "benchmarks/end_to_end.py --rescore" in last
+    assert "README's end-to-end headline" in last and "validate --end-to-end" in last
     own = CliRunner().invoke(cli, ["validate", "--reference", str(write(tmp_path, TINY))])
     assert own.exit_code == 0 and "README's end-to-end headline" not in own.output
+
+
+def test_validate_reproduces_a_stored_end_to_end_run_with_one_flag(tmp_path: Path) -> None:
+    """``advisor validate --end-to-end FILE`` scores a stored run's probes with today's model,
+    the same figures its benchmark writes (here the JAX run on the H200 and H100 rows, held out
+    and quick: no publisher's refit); a file that is no such run is one line, exit 2."""
+    from advisor.fitting.end_to_end import rescore
+
+    run = Path(__file__).resolve().parents[2] / "benchmarks/results/end_to_end_jax_h200.json"
+    done = CliRunner().invoke(cli, ["validate", "--end-to-end", str(run), "--json"])
+    assert done.exit_code == 0, done.output
+    figures = json.loads(done.stdout)
+    assert figures == json.loads(json.dumps(rescore(run)["figures"]))
+    assert figures["all"]["rows"] == 18 and figures["set"]["held out"]["rows"] == 18
+    table = CliRunner().invoke(cli, ["validate", "--end-to-end", str(run)])
+    assert table.exit_code == 0 and "held out" in table.stdout and "18" in table.stdout
+    for text in ("not json", json.dumps({"probes": 3}), json.dumps([1, 2])):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        wrong = CliRunner().invoke(cli, ["validate", "--end-to-end", str(bad)])
+        assert wrong.exit_code == 2, wrong.output
+        assert wrong.stderr.count("\n") == 1 and "not a stored end-to-end run" in wrong.stderr

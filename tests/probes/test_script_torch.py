@@ -83,6 +83,23 @@ def test_a_plain_loop_is_read_through_its_optimizer_and_its_data_loader(tmp_path
     assert observed["batches_a_step"] == 2 and 0 <= observed["data_wait_share"] < 1
 
 
+def test_a_compiled_model_is_counted_as_its_eager_twin(tmp_path: Path) -> None:
+    """``torch.compile`` runs the step as Inductor's fused kernels, which the FLOP counter sees
+    through as AOTAutograd traces them: the compiled MLP's step counts what the eager one does,
+    and its steps, after the compilation's slow first ones (15 s here), are read as any others."""
+    compiled = MLP.replace(
+        "optimizer = torch.optim", "model = torch.compile(model)\n    optimizer = torch.optim"
+    )
+    run = _probe(tmp_path, compiled, budget=40.0)
+    events = run.events
+    assert "torch.compile" in compiled and len(events.counted) == 1
+    counted = script.architecture_of(events.model["architecture"])
+    assert counted is not None
+    first, second = 784 * 256, 256 * 10
+    assert counted.train_flops_per_sample == pytest.approx(2 * (2 * first + 3 * second), rel=1e-6)
+    assert len(events.steps) >= 20 and events.steps_an_epoch == 20
+
+
 CONVNET_LSTM = """
     import torch
     from torch import nn

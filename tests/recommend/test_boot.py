@@ -4,6 +4,7 @@ from, that a recommendation pays it once a run, billed, and that the answer says
 from __future__ import annotations
 
 import json
+import re
 import statistics
 
 import pytest
@@ -58,7 +59,10 @@ def test_the_answer_and_json_say_the_start(monkeypatch: pytest.MonkeyPatch) -> N
     from tests.recommend.test_one_screen import recommend as answer_lines
 
     said = " ".join(" ".join(answer_lines(monkeypatch, 100, "lstm", "8h")).split())
-    assert "of training (the machine's start, ~70 s, in it)" in said  # gcp's CPU VM
+    # the machine starts, then is set up (advisor.recommend.staging): seconds on a CPU VM,
+    # minutes on a GPU machine's 20 GB image (which wins depends on this machine's probe)
+    started = r"of training \(start, set-up(, checkpoints)? and \w+, ~[\d.]+ (s|min), in it\)"
+    assert re.search(started, said)
     from tests.recommend.test_llm_cli import invoke
 
     code, out, err = invoke("--model", "lstm", "--deadline", "8h", "--json")
@@ -67,4 +71,4 @@ def test_the_answer_and_json_say_the_start(monkeypatch: pytest.MonkeyPatch) -> N
     assert all(o["boot_hours"] > 0 and o["training_hours"] > o["boot_hours"] for o in options)
     code, out, err = invoke("--model", "lstm", "--deadline", "8h", "--explain")
     assert code == 0, err
-    assert "Start: 70 s, billed: SkyPilot PR #4027" in out
+    assert re.search(r"Start: 7[05] s, billed: SkyPilot PR #4027", out)  # GCP's CPU or GPU VM

@@ -21,6 +21,7 @@ from probes import history
 from probes.device import fingerprint
 from probes.result import ProbeResult
 from probes.spec import ProbeSpec
+from tests.bench.test_bench import overhead_hours
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
 
@@ -129,6 +130,42 @@ def test_a_70b_full_fine_tune_emits_an_8_gpu_node(tmp_path: Path) -> None:
     assert "FSDP" in task.read_text().splitlines()[1]
 
 
+def test_a_70b_full_fine_tune_on_nemo_over_nodes_emits_its_tensor_and_pipeline_split(
+    tmp_path: Path,
+) -> None:
+    """The fastest plan within the budget is a cluster: the answer says the split, the task has
+    its nodes, the split in its variables and NeMo's launch line passing it on."""
+    stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000, stack="nemo")
+    task = tmp_path / "task.yaml"
+    code, out, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--stack", "nemo",
+        "--accelerator", "H100", "--objective", "fastest", "--budget", "2000",
+        "--emit", "skypilot", str(task),
+    )  # fmt: skip
+    assert code == 0, err
+    body = yaml.safe_load(task.read_text())
+    envs = body["envs"]
+    assert body["num_nodes"] > 1
+    assert int(envs["ADVISOR_GPUS"]) == 8 * body["num_nodes"]
+    tensor, pipeline = int(envs["ADVISOR_TENSOR_PARALLEL"]), int(envs["ADVISOR_PIPELINE_PARALLEL"])
+    assert tensor * pipeline > 1 and int(envs["ADVISOR_GPUS"]) % (tensor * pipeline) == 0
+    assert "model.tensor_model_parallel_size=$ADVISOR_TENSOR_PARALLEL" in body["run"]
+    assert f"tensor {tensor} x pipeline {pipeline}" in task.read_text().splitlines()[1]
+    plan = next(line for line in out.splitlines() if line.startswith("Plan:"))
+    assert f"tensor {tensor} x pipeline {pipeline} x data " in plan
+    code, out, err = invoke(
+        "--model", "llama3.1-70b", "--method", "full", "--tokens", "20M", "--stack", "nemo",
+        "--accelerator", "H100", "--objective", "fastest", "--budget", "2000", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    best = json.loads(out)["options"][0]
+    layout = best["layout"]
+    assert layout["gpus"] == 8 * best["nodes"] and layout["sharding"] == "zero1"
+    assert (layout["tensor_parallel"], layout["pipeline_parallel"]) == (tensor, pipeline)
+    # a pipeline has at least as many micro-batches a step as stages, or stages stand idle
+    assert layout["accumulation"] >= pipeline
+
+
 def test_the_explanation_walks_through_the_step() -> None:
     stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)
     code, out, err = invoke(*JOB, "--deadline", "6h", "--explain", "--top", "1")
@@ -219,7 +256,7 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     local = stored_llm_probe("qwen2.5-0.5b", method="lora", tokens=4_000_000)
     code, out, err = invoke(*job_args)
     assert code == 0, err
-    before = {_key(o): o["training_hours"] - o["boot_hours"] for o in json.loads(out)["options"]}
+    before = {_key(o): o["training_hours"] - overhead_hours(o) for o in json.loads(out)["options"]}
     config = local.config  # the proxy's sizes, as the probe ran them
     probed = job_of_probe(config.workload, config.samples, config.epochs, config.batch_size)
     workstation = dataclasses.replace(
@@ -238,7 +275,7 @@ def test_a_gpu_probe_of_the_job_imported_from_a_workstation_corrects_the_gpu_tim
     )
     code, out, err = invoke(*job_args)
     assert code == 0, err
-    after = {_key(o): o["training_hours"] - o["boot_hours"] for o in json.loads(out)["options"]}
+    after = {_key(o): o["training_hours"] - overhead_hours(o) for o in json.loads(out)["options"]}
     shared = [key for key in after if key in before]
     gpus = [k for k in shared if not str(k[2]).startswith("tpu") and k[3] == "on_demand"]
     tpus = [key for key in shared if str(key[2]).startswith("tpu")]

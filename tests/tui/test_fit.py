@@ -8,10 +8,8 @@ label can be whole in its widget and cut by the pane around it.
 from __future__ import annotations
 
 import asyncio
-import io
 
 import pytest
-from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Input, Label
 
@@ -20,19 +18,11 @@ from advisor.tui.app import AdvisorApp, make_app
 from advisor.tui.form import FormState
 from advisor.tui.results import ResultsTable
 from probes.result import Fingerprint
-from tests.tui.test_tui import fixed_device, ranked, stored_probe, until
+from tests.tui.test_tui import fixed_device, ranked, screen_text, stored_probe, until
 
 __all__ = ["fixed_device"]  # the fixture, used by name
 
 SIZES = ((100, 30), (120, 40))
-
-
-def screen_text(app: AdvisorApp) -> list[str]:
-    """The screen as the terminal shows it, line by line."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text().split("\n")
 
 
 def shown(app: AdvisorApp, size: tuple[int, int]) -> list[str]:

@@ -7,7 +7,9 @@ the same on any machine; prices come from the real seed database, the probe from
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -15,8 +17,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Label, Select
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Label, Select, Switch, TabbedContent, Tabs
 
 import advisor.workloads.zoo
 import probes.child
@@ -24,7 +28,7 @@ import probes.device
 from advisor.errors import UsageError
 from advisor.tui import actions
 from advisor.tui.app import AdvisorApp, ReplaceScreen, make_app
-from advisor.tui.form import FormState
+from advisor.tui.form import FormState, WorkloadForm
 from advisor.tui.help import HelpScreen
 from advisor.tui.messages import ProbeFinished
 from advisor.tui.price_browser import PricesScreen
@@ -72,6 +76,14 @@ async def until(pilot: Pilot, done: Callable[[], bool], seconds: float = 30.0) -
         f"the app did not get there in time; screen: {pilot.app.screen}; "
         f"labels: {[str(w.render()) for w in pilot.app.screen.query(Label)]}"
     )
+
+
+def screen_text(app: AdvisorApp) -> list[str]:
+    """The screen as the terminal shows it, line by line."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().split("\n")
 
 
 def run(app: AdvisorApp, scenario: Callable[[Pilot], Awaitable[None]]) -> None:
@@ -407,7 +419,7 @@ def test_cancel_and_quit_return_within_a_second(fixed_device: Fingerprint) -> No
 DRIVE_A_PROBE = """
 import asyncio, json, sys
 from advisor.tui.app import make_app
-from advisor.tui.form import FormState
+from advisor.tui.form import FormState, WorkloadForm
 
 async def main():
     app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
@@ -646,3 +658,204 @@ def test_the_palette_holds_the_apps_commands(fixed_device: Fingerprint) -> None:
         await until(pilot, lambda: not isinstance(app.screen, PricesScreen))
 
     run(app, scenario)
+
+
+def test_the_app_and_the_command_line_count_the_same_offerings(fixed_device: Fingerprint) -> None:
+    """One query, one database: ``advisor recommend`` and the app say the same number of
+    offerings considered and the same "cheapest of the N offerings" (they said 268 and 304:
+    the fallback plans counted among them followed how many options each lists)."""
+    from click.testing import CliRunner
+
+    from advisor.cli import cli
+
+    stored_probe()
+    query = ["recommend", "--model", "imdb_bilstm", "--deadline", "8h"]
+    as_json = CliRunner().invoke(cli, [*query, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    said = CliRunner().invoke(cli, query, terminal_width=200)
+    counted = re.search(r"the cheapest of the (\d+) offerings", said.output)
+    assert counted, said.output
+    app = make_app(FormState(model="imdb_bilstm", deadline="8h"))
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        assert app.rec is not None and len(app.rec.options) > 10  # it lists more than the CLI
+        assert app.payload["considered"] == json.loads(as_json.output)["considered"]
+        summary = str(app.query_one("#summary").render()).replace("\n", " ")
+        assert f"the cheapest of the {counted[1]} offerings" in summary
+
+    run(app, scenario)
+
+
+FORM_FIELDS = ("model", "model_file", "command", "epochs", "samples", "batch_size", "method",
+               "tokens", "examples", "seq_len", "lora_rank", "stack", "deadline", "budget",
+               "objective", "spot", "on_demand", "provider", "region", "accelerator",
+               "confidence")  # fmt: skip
+
+
+def llm_state() -> FormState:
+    """An LLM job with its proxy's probe stored, as ``advisor recommend --model llama3.1-8b
+    --method qlora --tokens 20M --deadline 6h`` asks it."""
+    state = FormState(model="llama3.1-8b", method="qlora", tokens="20M", deadline="6h")
+    stored_probe(actions.service.spec_of(actions.request_for(state)).config)
+    return state
+
+
+def label_of(field: Widget) -> str:
+    """The label beside (or above) a form field: what says what the field is."""
+    if isinstance(field, Switch):
+        return str(field.parent.children[field.parent.children.index(field) + 1].render())
+    if field.id == "model":
+        return "Model"
+    return str(field.parent.query_one(Label).render())
+
+
+def test_at_80x24_tab_reaches_every_field_with_its_label_in_sight(
+    fixed_device: Fingerprint,
+) -> None:
+    """The form scrolls: tab walks every field of an LLM job, each comes into sight with its
+    label, and the label stays while the field is typed in (a placeholder went at the first
+    key)."""
+    app = make_app(llm_state())
+    reached: list[str] = []
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            form = app.query_one(WorkloadForm)
+            form.focus()
+            for _ in range(len(FORM_FIELDS)):
+                await pilot.press("tab")
+                await pilot.pause(0.1)  # the form scrolls the field into sight
+                field = app.focused
+                assert field is not None and field.id in FORM_FIELDS, field
+                reached.append(field.id)
+                assert form.region.contains_region(field.region), field.id
+                assert label_of(field) in "\n".join(screen_text(app)), field.id
+            tokens = app.query_one("#tokens", Input)
+            tokens.focus()
+            await pilot.press("end", "backspace", "backspace", "backspace", *"40M")
+            await pilot.pause(0.1)
+            assert tokens.value == "40M" and "tokens" in "\n".join(screen_text(app))
+
+    asyncio.run(main())
+    assert reached == list(FORM_FIELDS)
+
+
+def test_the_form_collapses_from_a_key_and_the_palette(fixed_device: Fingerprint) -> None:
+    """ctrl+b (said in the footer) hides the form and the options take the width; a field
+    that had focus hands it to the options, or to the tabs when another tab is open; the
+    palette's command brings the form back."""
+    stored_probe()
+    app = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            form, table = app.query_one(WorkloadForm), app.query_one(ResultsTable)
+            await pilot.pause(0.2)  # the footer drawn
+            assert "^b Form" in "\n".join(screen_text(app))  # the footer says the key
+            narrow = table.size.width
+            app.query_one("#deadline", Input).focus()
+            await pilot.press("ctrl+b")
+            await pilot.pause(0.2)
+            assert not form.display or form.region.width == 0
+            assert table.size.width >= narrow + 24 and app.focused is table
+            commands = {c.title: c for c in app.get_system_commands(app.screen)}
+            commands["Hide or show the form"].callback()
+            await pilot.pause(0.2)
+            assert form.region.width > 0 and table.size.width == narrow
+            app.query_one("#tabs", TabbedContent).active = "tab-why"  # the options out of sight
+            app.query_one("#budget", Input).focus()
+            await pilot.press("ctrl+b")
+            await pilot.pause(0.2)
+            assert isinstance(app.focused, Tabs)  # the tabs, in sight, take the keys
+
+    asyncio.run(main())
+
+
+def test_the_focused_field_is_marked(fixed_device: Fingerprint) -> None:
+    """A compact field's own focus mark is a 5% tint: the app's marks it in the accent colour,
+    bolds its label and marks the form's edge while the keys go to it."""
+    stored_probe()
+    app = make_app()
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: ranked(app))
+            budget, region = app.query_one("#budget", Input), app.query_one("#region", Input)
+            budget.focus()
+            await pilot.pause(0.1)
+            label = budget.parent.query_one(Label)
+            other = region.parent.query_one(Label)
+            assert budget.styles.background != region.styles.background
+            assert budget.styles.background.a > 0  # a colour of its own, not a tint
+            assert label.styles.text_style.bold and not other.styles.text_style.bold
+            assert label.styles.color != other.styles.color
+            form = app.query_one(WorkloadForm)
+            in_form = form.styles.border_right
+            app.query_one(ResultsTable).focus()
+            await pilot.pause(0.1)
+            assert form.styles.border_right != in_form  # the pane with the keys is marked
+
+    asyncio.run(main())
+
+
+def test_escape_cancels_a_probe_while_a_field_has_focus(
+    fixed_device: Fingerprint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`x` is a letter to a text field; escape reaches the app from any field and cancels a
+    running probe (a real training command, its process stopped, nothing stored)."""
+    monkeypatch.setattr(actions, "SCRIPT_BUDGET", 120.0)
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import time\nimport advisor.probe as ap\n"
+        "ap.plan(epochs=3, steps=2000, batch=16, flops_per_sample=2e9)\n"
+        "for _ in range(20000):\n    time.sleep(0.01)\n    ap.step(batch=16)\n"
+    )
+    stored_probe()
+    app = make_app()
+    command = f"{sys.executable} {train}"
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(app))
+        field = app.query_one("#command", Input)
+        field.focus()
+        field.value = command
+        await pilot.press("enter")
+        await until(pilot, lambda: app.probing, seconds=30)
+        await pilot.pause(1.0)  # the command runs
+        assert app.focused is field and app.probing
+        started = time.monotonic()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.probing, seconds=10)
+        assert time.monotonic() - started < 5
+        assert "cancel" in str(app.query_one("#probe-status").render()).lower()
+        assert field.value == command  # the field kept what was typed
+
+    run(app, scenario)
+    assert actions.stored_probe(FormState(command=command)) is None
+
+
+def test_snapshot_an_llm_job_at_80x24(fixed_device: Fingerprint, snap_compare) -> None:
+    """Issue 47's target: at 80x24 an LLM job is set up in the form, every field beside its
+    label (tokens has focus), and its answer is read beside it."""
+
+    async def tokens_focused(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        pilot.app.query_one("#tokens", Input).focus()
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(llm_state()), terminal_size=(80, 24), run_before=tokens_focused)
+
+
+def test_snapshot_the_form_hidden_at_100x30(fixed_device: Fingerprint, snap_compare) -> None:
+    """ctrl+b: the options take the whole width, and more of their columns fit."""
+    stored_probe()
+
+    async def hidden(pilot: Pilot) -> None:
+        await ranked_screen(pilot)
+        await pilot.press("ctrl+b")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=hidden)

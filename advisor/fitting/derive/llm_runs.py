@@ -60,7 +60,7 @@ MEMORY_HOLDOUT = {
 BOUNDARY = {"unsloth-readme-ctx-2025-01"}
 """The largest sequence that fits a card: a fits / does-not-fit test."""
 MAX_GPUS = 8
-"""One node: advisor plans a job on one machine."""
+"""GPUs of one node: a run on more spreads over several (held out: the scale-out check)."""
 DEVICES = {
     "H100": "H100",
     "A100-80GB": "A100-80GB",
@@ -291,9 +291,10 @@ def uses(row: dict[str, str], normal: dict[str, str]) -> tuple[str, str, str]:
     if not normal["n_device"] and not normal["n_capacity_gib"]:
         notes.append(f"{row['gpu'].split(' (')[0]} is not in data/devices.csv")
         throughput = memory = ""
-    if gpus > MAX_GPUS:
-        notes.append(f"{gpus} GPUs: more than one node")
-        throughput = memory = ""
+    if gpus > MAX_GPUS:  # its layout over several nodes is the scale-out check: never fitted
+        notes.append(f"{gpus} GPUs: several nodes, held out")
+        throughput = "holdout" if throughput else ""
+        memory = ""
     if normal["n_offload"] == "params":
         notes.append("weights offloaded to host memory: not modelled")
         throughput = memory = ""
