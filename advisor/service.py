@@ -9,6 +9,7 @@ only when prices are refreshed.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import statistics
@@ -159,18 +160,38 @@ def probe_and_store(
     progress: Callable[[ProbeProgress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> ProbeResult:
-    """Probe ``request``'s workload here and store the result (a cancelled probe stores nothing)."""
+    """Probe ``request``'s workload here and store the result (a cancelled probe stores nothing;
+    an LLM job's proxy that could not be probed is stored as a fallback, with its reason:
+    ``stored_fallback``)."""
     db = _open(db)
     spec = spec_of(request)
     store.check_can_store(db, f"a probe of {spec.label}")  # before its seconds are spent
-    if runner is None:
-        from probes.run import probe  # TensorFlow and numpy: only when a probe runs
+    try:
+        if runner is None:
+            from probes.run import probe  # TensorFlow and numpy: only when a probe runs
 
-        result = probe(spec, progress=progress, cancel=cancel)
-    else:
-        result = runner(spec)
-    probe_history.save(db, result)
+            result = probe(spec, progress=progress, cancel=cancel)
+        else:
+            result = runner(spec)
+        probe_history.save(db, result)
+    except Cancelled:
+        raise
+    except AdvisorError as exc:
+        if llm_job.is_probe_name(spec.config.workload):  # ranked without it: remember why
+            here = probe_device.fingerprint().key
+            with contextlib.suppress(AdvisorError):  # the probe's own error says more
+                probe_history.save_fallback(db, spec.config, here, str(exc))
+        raise
     return result
+
+
+def stored_fallback(
+    request: Request, db: sqlite_utils.Database | None = None
+) -> probe_history.Fallback | None:
+    """Why ``request``'s LLM proxy could not be probed on this machine when it was tried, or
+    None: such a job is ranked by the device model alone until ``--fresh`` probes it again."""
+    here = probe_device.fingerprint().key
+    return probe_history.find_fallback(_open(db), workload_config(request), here)
 
 
 def assumptions_for(
@@ -357,18 +378,38 @@ def recommend(
     probe = None if fresh else stored_probe(request, db)
     stored = probe is not None
     if job is not None:
-        note = ""
-        if probe is None:
-            try:
-                probe = probe_and_store(request, db=db, runner=runner)
-            except Cancelled:
-                raise
-            except AdvisorError as exc:  # its device time is the model's: rank without it
-                note = f"the proxy could not be probed here ({exc})"
-        return rank_job(request, job, probe, db=db, note=note)
+        return _recommend_job(request, job, probe, db, runner, fresh)
     if probe is None:
         probe = probe_and_store(request, db=db, runner=runner)
     return rank(request, probe, db=db, stored=stored)
+
+
+def _recommend_job(
+    request: Request,
+    job: Job,
+    probe: ProbeResult | None,
+    db: sqlite_utils.Database,
+    runner: Runner | None,
+    fresh: bool,
+) -> Recommendation:
+    """Rank an LLM job with its stored ``probe``, else with one run now; a proxy that could not
+    be probed (now, or when last tried: its stored fallback, unless ``fresh``) leaves the job's
+    time to the device model, and the answer says why."""
+    fallback = None if probe is not None or fresh else stored_fallback(request, db)
+    note = ""
+    if fallback is not None:
+        note = (
+            f"the proxy could not be probed here ({fallback.reason}; tried "
+            f"{fallback.created_at}, --fresh tries again)"
+        )
+    elif probe is None:
+        try:
+            probe = probe_and_store(request, db=db, runner=runner)
+        except Cancelled:
+            raise
+        except AdvisorError as exc:  # its device time is the model's: rank without it
+            note = f"the proxy could not be probed here ({exc}; stored, --fresh tries again)"
+    return rank_job(request, job, probe, db=db, note=note)
 
 
 # --- a user's own training command --------------------------------------------------------
@@ -404,9 +445,13 @@ def check_script_name(name: str) -> None:
         raise UsageError(f"{display.quoted(name)} names a model advisor knows: give --name")
 
 
-def typical_probe_seconds(db: sqlite_utils.Database | None = None) -> float | None:
-    """What a probe takes on this machine, the median of its recent ones (None: none yet)."""
-    found = probe_history.recent_probe_seconds(_open(db), probe_device.fingerprint().key)
+def typical_probe_seconds(
+    db: sqlite_utils.Database | None = None, *, llm: bool = False
+) -> float | None:
+    """What a probe takes on this machine, the median of its recent ones (None: none yet);
+    ``llm``: an LLM job's proxy's, of the recent ones of LLM jobs."""
+    here = probe_device.fingerprint().key
+    found = probe_history.recent_probe_seconds(_open(db), here, llm=llm)
     return statistics.median(found) if found else None
 
 

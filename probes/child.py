@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -42,21 +43,27 @@ def spec_arguments(spec: ProbeSpec) -> dict[str, Any]:
     }
 
 
-def child_command(spec: ProbeSpec) -> list[str]:
-    """The command line of the child that probes ``spec``."""
-    return [sys.executable, "-m", "probes.child", json.dumps(spec_arguments(spec))]
+BUDGET_SECONDS = 20.0
+"""The probe's budget when none is given (``advisor probe``'s default)."""
+
+
+def child_command(spec: ProbeSpec, budget_seconds: float = BUDGET_SECONDS) -> list[str]:
+    """The command line of the child that probes ``spec`` within ``budget_seconds``."""
+    arguments = {**spec_arguments(spec), "budget_seconds": budget_seconds}
+    return [sys.executable, "-m", "probes.child", json.dumps(arguments)]
 
 
 def run_in_child(
     spec: ProbeSpec,
     *,
+    budget_seconds: float = BUDGET_SECONDS,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> ProbeResult:
     """Probe ``spec`` in a child process; raises ``Cancelled`` (the child killed) or
     ``AdvisorError`` (the child's error, or its crash) and stores nothing."""
     cancel = cancel or threading.Event()
-    command = child_command(spec)
+    command = child_command(spec, budget_seconds)
     with tempfile.TemporaryFile() as log:
         child = subprocess.Popen(
             command,
@@ -117,6 +124,18 @@ def _orphan_guard() -> None:
     os._exit(1)
 
 
+def _age_seconds() -> float:
+    """How long ago this process started (Linux: ``/proc``; else 0): the probe's budget counts
+    from the child's start, Python's and TensorFlow's imports in it, as its parent waits."""
+    try:
+        with open("/proc/uptime") as uptime, open("/proc/self/stat") as stat:
+            now = float(uptime.read().split()[0])
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])  # field 22: start time
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def main(argv: list[str]) -> int:
     quiet.prepare()
     threading.Thread(target=_orphan_guard, daemon=True).start()
@@ -131,7 +150,12 @@ def main(argv: list[str]) -> int:
         )
         from probes.run import probe
 
-        result = probe(spec, progress=lambda event: _send({"progress": asdict(event)}))
+        result = probe(
+            spec,
+            budget_seconds=float(arguments.get("budget_seconds", BUDGET_SECONDS)),
+            started=time.perf_counter() - _age_seconds(),
+            progress=lambda event: _send({"progress": asdict(event)}),
+        )
     except AdvisorError as exc:
         _send({"error": str(exc)})
         return 1

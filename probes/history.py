@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from advisor.errors import AdvisorError
 from advisor.store import migrate
+from advisor.workloads.llm_job import PROBE_PREFIX as LLM_PREFIX
 from probes.result import Architecture, Fingerprint, ProbeResult, WorkloadConfig
 from probes.script import PREFIX as SCRIPT_PREFIX
 from probes.validity import problem
@@ -72,7 +74,26 @@ def _create_runs(db: sqlite_utils.Database) -> None:
     db.execute(f"CREATE INDEX {RUNS}_by_device ON {RUNS} (device_key, created_at)")
 
 
-STEPS = [_create_results, _create_runs]
+FALLBACKS = "probe_fallbacks"
+
+
+def _create_fallbacks(db: sqlite_utils.Database) -> None:
+    db.execute(
+        f"""CREATE TABLE {FALLBACKS} (
+            workload TEXT NOT NULL,
+            samples INTEGER NOT NULL,
+            validation_samples INTEGER NOT NULL,
+            epochs INTEGER NOT NULL,
+            batch_size INTEGER NOT NULL,
+            device_key TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (workload, samples, validation_samples, epochs, batch_size, device_key)
+        )"""
+    )
+
+
+STEPS = [_create_results, _create_runs, _create_fallbacks]
 RECENT_RUNS = 10
 """Runs of one workload configuration that count towards its spread: the newest ten (a machine
 changes; last month's neighbours on a shared host say little about today's)."""
@@ -104,6 +125,65 @@ def save(db: sqlite_utils.Database, result: ProbeResult, *, source: str = "local
             [*sizes, result.device.key, result.created_at, result.step_seconds,
              result.predicted_seconds, result.machine_drift],
         )  # fmt: skip
+        db.conn.execute(f"DELETE FROM {FALLBACKS} WHERE {_KEY}", [*sizes, result.device.key])
+
+
+_KEY = (
+    "workload = ? AND samples = ? AND validation_samples = ? AND epochs = ? AND batch_size = ? "
+    "AND device_key = ?"
+)
+"""A stored row's key: a workload configuration on a device."""
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A probe that could not run on this device: why, and when it was tried. Stored so that
+    the next call predicts without it at once rather than spending the same seconds to fail
+    again (an LLM job's proxy: its prediction is the device model's either way)."""
+
+    reason: str
+    """The probe's one-line error."""
+    created_at: str
+
+
+MAX_REASON = 500
+"""Characters of a fallback's reason kept: an error line, never a traceback."""
+
+
+def save_fallback(
+    db: sqlite_utils.Database, config: WorkloadConfig, device_key: str, reason: str
+) -> Fallback:
+    """Store that ``config`` could not be probed on ``device_key``, and why (replacing an earlier
+    fallback; a probe stored later replaces it, ``save``)."""
+    ensure(db)
+    fallback = Fallback(" ".join(reason.split())[:MAX_REASON], _now())
+    sizes = [config.workload, config.samples, config.validation_samples, config.epochs,
+             config.batch_size]  # fmt: skip
+    with db.conn:
+        db.conn.execute(
+            f"INSERT OR REPLACE INTO {FALLBACKS} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [*sizes, device_key, fallback.reason, fallback.created_at],
+        )
+    return fallback
+
+
+def find_fallback(
+    db: sqlite_utils.Database, config: WorkloadConfig, device_key: str
+) -> Fallback | None:
+    """The stored fallback of exactly this configuration on this device, or None (also from a
+    read-only database older than the fallbacks' table)."""
+    if ensure(db, reading=True) < len(STEPS):
+        return None
+    row = db.execute(
+        f"SELECT reason, created_at FROM {FALLBACKS} WHERE {_KEY}",
+        [config.workload, config.samples, config.validation_samples, config.epochs,
+         config.batch_size, device_key],
+    ).fetchone()  # fmt: skip
+    return Fallback(str(row[0]), str(row[1])) if row else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def run_log_sigma(db: sqlite_utils.Database, device_key: str) -> tuple[float, int] | None:
@@ -191,15 +271,18 @@ def latest(db: sqlite_utils.Database, workload: str) -> list[ProbeResult]:
 
 
 def recent_probe_seconds(
-    db: sqlite_utils.Database, device_key: str, count: int = 20
+    db: sqlite_utils.Database, device_key: str, count: int = 20, *, llm: bool = False
 ) -> list[float]:
     """How long this device's latest ``count`` probes of the zoo and of files took (their
-    ``probe_seconds``; a command's probe, a script's own run, left out), newest first."""
+    ``probe_seconds``; a command's probe, a script's own run, left out), newest first; ``llm``:
+    those of LLM jobs' proxies instead, which their budget bounds apart."""
     ensure(db, reading=True)
+    kind = "workload LIKE ?" if llm else "workload NOT LIKE ? AND workload NOT LIKE ?"
+    like = [f"{LLM_PREFIX}%"] if llm else [f"{SCRIPT_PREFIX}%", f"{LLM_PREFIX}%"]
     rows = db.execute(
         f"SELECT workload, result FROM {TABLE} WHERE device_key = ? AND source = 'local' "
-        "AND workload NOT LIKE ? ORDER BY created_at DESC LIMIT ?",
-        [device_key, f"{SCRIPT_PREFIX}%", count],
+        f"AND {kind} ORDER BY created_at DESC LIMIT ?",
+        [device_key, *like, count],
     ).fetchall()
     found = (_readable(blob, workload) for workload, blob in rows)
     return [r.probe_seconds for r in found if r is not None and 0 < r.probe_seconds < 86_400]

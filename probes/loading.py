@@ -15,7 +15,8 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.workloads import transformers
 from probes import architecture, backend, networks, quiet
-from probes.data import UNKNOWN_LENGTH, InputSpec
+from probes.data import UNKNOWN_LENGTH, InputSpec, available_bytes
+from probes.limits import LLM_PROBE_MEMORY_BYTES
 from probes.spec import ProbeSpec
 
 PROXY_BLOCKS = 16
@@ -57,12 +58,15 @@ class Prepared:
         return self.flops_per_sample / self.scale
 
 
-def prepare(spec: ProbeSpec, flop_budget: float | None = None) -> Prepared:
+def prepare(
+    spec: ProbeSpec, flop_budget: float | None = None, max_parameters: int | None = None
+) -> Prepared:
     """The model to step and its synthetic data; a transformer whose two samples cost more than
-    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width, a ResNet
-    deeper than ``PROXY_BLOCKS`` by one of the same stages with fewer blocks."""
+    ``flop_budget`` training FLOPs is replaced by a smaller proxy of the same width (an LLM's
+    narrower too, down to ``max_parameters`` weights), a ResNet deeper than ``PROXY_BLOCKS`` by
+    one of the same stages with fewer blocks."""
     if spec.workload is not None and spec.workload.transformer is not None:
-        return _prepare_transformer(spec.workload, flop_budget)
+        return _prepare_transformer(spec.workload, flop_budget, max_parameters)
     if spec.workload is not None:
         stages = probe_stages(spec.workload.stages)
         if stages != spec.workload.stages:
@@ -97,9 +101,45 @@ def _prepare_resnet(w: Any, stages: tuple[int, ...]) -> Prepared:
     )  # fmt: skip
 
 
-def _prepare_transformer(w: Any, flop_budget: float | None) -> Prepared:
+PROXY_BASELINE_BYTES = 3 * 2**29
+"""What an LLM job's probe holds besides its proxy's weights: Python, TensorFlow and Keras, the
+traced steps, the synthetic sequences and the host's measurements (1.1-1.2 GiB measured with
+the smallest proxies on the development VM, 2026-11-29), with room to spare."""
+TRAINED_BYTES = 20
+"""Bytes a trained weight of a proxy takes at its peak: float32 weight, gradient and AdamW's
+two slots (16), and the initialiser's copy while it is built (an 8B layer's 285M weights
+peaked at 6.9 GB, 1.2 GB of it the rest, 2026-11-29)."""
+FROZEN_BYTES = 8
+"""Bytes a frozen weight (LoRA's base) takes at its peak: the weight and the initialiser's
+copy (a 13B layer's 400M frozen weights peaked at 3.9 GB, 2026-11-29)."""
+
+
+OPTIMIZER_SECONDS_PER_WEIGHT = 4e-9
+"""A CPU step's fixed cost per weight of the proxy, the optimizer's pass over it mostly: an 8B
+job's 2048-wide proxy (88M weights) stepped in 0.33 s at batch 1 and 0.35 s at batch 2 on the
+2-vCPU development VM under a load of 3.5 (2026-11-29)."""
+STEP_SHARE = 1 / 24
+"""Share of the budget one step's fixed cost may take: a proxy's two fits take eight steps or
+so, two of them tracing, and the host's dispatch follows."""
+
+
+def proxy_parameter_cap(w: Any, budget: float) -> int:
+    """The most weights an LLM job's proxy may have on a CPU: what fits under
+    ``LLM_PROBE_MEMORY_BYTES`` (or in the memory available now, when less) beside
+    ``PROXY_BASELINE_BYTES``, at the bytes a trained or a frozen weight takes, and what one
+    step passes over in ``STEP_SHARE`` of the ``budget``'s seconds."""
+    room = LLM_PROBE_MEMORY_BYTES - PROXY_BASELINE_BYTES
+    available = available_bytes()
+    if available is not None:
+        room = min(room, available - PROXY_BASELINE_BYTES)
+    per_weight = FROZEN_BYTES if w.adapters else TRAINED_BYTES
+    in_time = budget * STEP_SHARE / OPTIMIZER_SECONDS_PER_WEIGHT
+    return max(1, int(min(room // per_weight, in_time)))
+
+
+def _prepare_transformer(w: Any, flop_budget: float | None, max_parameters: int | None) -> Prepared:
     full: transformers.Shape = w.transformer
-    shape = transformers.probe_shape(full, flop_budget)
+    shape = transformers.probe_shape(full, flop_budget, max_parameters)
     if shape.kind == transformers.VISION:
         inputs = [InputSpec((shape.image, shape.image, 3), "float32")]
         target = InputSpec((), "int32", high=shape.head_units)

@@ -38,7 +38,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from advisor.errors import AdvisorError, Cancelled
-from advisor.workloads import weights
+from advisor.workloads import transformers, weights
+from advisor.workloads.llm_job import is_probe_name
 from probes import (
     architecture,
     backend,
@@ -60,7 +61,13 @@ from probes.fitting import (
     check_cancel,
     fit,
 )
-from probes.loading import Prepared, parameter_count, prepare, trained_equivalent
+from probes.loading import (
+    Prepared,
+    parameter_count,
+    prepare,
+    proxy_parameter_cap,
+    trained_equivalent,
+)
 from probes.result import Fingerprint, ProbeResult, WorkloadConfig
 from probes.scaling import extrapolated_from
 from probes.spec import ProbeSpec, check_model_file, config_for, spec_for
@@ -88,6 +95,12 @@ CHAIN_SECONDS = 1.5
 HOST_SECONDS = DISPATCH_SECONDS + CHAIN_SECONDS
 """What the two host measurements after the steady fit take."""
 
+LLM_TWO_BATCHES_BUDGET = 10.0
+"""Budget below which an LLM job's proxy is stepped at one batch, not two: the second batch's
+tracing and steps take 1.5-2 s on the 2-vCPU development VM, which a 5 s budget and
+``LLM_PROBE_OVERRUN_SECONDS`` have no room for beside TensorFlow's import (3-4 s) and the first
+tracing (2-3 s). One batch scales the whole step by the FLOP ratio (``probes.scaling``); an LLM
+job's GPU predictions read only the host's dispatch."""
 ASSUMED_FLOPS_PER_THREAD = 40e9
 """A cautious guess of one CPU thread's training FLOP/s, used only to decide how heavy a
 workload is to probe (a step should take at most a twelfth of the budget) where the reference
@@ -113,13 +126,16 @@ def probe(
     cancel: threading.Event | None = None,
     profile_ops: bool = True,
     thread_counts: Sequence[int] = (),
+    started: float | None = None,
 ) -> ProbeResult:
     """Probe ``spec`` (a spec, or a zoo name with its default sizes) on this machine.
 
     Raises ``Cancelled`` when ``cancel`` is set or on Ctrl-C; nothing is stored either way (the
     caller stores the result with ``probes.history.save``). ``profile_ops`` adds the op-class
     split (a few profiled steps); ``thread_counts`` measures those intra-op thread counts too,
-    each in a fresh process (CPU thread scaling; seconds each, so opt-in).
+    each in a fresh process (CPU thread scaling; seconds each, so opt-in). ``started`` is the
+    ``time.perf_counter()`` reading the budget counts from (a probe's own process: its start,
+    TensorFlow's import included); now when None.
     """
     if isinstance(spec, str):
         spec = spec_for(spec)
@@ -127,7 +143,7 @@ def probe(
         raise AdvisorError("the probe budget must be a finite number of seconds > 0")
     backend.active()  # KERAS_BACKEND names a backend advisor probes with, or a usage error now
     check_weights_fit(spec)
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     report = progress or (lambda _: None)
     try:
         clock = reference.cpu_clock()
@@ -178,7 +194,9 @@ def _probe(
     readings: list[float],
 ) -> ProbeResult:
     """The phases of a probe; ``readings`` holds the reference kernel's first reading and gets
-    one after the measurement (the last is the caller's)."""
+    one after the measurement (the last is the caller's). An LLM job's proxy skips the layer
+    chain (``probes.dispatch.layer_seconds``, a second and a half): its GPU predictions read
+    the host's dispatch alone (``advisor.estimate.llm_predict``)."""
     built = _build(spec, budget, report, cancel, readings)
     check_cancel(cancel)
     measured = _measure_steps(spec, built, started, budget, report, cancel)
@@ -186,9 +204,11 @@ def _probe(
     from probes.dispatch import dispatch_seconds, layer_seconds
 
     now = time.perf_counter()
-    dispatch = dispatch_seconds(started, now + DISPATCH_SECONDS, report, cancel)
-    now = time.perf_counter()
-    per_layer = layer_seconds(started, now + CHAIN_SECONDS, dispatch, report, cancel)
+    dispatch = dispatch_seconds(started, now + _dispatch_seconds(spec, budget), report, cancel)
+    per_layer = 0.0  # not measured: an LLM job's prediction reads the dispatch alone
+    if not is_probe_name(spec.config.workload):
+        now = time.perf_counter()
+        per_layer = layer_seconds(started, now + CHAIN_SECONDS, dispatch, report, cancel)
     split: dict[str, float] = {}
     if profile_ops and measured.arrays is not None:
         split = built.framework.op_split(
@@ -234,11 +254,21 @@ def _build(
             if machine.accelerator
             else _training_rate(readings[0], threads)
         )
-        prepared = prepare(spec, flop_budget=rate * budget / 24)
+        prepared = prepare(spec, rate * budget / 24, _parameter_cap(spec, machine, budget))
     except Exception as exc:
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
     return _Built(framework, machine, prepared, rate, time.perf_counter() - built)
+
+
+def _parameter_cap(spec: ProbeSpec, machine: Fingerprint, budget: float) -> int | None:
+    """The most weights an LLM job's proxy may have here (``probes.loading.proxy_parameter_cap``):
+    on a CPU they are held in this process's memory and stepped by it; on an accelerator, in
+    its own memory and at its speed (None)."""
+    w = spec.workload
+    if machine.accelerator or w is None or w.transformer is None:
+        return None
+    return proxy_parameter_cap(w, budget) if w.transformer.kind == transformers.CAUSAL_LM else None
 
 
 def _measure_steps(
@@ -260,12 +290,14 @@ def _measure_steps(
         f"{spec.label} at batch {config.batch_size}",
     )
     heavy_batches = _heavy_batches(prepared, config, built.rate, budget)
+    if is_probe_name(config.workload) and budget < LLM_TWO_BATCHES_BUDGET:
+        heavy_batches = heavy_batches[-1:]  # a second batch's tracing would overrun the budget
     try:
         if heavy_batches:
             from probes.scaling import extrapolate
 
             # the dispatch fit and the profiler's start and stop follow: leave them their time
-            fits = budget - HOST_SECONDS - RESERVE_SECONDS
+            fits = budget - _host_seconds(spec, budget) - RESERVE_SECONDS
             measured = extrapolate(prepared, config, started, fits, report, cancel, heavy_batches)
         else:
             measured = _measured(prepared, config, started, budget, report, cancel)
@@ -273,6 +305,21 @@ def _measure_steps(
         _raise_if_out_of_memory(framework, spec.label, exc)
         raise
     return with_teardown(measured, config, framework.teardown_rates())
+
+
+def _host_seconds(spec: ProbeSpec, budget: float) -> float:
+    """What the host's measurements after the steps take: the dispatch alone for an LLM job."""
+    if is_probe_name(spec.config.workload):
+        return _dispatch_seconds(spec, budget)
+    return HOST_SECONDS
+
+
+def _dispatch_seconds(spec: ProbeSpec, budget: float) -> float:
+    """The dispatch fit's time: ``DISPATCH_SECONDS``, an LLM job's a tenth of a smaller budget
+    (half a second of a 0.4 ms step is a thousand steps, its lower quartile as steady)."""
+    if is_probe_name(spec.config.workload):
+        return min(DISPATCH_SECONDS, budget / 10)
+    return DISPATCH_SECONDS
 
 
 def _result(

@@ -34,7 +34,8 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
 @_size("--samples", "Training samples per epoch (default: the workload's).")
 @_size("--validation-samples", "Validation samples per epoch (default: the workload's).")
 @click.option("--budget", type=FiniteFloat(0, 86_400, low_open=True), default=20.0, show_default=True,
-              help="Seconds the probe may take (it stops earlier at +-2%).")  # fmt: skip
+              help="Seconds the probe may take (it stops earlier at +-2%); an LLM job's proxy is "
+              "shrunk to end within it + 5 s, TensorFlow's start included, and under 4 GiB.")  # fmt: skip
 @click.option("--fresh", is_flag=True, help="Probe again even if a stored result exists.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
               help="Also write the result to FILE (a new file) in the reference CSV format.")  # fmt: skip

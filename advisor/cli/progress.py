@@ -15,6 +15,7 @@ import click
 
 from advisor import display
 from advisor.recommend.deadline import describe_seconds
+from probes.limits import LLM_PROBE_MEMORY_BYTES, LLM_PROBE_OVERRUN_SECONDS
 
 if TYPE_CHECKING:
     from probes.result import ProbeResult
@@ -54,17 +55,33 @@ def run_with_progress(
 def announce(label: str, budget: float) -> None:
     """One line before a probe at a terminal: what it will take, as this machine's recent
     probes took (else: its steps for at most the budget, once TensorFlow has started and built
-    the model)."""
+    the model); an LLM job's proxy says its bounds too (``llm_bounds``)."""
     from advisor import service
+    from advisor.workloads.llm_job import is_probe_name
 
-    typical = service.typical_probe_seconds()
+    llm = is_probe_name(label)
+    typical = service.typical_probe_seconds(llm=llm)
+    if llm and typical is not None and typical > budget + LLM_PROBE_OVERRUN_SECONDS:
+        typical = None  # taken under a larger budget: the bound says more
     if typical is not None:
-        when = f"about {describe_seconds(typical)}, as this machine's recent probes took"
+        kind = "LLM probes" if llm else "probes"
+        when = f"about {describe_seconds(typical)}, as this machine's recent {kind} took"
+    elif llm:
+        when = "TensorFlow's start, the proxy's build and its steps"
     else:
         when = f"TensorFlow's start and the model's build, then at most {budget:g} s of steps"
+    if llm:
+        when += f"; {llm_bounds(budget)}"
     click.echo(
         f"probing {display.plain(label)} here first ({when}); stored for next time", err=True
     )
+
+
+def llm_bounds(budget: float) -> str:
+    """The bounds an LLM job's proxy is shrunk to keep (``probes.loading.proxy_parameter_cap``):
+    its budget and ``LLM_PROBE_OVERRUN_SECONDS``, ``LLM_PROBE_MEMORY_BYTES`` of memory."""
+    most = describe_seconds(budget + LLM_PROBE_OVERRUN_SECONDS)
+    return f"at most {most} and {LLM_PROBE_MEMORY_BYTES / 2**30:g} GiB, the proxy shrunk to fit"
 
 
 def _run(

@@ -202,7 +202,11 @@ ANSWER = _options(
     ),
     click.option("--explain", is_flag=True, help="Walk through the chosen option's numbers."),
     click.option("--pareto", is_flag=True, help="Also show the cost/time frontier."),
-    click.option("--fresh", is_flag=True, help="Probe again even if a stored probe exists."),
+    click.option(
+        "--fresh",
+        is_flag=True,
+        help="Probe again even if a stored probe (or an LLM proxy's stored failure) exists.",
+    ),
     click.option(
         "--emit",
         nargs=2,

@@ -22,6 +22,7 @@ Its counts reproduce ``data/llm-architectures.csv``; what a fine-tuning method d
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 ENCODER = "encoder"
@@ -167,6 +168,26 @@ class Shape:
             positions=max(self.positions, sequence) if self.positions else 0,
         )  # fmt: skip
 
+    def narrowed(self) -> Shape:
+        """A causal LM's layer at half its width: half the hidden units, the feed-forward units
+        and the query and key/value heads, each head as wide as the real one's (what a probe
+        steps when the real width would not fit its memory bound or its budget)."""
+        kv = max(1, self.kv_heads // 2) if self.kv_heads else 0
+        return replace(
+            self, hidden=self.hidden // 2, heads=self.heads // 2, kv_heads=kv,
+            head_dim=self.head_dim or self.hidden // self.heads,
+            intermediate=self.ffn // 2,
+        )  # fmt: skip
+
+    def can_narrow(self) -> bool:
+        """Whether ``narrowed`` keeps whole heads and at least ``PROXY_MIN_WIDTH`` units."""
+        return (
+            self.kind == CAUSAL_LM
+            and self.heads % 2 == 0
+            and self.hidden % 2 == 0
+            and self.hidden // 2 >= PROXY_MIN_WIDTH
+        )
+
 
 PROXY_LAYERS = 2
 """Layers of a probe's proxy: two, so that a layer hands its output to another."""
@@ -174,40 +195,60 @@ PROXY_MIN_SEQUENCE = 64
 LLM_MIN_SEQUENCE = 16
 """Shortest sequence of a causal LM's one-layer proxy: a Llama 3.1 70B layer (855M weights)
 at 64 tokens takes seconds a sample on two vCPUs."""
+PROXY_MIN_WIDTH = 256
+"""Narrowest hidden size of a causal LM's proxy: below it a layer's step is all dispatch."""
 PROXY_VOCABULARY = 8192
 """Vocabulary of a proxy: the logits' matmul is counted in the FLOP ratio, the table's optimizer
 pass in the parameter ratio, so a smaller table changes what is scaled, not what is predicted."""
 
 
-def probe_shape(full: Shape, flop_budget: float | None) -> Shape:
+def probe_shape(full: Shape, flop_budget: float | None, max_parameters: int | None = None) -> Shape:
     """What a probe steps for ``full``: itself when two samples cost at most ``flop_budget``
     training FLOPs (or no budget is given), else ``PROXY_LAYERS`` layers of the same width,
     heads and vocabulary, at the longest sequence (halved from the real one, at least
     ``PROXY_MIN_SEQUENCE``; a ViT keeps its image) whose two samples fit the budget; a causal
     LM's layer alone when two of them at that sequence would not, down to ``LLM_MIN_SEQUENCE``
-    tokens."""
-    if flop_budget is None or 2 * full.train_flops_per_sample() <= flop_budget:
+    tokens, then narrower (``narrow``) until it fits the budget and ``max_parameters``."""
+    budget = math.inf if flop_budget is None else flop_budget
+    fits = 2 * full.train_flops_per_sample() <= budget
+    if fits and (max_parameters is None or full.parameters() <= max_parameters):
         return full
     layers = min(full.layers, PROXY_LAYERS)
     sequence = full.sequence
     shape = full.proxy(layers, sequence)
     while (
         full.kind != VISION
-        and 2 * shape.train_flops_per_sample() > flop_budget
+        and 2 * shape.train_flops_per_sample() > budget
         and sequence // 2 >= PROXY_MIN_SEQUENCE
     ):
         sequence //= 2
         shape = full.proxy(layers, sequence)
-    if full.kind == CAUSAL_LM and 2 * shape.train_flops_per_sample() > flop_budget:
+    if full.kind == CAUSAL_LM and 2 * shape.train_flops_per_sample() > budget:
         shape = full.proxy(1, sequence)  # an LLM's layer at its real width, alone if need be
-        while 2 * shape.train_flops_per_sample() > flop_budget and sequence > LLM_MIN_SEQUENCE:
+        while 2 * shape.train_flops_per_sample() > budget and sequence > LLM_MIN_SEQUENCE:
             sequence //= 2
             shape = full.proxy(1, sequence)
+    return narrow(shape, budget, max_parameters)
+
+
+def narrow(shape: Shape, flop_budget: float, max_parameters: int | None) -> Shape:
+    """A causal LM's proxy halved in width (``Shape.narrowed``) until two samples cost at most
+    ``flop_budget`` training FLOPs and its weights number at most ``max_parameters``, as far
+    as whole heads allow: a probe on a CPU gives the GPU predictions the host's dispatch,
+    which no width changes, and a 70B layer at its real width (855M weights, 14 GiB with
+    AdamW's slots) outgrows a probe's memory and budget."""
+    most = math.inf if max_parameters is None else max_parameters
+    while shape.can_narrow() and (
+        2 * shape.train_flops_per_sample() > flop_budget or shape.parameters() > most
+    ):
+        shape = shape.narrowed()
     return shape
 
 
 def describe_proxy(proxy: Shape, full: Shape) -> str:
     text = f"{proxy.layers} of {full.layers} layers"
+    if proxy.hidden != full.hidden:
+        text += f" {proxy.hidden} of {full.hidden} wide"
     if proxy.sequence != full.sequence:
         text += f", {proxy.sequence} of {full.sequence} tokens"
     return text

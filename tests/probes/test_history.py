@@ -12,11 +12,12 @@ from click.testing import CliRunner
 
 from advisor.cli import cli
 from advisor.errors import AdvisorError, UsageError
-from advisor.store import connect, schema_version
+from advisor.store import connect, migrate, schema_version
 from probes import exchange, history
 from probes.device import fingerprint
 from probes.result import Architecture, Fingerprint, ProbeResult, RecurrentLayer, WorkloadConfig
 from tests.base.test_imports import imported_after
+from tests.base.test_storage_faults import read_only_folder
 
 CONFIG = WorkloadConfig("imdb_bilstm", 25_000, 25_000, 4, 32)
 
@@ -326,3 +327,28 @@ def test_recent_probe_times_leave_out_a_scripts_own_run(tmp_path: Path) -> None:
     history.save(db, dataclasses.replace(result(script), probe_seconds=900.0))
     assert history.recent_probe_seconds(db, fingerprint().key) == [22.0, 15.5]
     assert history.recent_probe_seconds(db, "another-machine") == []
+    proxy = dataclasses.replace(CONFIG, workload="llm:llama3.1-70b:full:all:2048")
+    history.save(db, dataclasses.replace(result(proxy), probe_seconds=24.0))
+    assert history.recent_probe_seconds(db, fingerprint().key) == [22.0, 15.5]  # apart
+    assert history.recent_probe_seconds(db, fingerprint().key, llm=True) == [24.0]
+
+
+def test_a_fallback_is_stored_with_its_reason_until_a_probe_replaces_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe that could not run here is remembered, one clean line, per configuration and
+    device; a read-only database from before the fallbacks' table reads as having none."""
+    db = connect(tmp_path / "a.db")
+    here = fingerprint().key
+    assert history.find_fallback(db, CONFIG, here) is None
+    saved = history.save_fallback(db, CONFIG, here, "does not fit\n  in memory " + "x" * 900)
+    assert saved.reason.startswith("does not fit in memory x") and len(saved.reason) == 500
+    assert history.find_fallback(db, CONFIG, here) == saved
+    assert history.find_fallback(db, CONFIG, "another-machine") is None
+    assert history.find_fallback(db, dataclasses.replace(CONFIG, epochs=5), here) is None
+    history.save(db, result())
+    assert history.find_fallback(db, CONFIG, here) is None
+    folder = tmp_path / "older"
+    migrate(connect(folder / "a.db"), "probes", history.STEPS[:2])  # before the fallbacks
+    with read_only_folder(folder / "a.db", monkeypatch):
+        assert history.find_fallback(connect(folder / "a.db"), CONFIG, here) is None

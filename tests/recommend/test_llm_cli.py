@@ -3,7 +3,9 @@ result over the shipped seed prices and the SkyPilot task with the node's plan."
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from pricing import database
 from probes import history
 from probes.device import fingerprint
 from probes.result import ProbeResult
+from probes.spec import ProbeSpec
 from tests.bench.test_bench import overhead_hours
 
 JOB = ["--model", "llama3-8b", "--method", "qlora", "--tokens", "20M"]
@@ -173,19 +176,61 @@ def test_the_explanation_walks_through_the_step() -> None:
 
 def test_a_proxy_that_cannot_be_probed_here_leaves_the_device_model_alone() -> None:
     """What the probe gives an LLM's GPU prediction is the host's dispatch: when the proxy
-    cannot run here (too big for this machine's memory), the job is ranked without it."""
+    cannot run here (too big for this machine's memory), the job is ranked without it, and
+    that is stored with its reason: the next call does not spend the same seconds to fail
+    again, ``fresh`` tries again, and a probe that then succeeds replaces the fallback."""
+    tried: list[str] = []
 
-    def runner(spec: object) -> ProbeResult:
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        tried.append(spec.label)
         raise AdvisorError("the proxy does not fit in memory: needs about 15 GiB, 12 available")
 
     request = service.Request(
         model="llama3.1-70b", finetune=Options(method="full", tokens=20_000_000)
     )
-    rec = service.recommend(request, runner=runner)  # type: ignore[arg-type]
+    rec = service.recommend(request, runner=runner)
     assert rec.options and any("could not be probed here" in line for line in rec.context)
     assert (
         history.find(database.connect(), service.spec_of(request).config, fingerprint().key) is None
     )
+    again = service.recommend(request, runner=runner)  # the stored fallback: no second try
+    assert len(tried) == 1 and again.options
+    said = next(line for line in again.context if "could not be probed here" in line)
+    assert "needs about 15 GiB" in said and "--fresh tries again" in said
+    service.recommend(request, runner=runner, fresh=True)
+    assert len(tried) == 2
+    stored = stored_llm_probe("llama3.1-70b", method="full", tokens=20_000_000)
+    assert service.stored_fallback(request) is None  # a probe stored later replaces it
+    assert service.stored_probe(request) == stored
+
+
+def test_a_proxy_probe_that_cannot_be_stored_is_stored_as_a_fallback() -> None:
+    """A probe whose result is refused by the store (insane figures) is a fallback too."""
+    options = Options(method="qlora", tokens=20_000_000)
+    request = service.Request(model="llama3.1-70b", finetune=options)
+    probed = stored_llm_probe("llama3.1-70b", method="qlora", tokens=20_000_000)
+    database.connect().execute("DELETE FROM probe_results")
+
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        return dataclasses.replace(probed, step_interval=(1.0, math.inf))
+
+    rec = service.recommend(request, runner=runner)
+    assert rec.options and service.stored_probe(request) is None
+    fallback = service.stored_fallback(request)
+    assert fallback is not None and "step_interval" in fallback.reason
+
+
+def test_a_fallback_is_stored_only_for_an_llm_job(tmp_path: Path) -> None:
+    """A zoo workload that cannot be probed is an error, as before: nothing to rank without it,
+    nothing stored."""
+
+    def runner(spec: ProbeSpec) -> ProbeResult:
+        raise AdvisorError("mnist_mlp does not fit in memory")
+
+    request = service.Request(model="mnist_mlp")
+    with pytest.raises(AdvisorError, match="does not fit"):
+        service.recommend(request, runner=runner)
+    assert service.stored_fallback(request) is None
 
 
 def test_the_probe_spec_of_an_llm_job_is_its_proxy() -> None:

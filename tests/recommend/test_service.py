@@ -144,3 +144,25 @@ def test_a_probe_says_what_it_will_take_before_it_starts(capsys: pytest.CaptureF
     stored_mlp_probe()  # took 9 s here
     progress.announce("imdb_bilstm", 20.0)
     assert "(about 9 s, as this machine's recent probes took)" in capsys.readouterr().err
+
+
+def test_an_llm_probe_says_its_bounds_before_it_starts(capsys: pytest.CaptureFixture) -> None:
+    """An LLM job's proxy is shrunk to its budget and memory bound: its first line says both,
+    and what this machine's LLM probes took once there are some (not the zoo's)."""
+    from advisor.cli import progress
+    from tests.recommend.test_llm_cli import stored_llm_probe
+
+    label = "llm:llama3.1-70b:full:all:2048"
+    stored_mlp_probe()  # a zoo probe of 9 s says nothing of an LLM's
+    progress.announce(label, 20.0)
+    first = capsys.readouterr().err
+    assert first.startswith(f"probing {label} here first (TensorFlow's start, the proxy's build")
+    assert "at most 25 s and 4 GiB, the proxy shrunk to fit); stored for next time" in first
+    stored_llm_probe("llama3-8b", method="qlora", tokens=20_000_000)  # took 19.3 s
+    progress.announce(label, 20.0)
+    again = capsys.readouterr().err
+    assert "(about 19 s, as this machine's recent LLM probes took; at most 25 s and 4 GiB" in again
+    progress.announce(label, 5.0)  # under a smaller budget the bound says more than 19 s
+    assert "(TensorFlow's start, the proxy's build and its steps; at most 10 s" in (
+        capsys.readouterr().err
+    )

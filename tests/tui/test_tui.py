@@ -375,7 +375,9 @@ def test_a_crashed_probe_is_a_message_not_a_dead_app(
     fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        probes.child, "child_command", lambda spec: [sys.executable, "-c", "import os; os._exit(3)"]
+        probes.child,
+        "child_command",
+        lambda spec, budget=0: [sys.executable, "-c", "import os; os._exit(3)"],
     )
     app = make_app(FormState(model="mnist_mlp", samples="4000", epochs="2"))
 

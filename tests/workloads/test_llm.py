@@ -172,12 +172,34 @@ def test_a_probe_name_stands_for_its_job() -> None:
 
 def test_a_proxy_keeps_the_real_width_and_shrinks_to_one_layer() -> None:
     shape = llm.get("llama3.1-70b").shape
-    proxy = transformers.probe_shape(shape, 5e10)
+    proxy = transformers.probe_shape(shape, 2e11)
     assert (proxy.layers, proxy.hidden, proxy.ffn, proxy.kv_width) == (1, 8192, 28_672, 1024)
     assert proxy.vocabulary == transformers.PROXY_VOCABULARY
-    assert proxy.sequence >= transformers.LLM_MIN_SEQUENCE
+    assert proxy.sequence == transformers.LLM_MIN_SEQUENCE
     small = transformers.probe_shape(llm.get("qwen2.5-0.5b").shape, 5e10)
     assert small.layers == 2 and small.hidden == 896
+
+
+@pytest.mark.parametrize("model", ["llama3.1-70b", "llama2-13b", "qwen2.5-7b", "llama3.1-8b"])
+def test_a_proxy_too_big_for_the_budget_or_the_memory_is_narrowed(model: str) -> None:
+    """Fewer layers and tokens first, then half the width at a time, whole heads as wide as
+    the real ones, until two samples fit the FLOP budget and the weights the cap; a proxy
+    that cannot halve again (odd heads) stops there, and says how wide it is."""
+    full = llm.get(model).shape
+    for budget, most in ((2e10, None), (1e15, 30_000_000), (2e9, 10**9)):
+        proxy = transformers.probe_shape(full, budget, most)
+        assert proxy.layers <= transformers.PROXY_LAYERS
+        fits = 2 * proxy.train_flops_per_sample() <= budget and (
+            most is None or proxy.parameters() <= most
+        )
+        assert fits or not proxy.can_narrow()
+        assert proxy.hidden < full.hidden and full.hidden % proxy.hidden == 0
+        assert proxy.query_width // proxy.heads == full.query_width // full.heads
+        assert proxy.heads % (proxy.kv_heads or proxy.heads) == 0
+        assert f"{proxy.hidden} of {full.hidden} wide" in transformers.describe_proxy(proxy, full)
+    if model == "llama3.1-70b":  # 855M weights a layer at its width, 14 GiB with AdamW
+        assert transformers.probe_shape(full, 5e10).hidden == 4096
+        assert transformers.probe_shape(full, 2e11, 134_217_728).parameters() <= 134_217_728
 
 
 def test_counts_of_jobs_as_people_state_them() -> None:
@@ -209,6 +231,8 @@ def test_keras_builds_causal_lms_to_the_count_and_trains_only_adapters() -> None
         Shape(CAUSAL_LM, 1, 32, 4, 16, 50, kv_heads=4, head_dim=16, intermediate=48, gated=True,
               norms=4),
         Shape(CAUSAL_LM, 2, 32, 4, 16, 50),
+        Shape(CAUSAL_LM, 1, 64, 8, 16, 50, kv_heads=2, intermediate=96, gated=True,
+              tied=False).narrowed(),  # a proxy narrowed to fit: heads as wide as the real ones
     ]  # fmt: skip
     for shape in shapes:
         model = build_transformer(shape, name="tiny")
