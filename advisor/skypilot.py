@@ -49,7 +49,9 @@ def time_estimator(
     db_path: Path | str | None = None,
 ) -> Callable[[sky.Resources], int]:
     """A ``sky.Task.set_time_estimator`` callable: seconds to train ``model`` (start-up
-    included) on the machine a ``sky.Resources`` describes, at ``quantile`` of the prediction.
+    included) on the machine a ``sky.Resources`` describes, at ``quantile`` of the prediction:
+    the task's run, not what SkyPilot does before it (the machine's start, the task's setup: its
+    image and data), nor the checkpoint saves ``advisor recommend`` bills beside the training.
 
     Reads the probe stored by ``advisor probe`` (or ``recommend``) for this workload and sizes on
     this machine; raises ``AdvisorError`` when there is none: probing takes TensorFlow and
