@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.estimate.prediction import Prediction
 from advisor.recommend import spot
@@ -52,6 +53,19 @@ class Overheads:
     def before(self) -> float:
         """Seconds on the machine before the training's first step."""
         return self.boot + self.setup + self.staging
+
+    def said(self) -> dict[str, Any]:
+        """What an ``Outcome`` tells of them, by its field names."""
+        return {
+            "boot_seconds": self.boot,
+            "setup_seconds": self.setup,
+            "staging_seconds": self.staging,
+            "data_bytes": self.data_bytes,
+            "data_from": self.data_from,
+            "egress_usd": self.egress_usd,
+            "checkpoints": self.checkpoints,
+            "checkpointing_seconds": self.checkpointing,
+        }
 
 
 NONE = Overheads()
@@ -97,14 +111,7 @@ def _uninterrupted(
         training_seconds=(p50, p90),
         machine_seconds=(p50, p90),
         billed_hours=billed_hours(rule, p50, p90, confident, mean),
-        boot_seconds=overheads.boot,
-        setup_seconds=overheads.setup,
-        staging_seconds=overheads.staging,
-        data_bytes=overheads.data_bytes,
-        data_from=overheads.data_from,
-        egress_usd=overheads.egress_usd,
-        checkpoints=overheads.checkpoints,
-        checkpointing_seconds=overheads.checkpointing,
+        **overheads.said(),
     )
 
 
@@ -160,14 +167,7 @@ def _preemptible(
             spot.quantile(machine, constraints.confidence),
             sum(machine) / len(machine),
         ),
-        boot_seconds=overheads.boot,
-        setup_seconds=overheads.setup,
-        staging_seconds=overheads.staging,
-        data_bytes=overheads.data_bytes,
-        data_from=overheads.data_from,
-        egress_usd=overheads.egress_usd,
-        checkpoints=overheads.checkpoints,
-        checkpointing_seconds=overheads.checkpointing,
+        **overheads.said(),
     )
 
 
