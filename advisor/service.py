@@ -207,15 +207,25 @@ def assumptions_for(
         optimizer = zoo.get(config.workload).optimizer
     except UsageError:  # a user's .keras model: assume Adam (two slots, the larger checkpoint)
         optimizer = "adam"
+    checkpoint = spot.checkpoint_seconds(probe.parameters, optimizer)
+    return billed(probe.startup_seconds, checkpoint, config.epochs, data_bytes, data_from)
+
+
+def billed(
+    startup: float, checkpoint: float, epochs: int, data_bytes: float, data_from: str | None
+) -> Assumptions:
+    """What a run's machines are billed for besides training: their start, set-up and data
+    (``data_bytes`` from ``data_from``), a checkpoint of ``checkpoint`` seconds at each of the
+    ``epochs``' ends, the framework's ``startup``, a spot machine's reacquisition."""
     return Assumptions(
-        startup_seconds=probe.startup_seconds,
-        checkpoint_seconds=spot.checkpoint_seconds(probe.parameters, optimizer),
+        startup_seconds=startup,
+        checkpoint_seconds=checkpoint,
         reacquire_seconds=spot.REACQUIRE_SECONDS,
         booting=True,
         setting_up=True,
         data_bytes=data_bytes,
         data_from=data_from,
-        checkpoints=config.epochs,
+        checkpoints=epochs,
     )
 
 
@@ -327,16 +337,10 @@ def rank_job(
     host = probe.dispatch_seconds if probe is not None and probe.dispatch_seconds > 0 else None
     found = llm_predict.job_residuals(job, probe_history.latest(db, llm_job.probe_name(job)))
     trained = job.tune.trainable_parameters()
-    assumptions = Assumptions(
-        startup_seconds=llm_predict.startup_seconds(job),
-        checkpoint_seconds=spot.checkpoint_seconds(trained, "adamw"),
-        reacquire_seconds=spot.REACQUIRE_SECONDS,
-        booting=True,
-        setting_up=True,
-        data_bytes=request.data_bytes,
-        data_from=request.data_from,
-        checkpoints=job.epochs,
-    )
+    assumptions = billed(
+        llm_predict.startup_seconds(job), spot.checkpoint_seconds(trained, "adamw"),
+        job.epochs, request.data_bytes, request.data_from,
+    )  # fmt: skip
     where = "the host's dispatch measured here" if host else "host dispatch calibrated"
     if probe is not None:
         where += f"; the proxy: {describe_probe(probe, True)[0]}"

@@ -110,13 +110,17 @@ def figures() -> dict[tuple[str, str, str], Figure]:
 
 def network_gbps(r: Rentable) -> Figure:
     """One machine's network: its type's row, else its provider's rule, else the default."""
+    return _network_gbps(r.provider, r.instance_type, r.vcpus)
+
+
+def _network_gbps(provider: str, instance_type: str, vcpus: float | None) -> Figure:
     table = bandwidths()
-    found = table.get((r.provider, r.instance_type)) or table.get((r.provider, "*"))
+    found = table.get((provider, instance_type)) or table.get((provider, "*"))
     if found is None:
         return Figure(table["*", "*"][0], table["*", "*"][2])
     gbps, per_vcpu, source = found
-    if per_vcpu is not None and r.vcpus:
-        gbps = min(gbps, per_vcpu * r.vcpus)
+    if per_vcpu is not None and vcpus:
+        gbps = min(gbps, per_vcpu * vcpus)
     return Figure(gbps, source)
 
 
@@ -136,9 +140,8 @@ def rate(r: Rentable) -> Rate:
 @lru_cache(maxsize=4096)
 def _rate(provider: str, instance_type: str, vcpus: float | None) -> Rate:
     """``rate`` once per kind of machine: a recommendation asks it of every offer group."""
-    machine = Rentable(provider, "", None, instance_type, vcpus, None, None, None, 0, None,
-                       "", 0.0, 0.0, 0.0, 0.0, "", "")  # fmt: skip
-    return Rate(network_gbps(machine), _figure("disk_write", provider, "*"))
+    network = _network_gbps(provider, instance_type, vcpus)
+    return Rate(network, _figure("disk_write", provider, "*"))
 
 
 def image(r: Rentable) -> Figure:
