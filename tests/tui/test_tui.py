@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -392,28 +393,59 @@ def test_a_crashed_probe_is_a_message_not_a_dead_app(
     assert not history.latest(database.connect(), "mnist_mlp")
 
 
+def probe_children() -> list[int]:
+    """The probe children (``python -m probes.child``) of this process that are alive (Linux)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue  # not a process, or it ended while we looked
+        parent, state = int(stat.rsplit(")", 1)[1].split()[1]), stat.rsplit(")", 1)[1].split()[0]
+        if parent == os.getpid() and state != "Z" and b"probes.child" in command:
+            found.append(int(entry.name))
+    return found
+
+
+async def until_gone(pilot: Pilot | None = None, seconds: float = 5.0) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if not probe_children():
+            return
+        await (pilot.pause(0.05) if pilot else asyncio.sleep(0.05))
+    raise AssertionError(f"probe children still alive: {probe_children()}")
+
+
 @pytest.mark.tf
-def test_cancel_and_quit_return_within_a_second(fixed_device: Fingerprint) -> None:
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads children from /proc")
+def test_cancel_and_quit_kill_the_probe_and_do_not_wait_for_it(fixed_device: Fingerprint) -> None:
+    """Cancel and quit kill the probing child at once: neither waits out the probe's 20 s budget.
+    How fast they return (well under a second) is measured in benchmarks/app_latency.py, not
+    here, where a loaded CI machine would make a bound on it flaky."""
     app = make_app(FormState(model="cifar10_cnn"))
     timings: dict[str, float] = {}
 
     async def main() -> None:
         async with app.run_test(size=(100, 32)) as pilot:
-            await until(pilot, lambda: app.probing, seconds=60)
+            await until(pilot, lambda: app.probing and bool(probe_children()), seconds=60)
             await pilot.pause(1.0)  # the child is importing TensorFlow or measuring
             started = time.monotonic()
             await pilot.press("x")
             await until(pilot, lambda: not app.probing, seconds=5)
             timings["cancel"] = time.monotonic() - started
+            await until_gone(pilot)
             await pilot.press("f")
-            await until(pilot, lambda: app.probing, seconds=60)
+            await until(pilot, lambda: app.probing and bool(probe_children()), seconds=60)
             await pilot.pause(1.0)
             started = time.monotonic()
             await pilot.press("ctrl+q")
         timings["quit"] = time.monotonic() - started
+        await until_gone()
 
     asyncio.run(main())
-    assert timings["cancel"] < 1.0 and timings["quit"] < 1.0, timings
+    assert timings["cancel"] < probes.child.BUDGET_SECONDS / 4, timings
+    assert timings["quit"] < probes.child.BUDGET_SECONDS / 4, timings
+    assert not history.latest(database.connect(), "cifar10_cnn")  # killed, not finished
 
 
 DRIVE_A_PROBE = """
