@@ -145,11 +145,18 @@ class Topology:
     """CPU threads that share a step's batch (1 on an accelerator)."""
     interconnect_bytes_s: float = 0.0
     interconnect: str = ""
-    """How the replicas of one node talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``)."""
+    """How the replicas of one node talk (``nvlink4``, ``pcie4``, ``ici``: ``data/devices.csv``;
+    ``pcie4-host`` where the cards have no peer access and every exchange crosses the host)."""
     nodes: int = 1
     """Machines the replicas are spread over, ``replicas / nodes`` on each."""
     network_bytes_s: float = 0.0
     """Each node's network to the others, bytes/s (what crosses between nodes)."""
+
+    @property
+    def staged(self) -> bool:
+        """The node's GPUs have no peer-to-peer access (GeForce since Ampere): NCCL stages
+        every exchange through host memory, which all of them share."""
+        return self.interconnect.endswith("-host")
 
     @property
     def per_node(self) -> int:

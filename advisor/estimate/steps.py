@@ -225,12 +225,16 @@ def parameter_traffic_bytes(
     return 4.0 * facts.parameters * (3 + 2 * slots) * scale * unfused
 
 
-def allreduce_seconds(parameters: int, machine: Machine) -> float:
+def allreduce_seconds(parameters: int, machine: Machine, calibration: Calibration) -> float:
     """All-reduce of fp32 gradients across the machine's replicas (0 for one replica): a ring
-    inside each node, and between nodes a ring of the nodes (``transfer_seconds``)."""
+    inside each node, and between nodes a ring of the nodes (``transfer_seconds``), each link at
+    its full bandwidth where the GPUs reach each other, at NCCL's host-staged share of it where
+    they do not (``Topology.staged``)."""
     if machine.topology.replicas <= 1:
         return 0.0
-    return 2 * transfer_seconds(4.0 * parameters, machine) + _hops(machine) * _ALLREDUCE_LATENCY_S
+    efficiency = calibration.pcie_collective_efficiency if machine.topology.staged else 1.0
+    payload = 4.0 * parameters
+    return 2 * transfer_seconds(payload, machine, efficiency) + _hops(machine) * _ALLREDUCE_LATENCY_S
 
 
 def transfer_seconds(payload: float, machine: Machine, efficiency: float = 1.0) -> float:
@@ -239,12 +243,15 @@ def transfer_seconds(payload: float, machine: Machine, efficiency: float = 1.0) 
     nodes: each node's ring on its interconnect moves (g - 1) / g of it, and the nodes' ring
     (k - 1) / k of it over each node's network, every GPU of a node sending its shard over its
     own share of the node's NICs, each link at ``efficiency`` of its bandwidth. An all-reduce is
-    two passes."""
+    two passes. GPUs without peer access (``Topology.staged``) each put their (g - 1) / g
+    through the one host, so a node's pass takes g times its ring's: more such GPUs add
+    exchange as fast as they add compute (Lambda's eight RTX 3090s trained no faster than two)."""
     g, k = machine.topology.per_node, max(machine.topology.nodes, 1)
     inside = 0.0
     if g > 1:
         link = max(machine.topology.interconnect_bytes_s, 1e9) * efficiency
-        inside = (g - 1) / g * payload / link
+        shared = g if machine.topology.staged else 1
+        inside = shared * (g - 1) / g * payload / link
     between = 0.0
     if k > 1:
         network = max(machine.topology.network_bytes_s, 1e8) * efficiency
@@ -316,7 +323,7 @@ def communication_seconds(
     if facts.sharded_bytes > 0:
         gathers = sharded_seconds(facts, machine, calibration)
         return max(0.0, gathers - calibration.collective_overlap * device_seconds)
-    return allreduce_seconds(facts.parameters, machine)
+    return allreduce_seconds(facts.parameters, machine, calibration)
 
 
 def step_parts(

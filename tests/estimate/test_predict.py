@@ -722,14 +722,32 @@ def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
     nodes = accelerator_machine("H100", 8, calibration, precision="bf16")
     assert pod is not None and nodes is not None and pod.topology.replicas == 1024
     resnet = 25_560_000
-    assert allreduce_seconds(resnet, pod) < 0.010
+    assert allreduce_seconds(resnet, pod, calibration) < 0.010
     ring = 2 * (pod.topology.replicas - 1) * 30e-6
-    assert allreduce_seconds(resnet, pod) < ring / 5
-    assert allreduce_seconds(resnet, nodes) > 14 * 30e-6  # a ring of 8 waits its 14 hops
+    assert allreduce_seconds(resnet, pod, calibration) < ring / 5
+    assert allreduce_seconds(resnet, nodes, calibration) > 14 * 30e-6  # a ring of 8 waits its 14 hops
     # sharded data parallelism's gathers wait on the same torus
     tiny = dataclasses.replace(facts_of(zoo.get("mnist_mlp")), parameters=1, sharded_bytes=1.0)
     assert sharded_seconds(tiny, pod, calibration) < ring / 5
     assert sharded_seconds(tiny, nodes, calibration) > 14 * 30e-6
+
+
+def test_gpus_without_peer_access_share_the_host_for_their_exchange() -> None:
+    """GeForce cards since Ampere have no peer-to-peer access: NCCL stages every exchange
+    through host memory, which all of a box's cards share, so more of them add exchange as fast
+    as compute (Lambda's eight RTX 3090s trained VGG-16 no faster than two). Cards that reach
+    each other keep a ring, whose share per card stays (g - 1) / g however many there are."""
+    calibration = shipped_calibration()
+    vgg = 138_360_000
+    seconds = {}
+    for name in ("RTX3090", "A6000"):
+        for n in (2, 8):
+            machine = accelerator_machine(name, n, calibration, precision="fp32")
+            assert machine is not None
+            seconds[name, n] = allreduce_seconds(vgg, machine, calibration)
+    assert seconds["RTX3090", 8] / seconds["RTX3090", 2] > 6  # 4x the cards, 7x the exchange
+    assert seconds["A6000", 8] / seconds["A6000", 2] < 2
+    assert seconds["RTX3090", 2] > 2 * seconds["A6000", 2]  # the same PCIe 4.0, through the host
 
 
 @pytest.mark.parametrize(
