@@ -76,6 +76,10 @@ class _Tally:
     conv_flops_per_channel: float = 0.0
     """Sum over convolutions of their FLOPs over their output channels (the width of the
     product a convolution is: batch x pixels by channels)."""
+    dense_flops: float = 0.0
+    dense_row_flops: float = 0.0
+    """Sum over dense layers of their FLOPs times the rows a sample gives their product (every
+    position of a sequence a ``Dense`` runs on)."""
     activations: float = 0.0
     recurrent: list[RecurrentLayer] = field(default_factory=list)
     uncounted: set[str] = field(default_factory=set)
@@ -104,6 +108,7 @@ def read(model: Any) -> Architecture:
         recurrent=tuple(tally.recurrent),
         uncounted=tuple(sorted(tally.uncounted)),
         input_bytes=_input_bytes(model),
+        matmul_rows=tally.dense_row_flops / tally.dense_flops if tally.dense_flops else 0.0,
     )
 
 
@@ -200,6 +205,9 @@ def _wrapped(
         if layer.weights and name not in _ELEMENTWISE and name not in _FREE:
             tally.uncounted.add(name)
     tally.flops += repeats * directions * flops
+    if name == "Dense":
+        tally.dense_flops += repeats * directions * flops
+        tally.dense_row_flops += repeats * directions * flops * _elements(outputs[:-1])
     if _winograd(layer):
         tally.winograd_flops += repeats * directions * flops
     channels = _conv_channels(layer)

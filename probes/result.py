@@ -137,6 +137,10 @@ class Architecture:
     input_bytes: float = 0.0
     """Bytes of one sample's inputs, what the host feeds the device each step per sample (0 in
     probes from before it was counted, or where an input's shape is not fixed)."""
+    matmul_rows: float = 0.0
+    """Rows each sample gives the model's matrix products, FLOP-weighted over its dense layers:
+    a transformer's tokens, whose products are batch x tokens rows wide; 1 where a sample is one
+    vector; 0 where not counted (no dense layer, probes from before it was)."""
 
     @property
     def cudnn_rnn(self) -> bool:
@@ -152,6 +156,7 @@ class Architecture:
             conv_share=float(raw.get("conv_share", 0.0)),
             conv_channels=float(raw.get("conv_channels", 0.0)),
             input_bytes=float(raw.get("input_bytes", 0.0)),
+            matmul_rows=float(raw.get("matmul_rows", 0.0)),
             activation_elements=float(raw.get("activation_elements", 0.0)),
             recurrent=tuple(RecurrentLayer(**layer) for layer in raw.get("recurrent", ())),
             uncounted=tuple(str(name) for name in raw.get("uncounted", ())),

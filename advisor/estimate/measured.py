@@ -107,6 +107,7 @@ def with_architecture(facts: WorkloadFacts, counted: Architecture) -> WorkloadFa
         conv_share=counted.conv_share or facts.conv_share,
         conv_channels=counted.conv_channels,
         input_bytes_per_sample=counted.input_bytes or facts.input_bytes_per_sample,
+        tokens=round(counted.matmul_rows) if counted.matmul_rows >= 2 else facts.tokens,
         activation_bytes_per_sample=(
             activation_bytes_of(activations) if activations else facts.activation_bytes_per_sample
         ),

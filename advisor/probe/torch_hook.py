@@ -178,6 +178,8 @@ class _Count:
         self.convs: list[tuple[float, bool, int]] = []
         """Each convolution call: its forward FLOPs, whether Winograd's case, output channels."""
         self.recurrent: list[dict[str, Any]] = []
+        self.linears: list[tuple[float, int]] = []
+        """Each dense layer's call: its forward FLOPs, the rows each sample gives its product."""
         self.input_bytes = 0
         self.precision = ""
         self.hook = register_module_forward_hook(self.ran)
@@ -193,6 +195,8 @@ class _Count:
         nn = self.torch.nn
         if isinstance(module, nn.modules.conv._ConvNd):
             self.convs.append(_convolution(module, output))
+        elif isinstance(module, nn.Linear) and inputs and hasattr(inputs[0], "shape"):
+            self.linears.append(_dense(module, inputs[0]))
         elif isinstance(module, nn.RNNBase):
             for layer in _recurrent(module, inputs):
                 self.recurrent.append(layer)
@@ -222,6 +226,7 @@ class _Count:
         forward = sum(flops for flops, _, _ in self.convs)
         winograd = sum(flops for flops, fits, _ in self.convs if fits)
         per_channel = sum(flops / channels for flops, _, channels in self.convs if channels)
+        dense = sum(flops for flops, _ in self.linears)
         architecture = None
         if samples and total:
             architecture = {
@@ -231,6 +236,7 @@ class _Count:
                 "conv_channels": forward / per_channel if per_channel else 0.0,
                 "activation_elements": self.activations / samples,
                 "input_bytes": self.input_bytes / samples,
+                "matmul_rows": sum(f * rows for f, rows in self.linears) / dense if dense else 0.0,
                 "recurrent": [{k: v for k, v in r.items() if k != "batch"} for r in self.recurrent],
             }
         return {"event": "model", "architecture": architecture,
@@ -251,6 +257,16 @@ def _convolution(module: Any, output: Any) -> tuple[float, bool, int]:
         and module.groups == 1
     )
     return flops, winograd, channels
+
+
+def _dense(module: Any, inputs: Any) -> tuple[float, int]:
+    """A dense layer's forward FLOPs for its call, and the rows each sample gives its product:
+    every position between the batch and the features (a transformer's tokens), 1 for a
+    sample that is one vector."""
+    rows_a_sample = 1
+    for size in tuple(inputs.shape)[1:-1]:
+        rows_a_sample *= int(size)
+    return 2.0 * module.weight.numel() * inputs.numel() / max(int(module.in_features), 1), rows_a_sample
 
 
 def _recurrent(module: Any, inputs: Any) -> list[dict[str, Any]]:

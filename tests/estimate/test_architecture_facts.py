@@ -76,3 +76,23 @@ def test_stored_probes_without_the_field_still_load_and_predict() -> None:
     counted = from_json(blob).architecture
     assert counted is not None and counted.recurrent[0].cell == "vanilla"
     assert not counted.cudnn_rnn
+
+
+def test_a_transformers_tokens_widen_its_products_on_a_gpu() -> None:
+    """A script's dense layers that run on every token (``matmul_rows``, 128 for BERT on
+    128-token sequences) make products batch x tokens rows wide, which fill a GPU that 32 rows
+    leave idle: the step runs several times faster than as 32 one-vector samples, and a CPU,
+    filled either way, does not care."""
+    dense = Architecture(6.7e10, activation_elements=2.0e7, matmul_rows=1.0)
+    tokens = replace(dense, matmul_rows=128.0)
+    base = replace(probe("imdb_bilstm", 1.5, op_split={}), flops_per_sample=6.7e10)  # a script's
+
+    def user(counted: Architecture) -> ProbeResult:
+        return replace(base, config=replace(base.config, workload="script:bert"),
+                       architecture=counted)  # fmt: skip
+
+    assert facts_for(user(tokens)).tokens == 128 and facts_for(user(dense)).tokens == 0
+    gpu = Target("V100", 1)
+    assert predict(user(dense), gpu).seconds > 2 * predict(user(tokens), gpu).seconds
+    cpu = Target(None, 0, vcpus=8.0)
+    assert predict(user(tokens), cpu).seconds == predict(user(dense), cpu).seconds

@@ -26,6 +26,13 @@ def test_dense_and_conv_counts_match_hand_counts() -> None:
     # Dense 8->4 on 5 positions: 2*8*4*5 = 320, bias + activation 2*20 = 40
     dense = architecture.read(_model(((5, 8), "float32"), layers.Dense(4, activation="relu")))
     assert dense.train_flops_per_sample == 3 * 360
+    assert dense.matmul_rows == 5  # its product is batch x 5 positions rows wide
+    # a sequence's dense layer then a classifier on one vector: rows weighted by FLOPs
+    pooled = architecture.read(_model(
+        ((5, 8), "float32"), layers.Dense(4), layers.Flatten(), layers.Dense(3)
+    ))  # fmt: skip
+    sequence, head = 2 * 8 * 4 * 5 + 2 * 20, 2 * 20 * 3 + 2 * 3
+    assert pooled.matmul_rows == pytest.approx((sequence * 5 + head) / (sequence + head))
     # Conv2D 3x3, 2->6 filters, on 10x10 valid: 8x8 outputs x 2*3*3*2*6 + bias/act 2*384
     conv = architecture.read(_model(((10, 10, 2), "float32"), layers.Conv2D(6, 3)))
     assert conv.train_flops_per_sample == 3 * (64 * 2 * 108 + 2 * 384)

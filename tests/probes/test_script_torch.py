@@ -190,17 +190,18 @@ SCRIPTS = ROOT / "benchmarks" / "scripts"
 
 
 @pytest.mark.parametrize(
-    ("name", "epochs", "samples", "per_epoch", "batch", "micro"),
+    ("name", "epochs", "samples", "per_epoch", "batch", "micro", "rows"),
     [
-        ("hf_trainer", 3, 640, 20, 32, 2),  # batches of 16, two accumulated a step
-        ("lightning_module", 4, 800, 25, 32, 1),
+        ("hf_trainer", 3, 640, 20, 32, 2, 128),  # batches of 16, two accumulated; 128 tokens
+        ("lightning_module", 4, 800, 25, 32, 1, 1),
     ],
 )
 def test_a_trainer_says_its_epochs_and_its_steps_are_its_optimizers(
-    name: str, epochs: int, samples: int, per_epoch: int, batch: int, micro: int
+    name: str, epochs: int, samples: int, per_epoch: int, batch: int, micro: int, rows: int
 ) -> None:
     """Hugging Face's and Lightning's ``Trainer``: the epochs they hold, the optimizer steps
-    they take (accumulation as batches a step), the FLOPs of a step, with no edit."""
+    they take (accumulation as batches a step), the FLOPs of a step, and how wide its matrix
+    products are (a transformer's tokens a sample, whatever the accumulation), with no edit."""
     command = [
         PYTHON,
         str(SCRIPTS / f"{name}.py"),
@@ -217,3 +218,4 @@ def test_a_trainer_says_its_epochs_and_its_steps_are_its_optimizers(
     assert script.observed(run.events)["batches_a_step"] == micro
     counted = script.architecture_of(run.events.model["architecture"])
     assert counted is not None and counted.train_flops_per_sample > 1e6
+    assert counted.matmul_rows == pytest.approx(rows, rel=0.02)  # the 2-way head: 1 a sample
