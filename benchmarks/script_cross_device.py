@@ -1,0 +1,129 @@
+"""A user's own script, probed here, against its published training times on a GPU.
+
+transformers/examples publish how long their scripts train: ``run_glue.py`` (BERT-base, nine
+GLUE tasks, on one Titan RTX in fp32 and with ``--fp16``) and ``run_xnli.py`` (multilingual
+BERT-base, on one V100 16GB), in ``data/script-runs-published.csv`` with their sources. Each
+script is probed as a user probes it (``advisor probe --name NAME --budget B -- python
+benchmarks/scripts/hf_run_glue.py ...``, a process of its own, a fresh ``ADVISOR_HOME``), then
+its step on the published GPU is predicted (``predict()``, the published precision) and times
+the task's steps (epochs x batches of 32). Nothing of it is fitted: every row is held out.
+Passes interleave the two scripts; the figures are the median prediction of the passes.
+
+    .venv/bin/python benchmarks/script_cross_device.py [--passes 3] [--budget 90]
+        [--out benchmarks/results/script_cross_device.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from advisor import service  # noqa: E402
+from advisor.estimate.predict import predict  # noqa: E402
+from advisor.estimate.prediction import Target  # noqa: E402
+
+PUBLISHED = ROOT / "data" / "script-runs-published.csv"
+SCRIPT = ROOT / "benchmarks" / "scripts" / "hf_run_glue.py"
+COMMANDS = {
+    "run_glue.py": ["--samples", "3668", "--epochs", "5"],  # MRPC, as its README runs it
+    "run_xnli.py": ["--multilingual", "--samples", "392702", "--epochs", "2", "--learning-rate",
+                    "5e-5"],
+}  # fmt: skip
+"""The command each published script is probed with (``hf_run_glue.py`` stands for both)."""
+
+
+def probe_here(script: str, budget: float) -> dict[str, Any]:
+    """Probe ``script``'s command in a fresh home; its step here and on each published GPU."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "ADVISOR_HOME": home}
+        command = [str(ROOT / ".venv/bin/advisor"), "probe", "--name", "glue", "--budget",
+                   str(budget), "--json", "--", sys.executable, str(SCRIPT), *COMMANDS[script]]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0:
+            raise SystemExit(f"{script}: the probe failed: {done.stderr.strip()[-400:]}")
+        os.environ["ADVISOR_HOME"] = home
+        probe = service.stored_script_probe("glue")
+        assert probe is not None
+        steps = {}
+        for device, precision in {(r["device"], r["precision"]) for r in rows(script)}:
+            prediction = predict(probe, Target(device, 1), precision=precision)
+            steps[f"{device} {precision}"] = prediction.step_seconds
+        return {"step_here": probe.step_seconds, "probe_seconds": probe.probe_seconds,
+                "flops_per_sample": probe.flops_per_sample, "steps": steps}  # fmt: skip
+
+
+def rows(script: str | None = None) -> list[dict[str, str]]:
+    with PUBLISHED.open() as f:
+        return [r for r in csv.DictReader(f) if script is None or r["script"] == script]
+
+
+def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each published row against the median of its passes' predictions."""
+    scored = []
+    for row in rows():
+        key = f"{row['device']} {row['precision']}"
+        step = statistics.median(p[row["script"]]["steps"][key] for p in passes)
+        steps = int(row["epochs"]) * math.ceil(int(row["train_samples"]) / int(row["batch_size"]))
+        predicted = step * steps
+        published = float(row["published_seconds"])
+        scored.append({**row, "steps": steps, "predicted_step": step, "predicted": predicted,
+                       "published_step": published / steps, "factor": predicted / published})  # fmt: skip
+    return scored
+
+
+def summary(scored: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[float]] = {}
+    for row in scored:
+        for key in ("all", f"{row['script']} {row['device']} {row['precision']}"):
+            groups.setdefault(key, []).append(row["factor"])
+    return {
+        key: {"rows": len(f), "median_factor": statistics.median(max(x, 1 / x) for x in f),
+              "worst_factor": max(max(x, 1 / x) for x in f),
+              "median_signed_pct": 100 * (statistics.median(f) - 1)}
+        for key, f in groups.items()
+    }  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=90.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/script_cross_device.json")
+    args = parser.parse_args()
+    passes = []
+    for index in range(args.passes):
+        passes.append({script: probe_here(script, args.budget) for script in COMMANDS})
+        steps = {s: f"{p['step_here']:.2f} s" for s, p in passes[-1].items()}
+        print(f"pass {index + 1}: steps here {steps}, load {os.getloadavg()[0]:.1f}", flush=True)
+    scored = score(passes)
+    for row in scored:
+        print(f"  {row['script']:12} {row['task']:5} {row['device']:8} {row['precision']:5} "
+              f"published {row['published_seconds']:>6} s predicted {row['predicted']:8.0f} s "
+              f"(step {row['predicted_step'] * 1e3:6.1f} ms vs {row['published_step'] * 1e3:6.1f})"
+              f"  {row['factor']:.2f}x")  # fmt: skip
+    figures = summary(scored)
+    for key, f in figures.items():
+        print(f"{key:32} {f['rows']:3} rows  median {f['median_factor']:.3f}x  worst "
+              f"{f['worst_factor']:.3f}x  signed {f['median_signed_pct']:+.1f}%")  # fmt: skip
+    record = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": os.uname().nodename,
+              "cpus": os.cpu_count(), "budget": args.budget, "passes": passes,
+              "rows": scored, "figures": figures}  # fmt: skip
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
