@@ -79,7 +79,9 @@ def main() -> int:
         for key in ("cancel", "quit")
     }  # fmt: skip
     for key, figures in summary.items():
-        print(f"{key}: median {figures['median']:.3f} s, {figures['min']:.3f}-{figures['max']:.3f} s")
+        print(
+            f"{key}: median {figures['median']:.3f} s, {figures['min']:.3f}-{figures['max']:.3f} s"
+        )
     record = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": os.uname().nodename,
               "cpus": os.cpu_count(), "passes": passes, "summary": summary}  # fmt: skip
     args.out.write_text(json.dumps(record, indent=2) + "\n")

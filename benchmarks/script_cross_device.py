@@ -101,7 +101,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--budget", type=float, default=90.0)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/script_cross_device.json")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/script_cross_device.json"
+    )
     args = parser.parse_args()
     passes = []
     for index in range(args.passes):

@@ -234,7 +234,9 @@ def allreduce_seconds(parameters: int, machine: Machine, calibration: Calibratio
         return 0.0
     efficiency = calibration.pcie_collective_efficiency if machine.topology.staged else 1.0
     payload = 4.0 * parameters
-    return 2 * transfer_seconds(payload, machine, efficiency) + _hops(machine) * _ALLREDUCE_LATENCY_S
+    return (
+        2 * transfer_seconds(payload, machine, efficiency) + _hops(machine) * _ALLREDUCE_LATENCY_S
+    )
 
 
 def transfer_seconds(payload: float, machine: Machine, efficiency: float = 1.0) -> float:

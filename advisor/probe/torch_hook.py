@@ -266,7 +266,9 @@ def _dense(module: Any, inputs: Any) -> tuple[float, int]:
     rows_a_sample = 1
     for size in tuple(inputs.shape)[1:-1]:
         rows_a_sample *= int(size)
-    return 2.0 * module.weight.numel() * inputs.numel() / max(int(module.in_features), 1), rows_a_sample
+    return 2.0 * module.weight.numel() * inputs.numel() / max(
+        int(module.in_features), 1
+    ), rows_a_sample
 
 
 def _recurrent(module: Any, inputs: Any) -> list[dict[str, Any]]:

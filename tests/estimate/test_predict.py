@@ -725,7 +725,9 @@ def test_a_tpu_slice_all_reduces_over_its_2d_torus_not_a_ring() -> None:
     assert allreduce_seconds(resnet, pod, calibration) < 0.010
     ring = 2 * (pod.topology.replicas - 1) * 30e-6
     assert allreduce_seconds(resnet, pod, calibration) < ring / 5
-    assert allreduce_seconds(resnet, nodes, calibration) > 14 * 30e-6  # a ring of 8 waits its 14 hops
+    assert (
+        allreduce_seconds(resnet, nodes, calibration) > 14 * 30e-6
+    )  # a ring of 8 waits its 14 hops
     # sharded data parallelism's gathers wait on the same torus
     tiny = dataclasses.replace(facts_of(zoo.get("mnist_mlp")), parameters=1, sharded_bytes=1.0)
     assert sharded_seconds(tiny, pod, calibration) < ring / 5
