@@ -461,7 +461,7 @@ def write_emit(rec: Recommendation, path: str, *, force: bool = False) -> None:
         workload=rec.workload,
         overwrite=force,
         plan=chosen.outcome.fallback,
-        environment=chosen.outcome.prediction.environment,
+        prediction=chosen.outcome.prediction,
     )
     note = "" if rec.best else " (nothing met the constraints: the fastest option)"
     click.echo(f"wrote SkyPilot task {display.plain(written)}{note}", err=True)

@@ -121,6 +121,7 @@ def predict_job(
             lambda: other_stacks(job, machine, calibration, host_seconds, (seconds, fit))
         ),
         environment=_environment(job, tune, plan, machine.kernels.precision or precision),
+        layout=plan,
         least_seconds=steps * step.least,
     )
 
@@ -341,7 +342,7 @@ def _environment(
         ("ADVISOR_METHOD", job.tune.method),
         ("ADVISOR_SEQ_LEN", str(job.sequence)),
         ("ADVISOR_GPUS", str(plan.gpus)),
-        ("ADVISOR_SHARDING", _SHARDING_NAMES[plan.sharding] if plan.gpus > 1 else "none"),
+        ("ADVISOR_SHARDING", plan.launcher_sharding),
         ("ADVISOR_TENSOR_PARALLEL", str(plan.tensor)),
         ("ADVISOR_PIPELINE_PARALLEL", str(plan.pipeline)),
         ("ADVISOR_VIRTUAL_STAGES", str(plan.virtual)),
@@ -359,10 +360,6 @@ def _environment(
             ("ADVISOR_ADAPTER_DTYPE", "fp32" if job.tune.fp32_adapters else "bf16"),
         ]
     return tuple(pairs)
-
-
-_SHARDING_NAMES = {"none": "none", "optimizer": "zero1", "full": "fsdp", "hybrid": "hsdp"}
-"""``ADVISOR_SHARDING`` by layout: what the script's launcher is told to shard."""
 
 
 def _excluded(reason: str, fits: bool = True) -> Prediction:

@@ -121,7 +121,7 @@ def reserved_bytes(allocated: float) -> float:
 
 def llm_static_bytes(footprint: Footprint, sharding: str, gpus: int) -> float:
     """An LLM fine-tuning step's bytes per GPU before its tokens, its ``gpus`` sharding
-    (``finetune.SHARDINGS``): everything; a share of the master weights and the optimizer
+    (``layout.SHARDINGS``): everything; a share of the master weights and the optimizer
     state (ZeRO-1) beside the 16-bit weights and the gradients; or a share of everything
     (FSDP / ZeRO-3) plus the two layers being gathered (computing, prefetched)."""
     if gpus <= 1 or sharding == "none":

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
+from advisor.estimate.layout import Layout
+
 _STANDARD_NORMAL = NormalDist()
 
 
@@ -63,6 +65,9 @@ class Prediction:
     environment: tuple[tuple[str, str], ...] = ()
     """How the run is laid out there, as variables a task file hands the training script (an
     LLM fine-tuning job's GPUs, sharding, micro-batch); empty for the zoo's workloads."""
+    layout: Layout | None = None
+    """How an LLM fine-tuning job spreads over the target's GPUs, as the planner chose it (what
+    ``environment`` tells its script); None for the zoo's workloads."""
     batch_per_device: float = 0.0
     """The batch each device (data-parallel replica) computes a step (0 where not predicted)."""
     global_batch: int = 0

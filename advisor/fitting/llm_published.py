@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from advisor.estimate.finetune import Layout
+from advisor.estimate.layout import Layout
 from advisor.locations import shipped
 from advisor.workloads import llm
 from advisor.workloads.llm import FineTune

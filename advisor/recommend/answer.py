@@ -8,6 +8,7 @@ summary, so both say the same.
 from __future__ import annotations
 
 from advisor import display
+from advisor.estimate.layout import Layout
 from advisor.recommend.cells import cost_span, machine, pricing, time_span, time_words, where
 from advisor.recommend.clusters import LINEAR_SCALING_LIMIT
 from advisor.recommend.deadline import describe_seconds
@@ -60,7 +61,8 @@ def plan_words(option: Option) -> list[str]:
     optimizer, and how a step spreads over the GPUs."""
     said = dict(option.outcome.prediction.environment)
     software = stacks.find(said.get("ADVISOR_STACK", ""))
-    if software is None:
+    layout = option.outcome.prediction.layout
+    if software is None or layout is None:
         return []
     method, rank = said.get("ADVISOR_METHOD", ""), said.get("ADVISOR_LORA_RANK", "")
     what = (
@@ -73,32 +75,24 @@ def plan_words(option: Option) -> list[str]:
         optimizer += f" on {said.get('ADVISOR_WEIGHTS', '')} weights"
     return [
         f"Plan: {software.title} (--stack {software.id}), {what}, "
-        f"{said.get('ADVISOR_PRECISION', '')}, {optimizer}; {_layout(said)} "
+        f"{said.get('ADVISOR_PRECISION', '')}, {optimizer}; {_layout(layout)} "
         "(--explain compares stacks)."
     ]
 
 
 SPREAD_WORDS = {"fsdp": "FSDP", "hsdp": "HSDP (FSDP within each node)", "zero1": "ZeRO-1"}
-"""An LLM plan's ``ADVISOR_SHARDING`` as the answer says it."""
+"""An LLM plan's sharding (``Layout.launcher_sharding``) as the answer says it."""
 
 
-def _layout(said: dict[str, str]) -> str:
+def _layout(layout: Layout) -> str:
     """``32 GPUs, tensor 4 x pipeline 2 x data 4, micro-batch 1 x 16 accumulated``."""
-    gpus, micro = said.get("ADVISOR_GPUS", "1"), said.get("ADVISOR_MICRO_BATCH", "")
-    tensor = said.get("ADVISOR_TENSOR_PARALLEL", "1")
-    pipeline = said.get("ADVISOR_PIPELINE_PARALLEL", "1")
-    accumulated = said.get("ADVISOR_GRAD_ACCUM", "1")
-    layout = f"{gpus} GPU{'s' if gpus != '1' else ''}"
-    if (tensor, pipeline) != ("1", "1"):
-        copies = int(gpus) // (int(tensor) * int(pipeline))
-        layout += f", tensor {tensor} x pipeline {pipeline} x data {copies}"
-    elif said.get("ADVISOR_SHARDING") in SPREAD_WORDS:
-        layout += f", {SPREAD_WORDS[said['ADVISOR_SHARDING']]}"
-    return (
-        layout
-        + f", micro-batch {micro}"
-        + (f" x {accumulated} accumulated" if accumulated != "1" else "")
-    )
+    text = f"{layout.gpus} GPU{'s' if layout.gpus != 1 else ''}"
+    if layout.model_parallel > 1:
+        text += f", tensor {layout.tensor} x pipeline {layout.pipeline} x data {layout.data}"
+    elif layout.launcher_sharding in SPREAD_WORDS:
+        text += f", {SPREAD_WORDS[layout.launcher_sharding]}"
+    accumulated = f" x {layout.accumulation} accumulated" if layout.accumulation > 1 else ""
+    return f"{text}, micro-batch {layout.micro_batch}{accumulated}"
 
 
 def fallback_words(option: Option) -> list[str]:

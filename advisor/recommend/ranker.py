@@ -268,11 +268,10 @@ def _writers(r: Rentable, prediction: Prediction) -> int:
     """Nodes that write a checkpoint at once: every node of an LLM plan that shards its state
     (ZeRO, FSDP, tensor or pipeline parallel), each its own shard to its own disk; one for a
     replicated model (data parallel: rank 0 saves it)."""
-    plan = dict(prediction.environment)
-    split = int(plan.get("ADVISOR_TENSOR_PARALLEL", "1")) * int(
-        plan.get("ADVISOR_PIPELINE_PARALLEL", "1")
-    )
-    sharded = plan.get("ADVISOR_SHARDING", "none") != "none" or split > 1
+    layout = prediction.layout
+    if layout is None:
+        return 1
+    sharded = layout.launcher_sharding != "none" or layout.model_parallel > 1
     return r.nodes if sharded else 1
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from advisor import display
 from advisor.estimate import catalog
+from advisor.estimate.layout import Layout
 from advisor.recommend import spot, staging
 from advisor.recommend.billing import describe as describe_billing
 from advisor.recommend.boot import boot_for
@@ -96,7 +97,7 @@ def option_row(option: Option) -> dict[str, Any]:
         "batch_per_device": _batch(result.prediction.batch_per_device),
         "global_batch": result.prediction.global_batch or None,
         "stack": dict(result.prediction.environment).get("ADVISOR_STACK"),
-        "layout": _layout(result.prediction.environment),
+        "layout": _layout(result.prediction.layout),
         "zone": r.zone,
         "measured": result.prediction.measured,
         "extrapolated": result.prediction.extrapolated,
@@ -139,27 +140,19 @@ def _fallback_row(result: Outcome) -> dict[str, Any] | None:
     }
 
 
-_LAYOUT_FIELDS = {
-    "gpus": "ADVISOR_GPUS",
-    "tensor_parallel": "ADVISOR_TENSOR_PARALLEL",
-    "pipeline_parallel": "ADVISOR_PIPELINE_PARALLEL",
-    "virtual_stages": "ADVISOR_VIRTUAL_STAGES",
-    "micro_batch": "ADVISOR_MICRO_BATCH",
-    "accumulation": "ADVISOR_GRAD_ACCUM",
-}
-"""An LLM plan's layout in ``--json``, from the variables its task file carries."""
-
-
-def _layout(environment: tuple[tuple[str, str], ...]) -> dict[str, object] | None:
+def _layout(layout: Layout | None) -> dict[str, object] | None:
     """How an LLM job spreads over the option's GPUs (None for the zoo's workloads)."""
-    said = dict(environment)
-    if "ADVISOR_GPUS" not in said:
+    if layout is None:
         return None
-    layout: dict[str, object] = {
-        name: int(said[key]) for name, key in _LAYOUT_FIELDS.items() if key in said
+    return {
+        "gpus": layout.gpus,
+        "tensor_parallel": layout.tensor,
+        "pipeline_parallel": layout.pipeline,
+        "virtual_stages": layout.virtual,
+        "micro_batch": layout.micro_batch,
+        "accumulation": layout.accumulation,
+        "sharding": layout.launcher_sharding,
     }
-    layout["sharding"] = said.get("ADVISOR_SHARDING", "none")
-    return layout
 
 
 def _risk_source(result: Outcome) -> str | None:

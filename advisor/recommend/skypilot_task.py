@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from advisor.estimate.prediction import Prediction
 from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import FallbackPlan
 from advisor.workloads import stacks
@@ -46,11 +47,11 @@ def task(
     workload: str,
     run: str = PLACEHOLDER_RUN,
     plan: FallbackPlan | None = None,
-    environment: tuple[tuple[str, str], ...] = (),
+    prediction: Prediction | None = None,
 ) -> dict[str, Any]:
     """The task as plain data: ``name``, ``resources`` and ``run`` (ours), and for spot with an
     on-demand fallback (``plan``) the recovery strategy and the plan as ``envs``; a job laid
-    out over the node (``environment``, an LLM's GPUs and sharding) gets its plan as ``envs``
+    out over the node (``prediction``'s layout, an LLM's GPUs and sharding) gets its plan as ``envs``
     and its stack's launch line over the node's GPUs; a cluster (``rentable.nodes`` > 1) gets
     ``num_nodes`` and a launch line a node: the stack's for an LLM, ``jax.distributed`` for
     Keras."""
@@ -68,7 +69,7 @@ def task(
     body: dict[str, Any] = {"name": f"advisor-{workload}", "resources": resources}
     if rentable.nodes > 1:
         body["num_nodes"] = int(rentable.nodes)
-    envs = {name: str(value) for name, value in environment}
+    envs = {name: str(value) for name, value in prediction.environment} if prediction else {}
     if plan is not None:
         # a managed job relaunches after each preemption (FAILOVER: same region first); the switch
         # to on-demand is the plan's, which SkyPilot does not make itself: the envs carry it
@@ -76,10 +77,10 @@ def task(
         envs.update(_plan_envs(plan))
     if envs:
         body["envs"] = envs
-    gpus = envs.get("ADVISOR_GPUS", "")
-    if run == PLACEHOLDER_RUN and gpus.isdigit():  # an LLM job, laid out by its stack
+    layout = prediction.layout if prediction else None
+    if run == PLACEHOLDER_RUN and layout is not None:  # an LLM job, laid out by its stack
         software = stacks.find(envs.get("ADVISOR_STACK", "")) or stacks.get(stacks.DEFAULT)
-        run = stack_run(software, int(gpus), envs.get("ADVISOR_METHOD", ""), rentable.nodes)
+        run = stack_run(software, layout.gpus, envs.get("ADVISOR_METHOD", ""), rentable.nodes)
     elif run == PLACEHOLDER_RUN and rentable.nodes > 1:
         run = MULTI_NODE_KERAS_RUN
     body["run"] = _Block(run)
@@ -133,11 +134,11 @@ def task_yaml(
     workload: str,
     run: str = PLACEHOLDER_RUN,
     plan: FallbackPlan | None = None,
-    environment: tuple[tuple[str, str], ...] = (),
+    prediction: Prediction | None = None,
 ) -> str:
     """The task YAML text for ``rentable`` (and its fallback ``plan``, its job's layout)."""
     body = yaml.dump(
-        task(rentable, workload=workload, run=run, plan=plan, environment=environment),
+        task(rentable, workload=workload, run=run, plan=plan, prediction=prediction),
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
@@ -150,17 +151,15 @@ def task_yaml(
         f"# advisor: where to train {_safe(workload)}: {_safe(rentable.provider)} "
         f"{_safe(rentable.region)}, {shown} ({_safe(rentable.pricing)})\n"
     )
-    layout = dict(environment)
-    if layout.get("ADVISOR_GPUS"):
-        sharding = _SPREAD.get(layout.get("ADVISOR_SHARDING", ""), "data parallel")
-        tensor = layout.get("ADVISOR_TENSOR_PARALLEL", "1")
-        pipeline = layout.get("ADVISOR_PIPELINE_PARALLEL", "1")
-        if (tensor, pipeline) != ("1", "1"):
-            sharding = f"tensor {_safe(tensor)} x pipeline {_safe(pipeline)}, distributed optimizer"
+    if prediction is not None and prediction.layout is not None:
+        layout = prediction.layout
+        sharding = _SPREAD.get(layout.launcher_sharding, "data parallel")
+        if layout.model_parallel > 1:
+            sharding = f"tensor {layout.tensor} x pipeline {layout.pipeline}, distributed optimizer"
+        method = dict(prediction.environment).get("ADVISOR_METHOD", "")
         comment += (
-            f"# advisor: {_safe(layout.get('ADVISOR_METHOD', ''))} fine-tuning over "
-            f"{_safe(layout['ADVISOR_GPUS'])} GPU(s), {sharding}, micro-batch "
-            f"{_safe(layout.get('ADVISOR_MICRO_BATCH', ''))}\n"
+            f"# advisor: {_safe(method)} fine-tuning over {layout.gpus} GPU(s), {sharding}, "
+            f"micro-batch {layout.micro_batch}\n"
         )
     if plan is not None:
         comment += (
@@ -187,9 +186,9 @@ def write_task(
     workload: str,
     overwrite: bool = True,
     plan: FallbackPlan | None = None,
-    environment: tuple[tuple[str, str], ...] = (),
+    prediction: Prediction | None = None,
 ) -> Path:
     """Write the task file atomically (never through a symlink; over an existing file only when
     ``overwrite``), returning its path."""
-    text = task_yaml(rentable, workload=workload, plan=plan, environment=environment)
+    text = task_yaml(rentable, workload=workload, plan=plan, prediction=prediction)
     return write_atomic(path, text, overwrite=overwrite)

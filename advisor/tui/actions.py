@@ -201,7 +201,7 @@ def export(rec: Recommendation, rank: int, path: Path, *, overwrite: bool = Fals
         workload=rec.workload,
         overwrite=overwrite,
         plan=option.outcome.fallback,
-        environment=option.outcome.prediction.environment,
+        prediction=option.outcome.prediction,
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from advisor.estimate import catalog, finetune, memory
+from advisor.estimate.layout import Layout
 from advisor.estimate.llm_predict import predict_job, predictor_for_job
 from advisor.estimate.parameters import PRIOR, llm_calibration
 from advisor.estimate.prediction import Target
@@ -209,7 +210,7 @@ def test_fp32_adapters_slow_a_step_by_their_traffic_and_16_bit_ones_are_as_fitte
     tokens/s measured against 13,466 predicted before, data/llm-finetune-published.csv line
     241), the added traffic is what the step runs longer; adapters on q and v add a sixth of it."""
     machine = _machine("H200")
-    plan = finetune.Layout(1, 2, 2)
+    plan = Layout(1, 2, 2)
     tune = job_for("llama3-8b", examples=10, sequence=4096, checkpointing=False).tune
     fp32 = replace(tune, fp32_adapters=True)
     assert finetune.adapter_traffic(tune) == 0.0

@@ -84,7 +84,7 @@ def test_a_405b_lora_is_planned_over_nodes_with_its_layout_price_and_task() -> N
     assert planned.reason is None and 0 < planned.seconds < 24 * 3600
     assert "32 GPUs, FSDP" in planned.kernel_path
     assert four.usd_per_hour == 4 * P5.usd_per_hour
-    parsed = yaml.safe_load(task_yaml(four, workload=job.workload, environment=planned.environment))
+    parsed = yaml.safe_load(task_yaml(four, workload=job.workload, prediction=planned))
     assert parsed["num_nodes"] == 4 and parsed["envs"]["ADVISOR_GPUS"] == "32"
     first, launch = parsed["run"].splitlines()  # Hugging Face's accelerate, a process a GPU
     assert first == 'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)'

@@ -203,13 +203,14 @@ def test_the_command_line_charges_egress_only_across_clouds() -> None:
 
 
 def test_a_sharded_plan_writes_its_checkpoint_from_every_node_at_once() -> None:
+    from advisor.estimate.layout import Layout
     from advisor.estimate.prediction import Prediction
     from advisor.recommend.ranker import overheads_of
 
     cluster, saving = T4._replace(nodes=4), Assumptions(checkpoints=1, checkpoint_seconds=400.0)
     replicated = Prediction(4 * HOUR, 0.0)  # data parallel: rank 0 saves the whole model
-    sharded = Prediction(4 * HOUR, 0.0, environment=(("ADVISOR_SHARDING", "fsdp"),))
-    split = Prediction(4 * HOUR, 0.0, environment=(("ADVISOR_TENSOR_PARALLEL", "8"),))
+    sharded = Prediction(4 * HOUR, 0.0, layout=Layout(32, 1, 32, sharding="full"))
+    split = Prediction(4 * HOUR, 0.0, layout=Layout(32, 1, 32, tensor=8))
     assert overheads_of(cluster, saving, replicated, spot=False).checkpointing == 400.0
     assert overheads_of(cluster, saving, sharded, spot=False).checkpointing == 100.0
     assert overheads_of(cluster, saving, split, spot=False).checkpointing == 100.0
