@@ -437,26 +437,28 @@ def _result(row: Row) -> ProbeResult:
 
 def architecture_note(counted: Architecture) -> str:
     """A probe's counted architecture in one notes value:
-    ``flops|winograd|activations|layers|input_bytes``, each recurrent layer
+    ``flops|winograd|activations|layers|input_bytes|matmul_rows``, each recurrent layer
     ``cell:units:inputs:timesteps:directions:sequences:cudnn``, joined by ``+`` (an optional
-    field: exports without it, or without its input bytes, still import)."""
+    field: exports without it, or without its input bytes or products' rows, still import)."""
     layers = "+".join(
         f"{r.cell}:{r.units}:{r.inputs}:{r.timesteps}:{r.directions}:{r.sequences}:{int(r.cudnn)}"
         for r in counted.recurrent
     )
     return (
         f"{counted.train_flops_per_sample:.6g}|{counted.winograd_share:.4g}|"
-        f"{counted.activation_elements:.6g}|{layers}|{counted.input_bytes:.6g}"
+        f"{counted.activation_elements:.6g}|{layers}|{counted.input_bytes:.6g}|"
+        f"{counted.matmul_rows:.6g}"
     )
 
 
 def architecture_of_note(text: str) -> Architecture:
     """The inverse of ``architecture_note`` (a ValueError on anything else)."""
     fields = text.split("|")
-    if len(fields) not in (4, 5):
-        raise ValueError(f"an architecture has 4 or 5 fields, got {len(fields)}")
+    if len(fields) not in (4, 5, 6):
+        raise ValueError(f"an architecture has 4 to 6 fields, got {len(fields)}")
     flops, winograd, activations, layers = fields[:4]
-    input_bytes = float(fields[4]) if len(fields) == 5 else 0.0
+    input_bytes = float(fields[4]) if len(fields) >= 5 else 0.0
+    matmul_rows = float(fields[5]) if len(fields) == 6 else 0.0
     recurrent = []
     for layer in filter(None, layers.split("+")):
         cell, *counts, cudnn = layer.split(":")
@@ -468,8 +470,9 @@ def architecture_of_note(text: str) -> Architecture:
         )
     # ranges are checked with the rest of the result (probes.validity)
     return Architecture(
-        float(flops), float(winograd), float(activations), tuple(recurrent), input_bytes=input_bytes
-    )
+        float(flops), float(winograd), float(activations), tuple(recurrent),
+        input_bytes=input_bytes, matmul_rows=matmul_rows,
+    )  # fmt: skip
 
 
 def _clean(value: object) -> str:

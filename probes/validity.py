@@ -22,6 +22,8 @@ from probes.limits import (
 from probes.result import GATES, Architecture, ProbeResult
 
 MAX_RECURRENT_LAYERS = 10_000
+MAX_MATMUL_ROWS = 10_000_000
+"""Most rows a sample may give a model's products (a million-token context is 1e6)."""
 _RELATIVE_SLACK = 1e-9
 """Rounding allowed when an interval's bound equals its value."""
 
@@ -128,6 +130,7 @@ def _architecture_problem(counted: Architecture) -> str | None:
         ("conv_channels", counted.conv_channels, 1e7),
         ("activation_elements", counted.activation_elements, MAX_BYTES),
         ("input_bytes", counted.input_bytes, MAX_BYTES),
+        ("matmul_rows", counted.matmul_rows, MAX_MATMUL_ROWS),
     ):
         if not _finite(value) or not 0 <= value <= high:
             return f"architecture {name} must be in [0, {high:g}], got {value!r}"

@@ -233,7 +233,7 @@ def test_every_probe_is_kept_as_a_run_and_their_spread_is_measured(tmp_path: Pat
 
 def test_the_counted_architecture_survives_the_store_and_the_export(tmp_path: Path) -> None:
     layer = RecurrentLayer("lstm", 64, 128, 100, directions=2, cudnn=True)
-    architecture = Architecture(5.9e7, 0.0, 9.0e4, (layer,), input_bytes=400.0)
+    architecture = Architecture(5.9e7, 0.0, 9.0e4, (layer,), input_bytes=400.0, matmul_rows=128)
     counted = dataclasses.replace(result(), architecture=architecture)
     db = connect(tmp_path / "a.db")
     history.save(db, counted)
@@ -244,6 +244,7 @@ def test_the_counted_architecture_survives_the_store_and_the_export(tmp_path: Pa
     # an export from before the input bytes were counted still reads, without them
     older = exchange.architecture_of_note("5.9e+07|0|90000|")
     assert older.input_bytes == 0.0 and older.train_flops_per_sample == 5.9e7
+    assert exchange.architecture_of_note("5.9e+07|0|90000||400").matmul_rows == 0.0
 
 
 def test_a_stored_probe_without_the_architecture_loads_with_none() -> None:
@@ -262,6 +263,8 @@ def test_an_insane_architecture_is_refused() -> None:
     )
     negative = Architecture(1.0, input_bytes=-4.0)  # would pull a GPU step's floor down
     assert "input_bytes" in (problem(dataclasses.replace(result(), architecture=negative)) or "")
+    rows = Architecture(1.0, matmul_rows=float("inf"))  # would widen every product
+    assert "matmul_rows" in (problem(dataclasses.replace(result(), architecture=rows)) or "")
     odd = Architecture(1.0, recurrent=(RecurrentLayer("transformer", 1, 1, 1),))
     assert "cell" in (problem(dataclasses.replace(result(), architecture=odd)) or "")
 
@@ -288,7 +291,7 @@ def test_a_bad_architecture_note_is_one_usage_error(tmp_path: Path, note: str) -
     counted = dataclasses.replace(result(), architecture=Architecture(1e6))
     exchange.write_csv(tmp_path / "x.csv", [counted])
     text = (tmp_path / "x.csv").read_text(encoding="utf-8")
-    (tmp_path / "x.csv").write_text(text.replace("1e+06|0|0|", note), encoding="utf-8")
+    (tmp_path / "x.csv").write_text(text.replace("1e+06|0|0||0|0", note), encoding="utf-8")
     with pytest.raises(UsageError, match=r"x\.csv:2: "):
         exchange.from_rows(exchange.read_csv(tmp_path / "x.csv"), str(tmp_path / "x.csv"))
 
