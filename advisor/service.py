@@ -194,6 +194,14 @@ def stored_fallback(
     return probe_history.find_fallback(_open(db), workload_config(request), here)
 
 
+def fallback_note(fallback: probe_history.Fallback, again: str = "--fresh tries again") -> str:
+    """Why an LLM job is ranked without its proxy's probe, as its answer says it."""
+    return (
+        f"the proxy could not be probed here ({fallback.reason}; tried {fallback.created_at}, "
+        f"{again})"
+    )
+
+
 def assumptions_for(
     probe: ProbeResult,
     config: WorkloadConfig,
@@ -397,23 +405,33 @@ def _recommend_job(
     fresh: bool,
 ) -> Recommendation:
     """Rank an LLM job with its stored ``probe``, else with one run now; a proxy that could not
-    be probed (now, or when last tried: its stored fallback, unless ``fresh``) leaves the job's
-    time to the device model, and the answer says why."""
-    fallback = None if probe is not None or fresh else stored_fallback(request, db)
+    be probed leaves the job's time to the device model, and the answer says why."""
     note = ""
-    if fallback is not None:
-        note = (
-            f"the proxy could not be probed here ({fallback.reason}; tried "
-            f"{fallback.created_at}, --fresh tries again)"
-        )
-    elif probe is None:
-        try:
-            probe = probe_and_store(request, db=db, runner=runner)
-        except Cancelled:
-            raise
-        except AdvisorError as exc:  # its device time is the model's: rank without it
-            note = f"the proxy could not be probed here ({exc}; stored, --fresh tries again)"
+    if probe is None:
+        probe, note = job_probe(request, db=db, runner=runner, fresh=fresh)
     return rank_job(request, job, probe, db=db, note=note)
+
+
+def job_probe(
+    request: Request,
+    *,
+    db: sqlite_utils.Database | None = None,
+    runner: Runner | None = None,
+    fresh: bool = False,
+    again: str = "--fresh tries again",
+) -> tuple[ProbeResult | None, str]:
+    """An LLM job's proxy probed here now (``runner``), or None and why it could not be: when
+    last tried (its stored fallback, unless ``fresh``), or now (the error, stored as one).
+    ``again`` says how to try again (the command line's ``--fresh``, the app's key)."""
+    fallback = None if fresh else stored_fallback(request, db)
+    if fallback is not None:
+        return None, fallback_note(fallback, again)
+    try:
+        return probe_and_store(request, db=db, runner=runner), ""
+    except Cancelled:
+        raise
+    except AdvisorError as exc:  # its device time is the model's: rank without it
+        return None, f"the proxy could not be probed here ({exc}; stored, {again})"
 
 
 # --- a user's own training command --------------------------------------------------------

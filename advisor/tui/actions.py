@@ -140,8 +140,6 @@ def run_probe(
     """Probe the workload here (seconds) in a child process, so that TensorFlow never enters the
     app's own (a command: the user's own process, as ``advisor probe -- COMMAND`` runs it);
     stores the result; ``cancel`` stops the child, storing nothing."""
-    from probes.child import run_in_child
-
     if state.command:
         probed = service.probe_script(
             command_words(state), script_name(state), budget=SCRIPT_BUDGET,
@@ -150,10 +148,43 @@ def run_probe(
         )  # fmt: skip
         return probed.result
 
+    return service.probe_and_store(request_for(state), runner=_in_child(progress, cancel))
+
+
+AGAIN = "f probes again"
+"""How the app says to try an LLM job's proxy again (the command line says ``--fresh``)."""
+
+
+def stored_fallback(state: FormState) -> str:
+    """Why an LLM job's proxy could not be probed here when last tried ("" when it could, or
+    for any other workload): the job is then ranked by the device model alone, as the command
+    line ranks it, until ``f`` probes again."""
+    if not state.is_llm:
+        return ""
+    found = service.stored_fallback(request_for(state))
+    return service.fallback_note(found, AGAIN) if found else ""
+
+
+def probe_job(
+    state: FormState, *, progress: Callable[[ProbeProgress], None], cancel: threading.Event
+) -> tuple[ProbeResult | None, str]:
+    """Probe an LLM job's proxy here in a child process; where it cannot be, None and why
+    (stored, so that the next time ranks at once): the answer comes from the device model."""
+    return service.job_probe(
+        request_for(state), runner=_in_child(progress, cancel), fresh=True, again=AGAIN
+    )
+
+
+def _in_child(
+    progress: Callable[[ProbeProgress], None], cancel: threading.Event
+) -> Callable[[ProbeSpec], ProbeResult]:
+    """A probe runner that runs the probe child (TensorFlow never enters the app's process)."""
+    from probes.child import run_in_child
+
     def runner(spec: ProbeSpec) -> ProbeResult:
         return run_in_child(spec, progress=progress, cancel=cancel)
 
-    return service.probe_and_store(request_for(state), runner=runner)
+    return runner
 
 
 def describe_probe(probe: ProbeResult) -> str:
@@ -165,10 +196,18 @@ def describe_probe(probe: ProbeResult) -> str:
 
 
 def recommend(
-    state: FormState, probe: ProbeResult
+    state: FormState, probe: ProbeResult | None, note: str = ""
 ) -> tuple[Recommendation, dict[str, Any], dict[int, list[str]]]:
-    """Rank every offering for the form's constraints; the payload is ``recommend --json``'s."""
-    rec = service.rank(request_for(state), probe)
+    """Rank every offering for the form's constraints; the payload is ``recommend --json``'s.
+    Without a ``probe``, an LLM job is ranked by the device model alone, ``note`` saying why."""
+    request = request_for(state)
+    job = None if probe is not None else service.job_for_request(request)
+    if probe is not None:
+        rec = service.rank(request, probe)
+    elif job is not None:
+        rec = service.rank_job(request, job, None, note=note)
+    else:
+        raise AdvisorError("nothing measured to rank: probe the workload first")
     payload = report.as_json(rec)
     explanations = {o.rank: report.explain(rec, o) for o in rec.options}
     return rec, payload, explanations

@@ -81,6 +81,8 @@ class AdvisorApp(App[None]):
         self.payload: dict[str, Any] = {}
         self.explanations: dict[int, list[str]] = {}
         self.probe_result: ProbeResult | None = None
+        self.probe_note = ""
+        """Why an LLM job is ranked without its proxy's probe (it could not be probed here)."""
         self._cancel = threading.Event()
         self._pending: Timer | None = None
         self.probing = False
@@ -139,7 +141,7 @@ class AdvisorApp(App[None]):
         sizes_changed = message.state.probe_key != self.state.probe_key
         self.state = message.state
         if model_changed or sizes_changed:
-            self.probe_result = None
+            self.probe_result, self.probe_note = None, ""
         if self.rec is not None:
             self._stale("Inputs changed: updating", error=False)
         if self._pending is not None:
@@ -149,10 +151,10 @@ class AdvisorApp(App[None]):
     def action_recommend(self) -> None:
         if self.probing:
             return
-        if self.probe_result is None:
+        if self.probe_result is None and not self.probe_note:
             self.find_or_probe(self.state, fresh=False)
         else:
-            self.rank(self.state, self.probe_result)
+            self.rank(self.state, self.probe_result, self.probe_note)
 
     def action_fresh_probe(self) -> None:
         if not self.probing:
@@ -162,8 +164,9 @@ class AdvisorApp(App[None]):
     def find_or_probe(self, state: FormState, fresh: bool) -> None:
         try:
             stored = None if fresh else actions.stored_probe(state)
-            if stored is not None:
-                self.post_message(ProbeFinished(stored))
+            note = "" if fresh or stored is not None else actions.stored_fallback(state)
+            if stored is not None or note:
+                self.post_message(ProbeFinished(stored, note=note))
                 return
             self._cancel.clear()
             self.probing = True
@@ -172,8 +175,11 @@ class AdvisorApp(App[None]):
             def progress(event: ProbeProgress) -> None:
                 self.post_message(ProbeProgressed(event))
 
-            result = actions.run_probe(state, progress=progress, cancel=self._cancel)
-            self.post_message(ProbeFinished(result))
+            if state.is_llm:
+                result, note = actions.probe_job(state, progress=progress, cancel=self._cancel)
+            else:
+                result = actions.run_probe(state, progress=progress, cancel=self._cancel)
+            self.post_message(ProbeFinished(result, note=note))
         except Exception as exc:
             self.post_message(ProbeFinished(error=actions.one_line(exc)))
         finally:
@@ -191,16 +197,19 @@ class AdvisorApp(App[None]):
             view.finished(f"Probe: {message.error}")
             self._stale(message.error)
             return
-        if message.result is None:
+        if message.result is None and not message.note:
             return
-        self.probe_result = message.result
-        view.finished(actions.describe_probe(message.result))
-        self.rank(self.state, message.result)
+        self.probe_result, self.probe_note = message.result, message.note
+        said = (
+            actions.describe_probe(message.result) if message.result else f"Probe: {message.note}"
+        )
+        view.finished(said)
+        self.rank(self.state, message.result, message.note)
 
     @work(thread=True, exclusive=True, group="recommend")
-    def rank(self, state: FormState, probe: ProbeResult) -> None:
+    def rank(self, state: FormState, probe: ProbeResult | None, note: str = "") -> None:
         try:
-            rec, payload, explanations = actions.recommend(state, probe)
+            rec, payload, explanations = actions.recommend(state, probe, note)
             self.post_message(RecommendationReady(rec, payload, explanations))
         except Exception as exc:
             self.post_message(RecommendationFailed(actions.one_line(exc)))

@@ -34,12 +34,16 @@ class ProbeProgressed(Message):
 
 
 class ProbeFinished(Message):
-    """A probe ended: ``result`` is set on success, ``error`` on failure or cancellation."""
+    """A probe ended: ``result`` is set on success, ``error`` on failure or cancellation;
+    ``note`` where an LLM job's proxy could not be probed, which the device model ranks alone."""
 
-    def __init__(self, result: ProbeResult | None = None, error: str | None = None) -> None:
+    def __init__(
+        self, result: ProbeResult | None = None, error: str | None = None, note: str = ""
+    ) -> None:
         super().__init__()
         self.result = result
         self.error = error
+        self.note = note
 
 
 class RecommendationReady(Message):

@@ -504,8 +504,8 @@ def test_hostile_catalog_strings_show_literally(
     stored_probe()
     real = actions.recommend
 
-    def hostile(state: FormState, probe: ProbeResult):  # type: ignore[no-untyped-def]
-        rec, payload, explanations = real(state, probe)
+    def hostile(state: FormState, probe: ProbeResult, note: str = ""):  # type: ignore[no-untyped-def]
+        rec, payload, explanations = real(state, probe, note)
         first = rec.options[0]
         first = dataclasses.replace(first, rentable=first.rentable._replace(region=HOSTILE_REGION))
         return dataclasses.replace(rec, options=(first, *rec.options[1:])), payload, explanations
@@ -891,3 +891,33 @@ def test_snapshot_the_form_hidden_at_100x30(fixed_device: Fingerprint, snap_comp
         await pilot.pause(0.3)
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=hidden)
+
+
+def test_an_llm_job_whose_proxy_cannot_be_probed_is_ranked_as_the_command_line_ranks_it(
+    fixed_device: Fingerprint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy probe that fails leaves the job to the device model, in the app as in
+    ``advisor recommend``: an answer that says why, and the failure stored, so that the next
+    start ranks at once without probing again (``f`` would)."""
+    monkeypatch.setattr(
+        probes.child,
+        "child_command",
+        lambda spec, budget=0: [sys.executable, "-c", "import os; os._exit(3)"],
+    )
+    state = FormState(model="llama3.1-8b", method="qlora", tokens="20M", deadline="6h")
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: ranked(pilot.app), seconds=60)
+        status = str(pilot.app.query_one("#probe-status").render())
+        assert "could not be probed" in status and "f probes again" in status
+        assert pilot.app.rec is not None and pilot.app.rec.options
+        assert all(o.rentable.accelerator for o in pilot.app.rec.options)
+
+    run(make_app(state), scenario)
+    assert actions.stored_fallback(state).startswith("the proxy could not be probed here")
+
+    def no_probe(spec: object, budget: float = 0) -> list[str]:
+        raise AssertionError("probed again where the stored fallback says why not")
+
+    monkeypatch.setattr(probes.child, "child_command", no_probe)
+    run(make_app(state), scenario)
