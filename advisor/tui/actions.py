@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from advisor import disk, display, locations, service
 from advisor.bench.settle import tie_lines
 from advisor.errors import AdvisorError, UsageError
-from advisor.recommend import answer, report, skypilot_task
+from advisor.recommend import answer, report, skypilot_task, staging
 from advisor.recommend.deadline import describe_seconds, parse_duration
 from advisor.recommend.files import write_atomic
 from advisor.recommend.recommendation import Constraints, Recommendation
-from advisor.tui.form import FormState
+from advisor.tui.form import OWN_STORE, FormState
 
 if TYPE_CHECKING:
     from pricing.refresh import RefreshProgress, RunReport
@@ -74,6 +74,8 @@ def request_for(state: FormState) -> service.Request:
         samples=_int(state.samples, "samples"),
         batch_size=_int(state.batch_size, "batch size"),
         finetune=_finetune(state),
+        data_bytes=staging.parse_size(state.data) if state.data else 0.0,
+        data_from=_data_from(state),
         filters=Filters(
             provider=state.provider or None,
             region=state.region or None,
@@ -88,6 +90,16 @@ def request_for(state: FormState) -> service.Request:
             top=50,
         ),
     )
+
+
+def _data_from(state: FormState) -> str | None:
+    """The provider the data is downloaded from, None for each machine's own (as ``--data-from``
+    on the command line, it needs a size)."""
+    if state.data_from == OWN_STORE:
+        return None
+    if not state.data:
+        raise UsageError(f"data from {display.quoted(state.data_from)}: give the data's size too")
+    return state.data_from
 
 
 def _finetune(state: FormState) -> Options:

@@ -10,8 +10,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Switch
 
+from advisor.recommend import staging
 from advisor.workloads import llm, stacks, zoo
 from advisor.workloads.llm import METHODS
+
+OWN_STORE = "own"
+"""``FormState.data_from`` for each machine's own provider and region (nothing billed)."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,10 @@ class FormState:
     epochs: str = ""
     samples: str = ""
     batch_size: str = ""
+    data: str = ""
+    """The data set each machine downloads before training (``150GB``), billed as ``--data``."""
+    data_from: str = OWN_STORE
+    """Where the data lives (``--data-from``): a provider, or each machine's own store."""
     deadline: str = "8h"
     budget: str = ""
     objective: str = "cheapest"
@@ -100,6 +108,10 @@ class WorkloadForm(VerticalScroll):
         yield row(
             "batch", Input(s.batch_size, placeholder="default", id="batch_size", compact=True)
         )
+        yield row("data", Input(s.data, placeholder="none, 150GB", id="data", compact=True))
+        stores = [("own cloud", OWN_STORE)] + [(p, p) for p in staging.sources()]
+        yield row("from", Select(stores, value=s.data_from, allow_blank=False, id="data_from",
+                                 compact=True))  # fmt: skip
         with Vertical(id="llm_fields") as fields:
             fields.display = s.is_llm
             yield from self._llm_fields()

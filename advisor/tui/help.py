@@ -15,7 +15,9 @@ HELP = """\
 
 Pick a workload on the left and set a deadline or a budget. advisor measures the workload on this
 machine (a probe of a few seconds, reused once stored), predicts its training time on every cloud
-machine in the price database, and ranks them.
+machine in the price database, and ranks them. `data` is a data set each machine downloads
+before training (`150GB`), `from` the cloud it lives in: its download, and another cloud's
+egress, are billed (the command line's `--data` and `--data-from`).
 
 | key | does |
 |---|---|
