@@ -11,7 +11,8 @@ Keras ``fit`` on arrays (an MLP, a convnet, a bidirectional LSTM, the MLP under 
 steps with ``advisor.probe`` (a GradientTape loop, one with gradient accumulation and a
 schedule), and PyTorch read through its own hooks with no edit: MNIST with accumulation, a
 CIFAR convnet whose DataLoader workers augment, a Hugging Face ``Trainer`` fine-tune, a
-Lightning module; and a JAX loop whose jitted step applies optax updates. Each is
+Lightning module; a JAX loop whose jitted step applies optax updates, and a Flax NNX loop
+whose optimizer applies them. Each is
 probed as a user does (``advisor probe --json``, a process of its own) and then run whole under a
 stopwatch from start to exit: the error is the probe's ``fit_seconds`` over that wall time.
 """
@@ -49,11 +50,13 @@ CASES: dict[str, list[str]] = {
     "hf_trainer": ["--epochs", "3"],
     "lightning_module": ["--epochs", "4"],
     "jax_optax_mlp": ["--epochs", "20", "--samples", "60000"],
+    "flax_nnx_mlp": ["--epochs", "20", "--samples", "60000"],
 }
 TOLD = {
     "torch_mnist": ["--epochs", "3"],
     "torch_cifar_workers": ["--epochs", "3"],
     "jax_optax_mlp": ["--epochs", "20", "--samples", "60000"],
+    "flax_nnx_mlp": ["--epochs", "20", "--samples", "60000"],
 }
 """What the probe is told, as a user would tell it: a plain PyTorch loop does not say its
 epochs, a JAX loop neither its epochs nor its samples (a Keras ``fit``, Hugging Face's and
@@ -93,10 +96,10 @@ def _env() -> dict[str, str]:
     return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def run(passes: int, budget: float, home: Path) -> dict[str, Any]:
+def run(passes: int, budget: float, home: Path, cases: list[str]) -> dict[str, Any]:
     rows = []
     for number in range(passes):
-        for case in CASES:  # interleaved: each script's probe, then its real run
+        for case in cases:  # interleaved: each script's probe, then its real run
             probed = probe(case, budget, home)
             seconds = real(case)
             row = {"pass": number, "case": case, "real_seconds": round(seconds, 2), **probed}
@@ -149,17 +152,21 @@ def main(argv: list[str]) -> int:
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "own_scripts.json"
     )
     parser.add_argument("--table", type=Path, help="print the table of a finished run")
+    parser.add_argument("--cases", help="comma-separated scripts to run (default: all)")
     args = parser.parse_args(argv)
+    cases = args.cases.split(",") if args.cases else list(CASES)
+    if unknown := [case for case in cases if case not in CASES]:
+        parser.error(f"unknown cases {unknown}; the cases are {', '.join(CASES)}")
     if args.table:
         table(json.loads(args.table.read_text()))
         return 0
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="advisor-own-scripts-") as home:
-        blob = run(args.passes, args.budget, Path(home))
+        blob = run(args.passes, args.budget, Path(home), cases)
     blob["machine"] = (
         "shared 2-vCPU development VM (AMD EPYC, family 26), TensorFlow 2.21, Keras 3.15, "
-        "PyTorch 2.13 (CPU), transformers 5.24, Lightning 2.6, JAX 0.10, optax 0.2"
+        "PyTorch 2.13 (CPU), transformers 5.24, Lightning 2.6, JAX 0.10, optax 0.2, Flax 0.12"
     )
     blob["date"] = time.strftime("%Y-%m-%d")
     args.out.write_text(json.dumps(blob, indent=1) + "\n")
