@@ -33,21 +33,22 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 TABLE = "probe_results"
+_CONFIG_COLUMNS = (
+    "workload TEXT NOT NULL, samples INTEGER NOT NULL, validation_samples INTEGER NOT NULL, "
+    "epochs INTEGER NOT NULL, batch_size INTEGER NOT NULL, device_key TEXT NOT NULL"
+)
+"""The columns every probe table keys its rows by: a workload configuration on a device."""
+_CONFIG_KEY = "workload, samples, validation_samples, epochs, batch_size, device_key"
 
 
 def _create_results(db: sqlite_utils.Database) -> None:
     db.execute(
         f"""CREATE TABLE {TABLE} (
-            workload TEXT NOT NULL,
-            samples INTEGER NOT NULL,
-            validation_samples INTEGER NOT NULL,
-            epochs INTEGER NOT NULL,
-            batch_size INTEGER NOT NULL,
-            device_key TEXT NOT NULL,
+            {_CONFIG_COLUMNS},
             source TEXT NOT NULL DEFAULT 'local',
             created_at TEXT NOT NULL,
             result TEXT NOT NULL,
-            PRIMARY KEY (workload, samples, validation_samples, epochs, batch_size, device_key)
+            PRIMARY KEY ({_CONFIG_KEY})
         )"""
     )
     db.execute(f"CREATE INDEX {TABLE}_by_workload ON {TABLE} (workload, created_at)")
@@ -59,12 +60,7 @@ RUNS = "probe_runs"
 def _create_runs(db: sqlite_utils.Database) -> None:
     db.execute(
         f"""CREATE TABLE {RUNS} (
-            workload TEXT NOT NULL,
-            samples INTEGER NOT NULL,
-            validation_samples INTEGER NOT NULL,
-            epochs INTEGER NOT NULL,
-            batch_size INTEGER NOT NULL,
-            device_key TEXT NOT NULL,
+            {_CONFIG_COLUMNS},
             created_at TEXT NOT NULL,
             step_seconds REAL NOT NULL,
             predicted_seconds REAL NOT NULL,
@@ -80,15 +76,10 @@ FALLBACKS = "probe_fallbacks"
 def _create_fallbacks(db: sqlite_utils.Database) -> None:
     db.execute(
         f"""CREATE TABLE {FALLBACKS} (
-            workload TEXT NOT NULL,
-            samples INTEGER NOT NULL,
-            validation_samples INTEGER NOT NULL,
-            epochs INTEGER NOT NULL,
-            batch_size INTEGER NOT NULL,
-            device_key TEXT NOT NULL,
+            {_CONFIG_COLUMNS},
             reason TEXT NOT NULL,
             created_at TEXT NOT NULL,
-            PRIMARY KEY (workload, samples, validation_samples, epochs, batch_size, device_key)
+            PRIMARY KEY ({_CONFIG_KEY})
         )"""
     )
 
