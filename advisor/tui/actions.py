@@ -97,6 +97,9 @@ def _data_from(state: FormState) -> str | None:
     on the command line, it needs a size)."""
     if state.data_from == OWN_STORE:
         return None
+    if state.data_from not in staging.sources():
+        choices = ", ".join(staging.sources())
+        raise UsageError(f"data from {display.quoted(state.data_from)}: one of {choices}")
     if not state.data:
         raise UsageError(f"data from {display.quoted(state.data_from)}: give the data's size too")
     return state.data_from

@@ -943,6 +943,8 @@ def test_the_data_fields_bill_the_download_as_data_does(fixed_device: Fingerprin
         actions.request_for(FormState(data_from="gcp"))
     with pytest.raises(UsageError, match="is not a size"):
         actions.request_for(FormState(data="lots"))
+    with pytest.raises(UsageError, match="one of aws"):  # the field is a list; the state is data
+        actions.request_for(FormState(data="1GB", data_from="evil\x07"))
 
     async def scenario(pilot: Pilot) -> None:
         await until(pilot, lambda: ranked(pilot.app))
