@@ -26,7 +26,13 @@ from advisor.estimate import memory
 from advisor.estimate.floor import launch_latency
 from advisor.estimate.frameworks import Framework
 from advisor.estimate.layout import Layout
-from advisor.estimate.machine import Machine, Stack, accelerator_machine, cpu_machine
+from advisor.estimate.machine import (
+    Machine,
+    Stack,
+    accelerator_machine,
+    attention_kernel,
+    cpu_machine,
+)
 from advisor.estimate.memory import Fit
 from advisor.estimate.parameters import Calibration
 from advisor.estimate.roofline import least_step_seconds
@@ -216,6 +222,7 @@ def step_of(
     """The optimizer step of ``tune`` laid out as ``plan`` on ``machine``; ``host_seconds`` is
     the host's dispatch of a step (the probe's; else the calibrated GPU overhead), to which
     each micro-batch adds its kernels' launches (``floor``)."""
+    machine = attention_kernel(machine, tune.attention)
     facts = facts_of(tune, plan)
     parts = step_parts(facts, machine, plan.global_batch, calibration)
     work = parts.compute + parts.memory + parts.sequential

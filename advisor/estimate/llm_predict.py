@@ -297,6 +297,8 @@ def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
     )
     if tune.optimizer == "adamw8bit":
         path += f", {tune.master} weights, 8-bit AdamW"
+    if tune.attention == "fa2" and machine.kernels.fa2_share < 1:
+        path += f", FlashAttention-2 ({machine.kernels.fa2_share:.2g}x this GPU's own attention kernels)"
     return f"{path}; {plan.describe()}"
 
 

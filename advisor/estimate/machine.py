@@ -195,6 +195,9 @@ class Kernels:
     """The step takes the larger of its arithmetic and its memory traffic, not their sum less
     ``kernel_overlap``'s share: XLA on a TPU fuses the elementwise work (batch norm, activations,
     residual adds) into the products around it."""
+    fa2_share: float = 1.0
+    """Share of the attention rate FlashAttention-2 reaches here: ``FA2_SHARE`` on a GPU newer
+    than the Ampere it was written for, 1 elsewhere (``attention_kernel``)."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,29 @@ class Machine:
     def winograd(self) -> bool:
         """A 3x3 convolution runs as Winograd transforms here, faster than a direct product."""
         return self.rates.winograd_flops * WINOGRAD_REDUCTION > self.rates.conv_flops
+
+
+FA2_SHARE = 0.52
+"""FlashAttention-2's rate on an H100 over the kernels written for Hopper: 329 TFLOP/s against
+cuDNN's 631 and FlashAttention-3's 632 (bf16, 24 heads of 128, 4,608 tokens; TritonBench in
+pytorch/pytorch#142132, 2024-12). FA2 issues Ampere's ``mma.sync``; Hopper's warpgroup products
+and asynchronous copies are what FlashAttention-3 adds (Shah et al. 2024: FA2 "achieves only
+35% utilization on H100", FA3 75%). Blackwell is taken alike: FA2 has no kernels of its own
+there either."""
+FA2_BEHIND = frozenset({"hopper", "blackwell"})
+"""GPU generations whose own attention kernels outrun FlashAttention-2 (``FA2_SHARE``)."""
+
+
+def attention_kernel(machine: Machine, kernel: str) -> Machine:
+    """``machine`` running its fused attention with ``kernel`` (``FineTune.attention``):
+    ``fa2`` at FlashAttention-2's share of the rate where the GPU is newer than it (``native``:
+    as built)."""
+    if kernel != "fa2" or machine.kernels.fa2_share == 1.0 or not machine.rates.attention_flops:
+        return machine
+    rates = replace(
+        machine.rates, attention_flops=machine.rates.attention_flops * machine.kernels.fa2_share
+    )
+    return replace(machine, rates=rates)
 
 
 WINOGRAD_REDUCTION = 2.25
@@ -534,6 +560,7 @@ def _gpu_node(
             scores_32bit=stack.eager_attention,
             precision=matmul.name if matmul.name == "fp8" else conv.name,
             fallback=precision_fallback(spec, precision, conv, matmul),
+            fa2_share=FA2_SHARE if spec.architecture in FA2_BEHIND else 1.0,
         ),
         memory_bytes=spec.memory_gib * 2**30,
         extrapolated=not measured(name, calibration, CALIBRATED_ACCELERATORS),

@@ -104,6 +104,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         frozen_fp32=row["n_frozen_fp32"] == "yes",
         compiled=row.get("n_compiled") == "yes",
         stack=row.get("n_stack") or "hf",
+        attention=row.get("n_attention") or "native",
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

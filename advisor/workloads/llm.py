@@ -185,6 +185,10 @@ class FineTune:
     phases (``advisor.estimate.memory.llm_lines``). An eager step also keeps each operation's
     own intermediates (fp32 upcasts in norms and rotary embeddings, a shifted copy of the
     logits), for which its count adds the two phases' working sets together."""
+    attention: str = "native"
+    """Its fused attention kernel: ``native`` (written for the GPU's generation: cuDNN's,
+    Transformer Engine's) or ``fa2`` (FlashAttention-2, written for Ampere: about half the
+    native rate on Hopper and later, ``advisor.estimate.machine.FA2_SHARE``)."""
 
     @property
     def adapted(self) -> bool:

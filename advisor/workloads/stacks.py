@@ -62,6 +62,8 @@ class TrainingStack:
     """Its launch line on one node (``{gpus}``, ``{method}`` filled in)."""
     launch_nodes: str
     """Its launch line on each node of a cluster (SkyPilot's variables)."""
+    attention: str
+    """Its fused attention kernel (``FineTune.attention``): ``native`` or ``fa2``."""
 
     def recipe(self, tune: FineTune, checkpointing: bool | None = None) -> FineTune:
         """``tune`` as this stack runs it; ``checkpointing`` when the user said."""
@@ -77,6 +79,7 @@ class TrainingStack:
             optimizer=self.optimizer,
             optimizer_in_backward=self.optimizer_in_backward,
             activation_offload=self.activation_offload and recompute,  # offloads what it keeps
+            attention=self.attention,
         )
 
     def describe(self) -> str:
@@ -114,7 +117,7 @@ def stacks() -> dict[str, TrainingStack]:
             _flag(row["optimizer_in_backward"]), _flag(row["activation_offload"]),
             tuple(row["runs_on"].split()), _flag(row["fp8"]), float(row["speed"]), row["nearest"],
             tuple(row["parallel"].split()), row["launch"],
-            row["launch_nodes"],
+            row["launch_nodes"], row["attention"],
         )  # fmt: skip
     return found
 

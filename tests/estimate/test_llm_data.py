@@ -49,3 +49,18 @@ def test_answerai_rows_train_in_pure_bf16() -> None:
         rows = [r for r in csv.DictReader(handle) if r["source"] == "answerai-fsdp-qlora-2024-03"]
     assert len(rows) > 20
     assert {r["n_master"] for r in rows} == {"bf16"}
+
+
+def test_each_row_names_the_attention_kernel_its_software_ran() -> None:
+    """FlashAttention-2 (llm-foundry's flash-attn, SDPA before PyTorch 2.11) or the kernels
+    written for the GPU (Transformer Engine's under NeMo and AutoModel; SDPA under PyTorch 2.11,
+    which our own runs had)."""
+    with FILE.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    kernels: dict[str, set[str]] = {}
+    for row in rows:
+        kernels.setdefault(row["n_stack"], set()).add(row["n_attention"])
+    assert kernels["llm-foundry"] == {"fa2"} and kernels["torchtune"] == {"fa2"}
+    assert kernels["nemo"] == {"native"} and kernels["automodel"] == {"native"}
+    ours = {r["n_attention"] for r in rows if r["source"] == "advisor-gpu-check-20261126"}
+    assert ours == {"native"}

@@ -15,6 +15,7 @@ import yaml
 from advisor.errors import UsageError
 from advisor.estimate.finetune import layout, machine_for, step_of
 from advisor.estimate.llm_predict import predict_job
+from advisor.estimate.machine import FA2_SHARE
 from advisor.estimate.parameters import llm_calibration
 from advisor.estimate.prediction import Target
 from advisor.fitting.llm_published import read_published
@@ -37,6 +38,7 @@ def test_every_stack_of_the_table_is_whole_and_its_launch_lines_are_plain() -> N
         assert stack.loss in stacks.LOSSES and set(stack.runs_on) <= {"gpu", "tpu"}, stack.id
         assert stack.nearest in ("", *table) and stack.nearest != stack.id, stack.id
         assert stack.master in ("fp32", "bf16") and 1.0 <= stack.speed < 2.0, stack.id
+        assert stack.attention in ("native", "fa2"), stack.id
         for line in (stack.launch_line(8, "lora"), stack.launch_line(8, "full", nodes=4)):
             assert "\n" not in line and SAFE_LAUNCH.fullmatch(line), (stack.id, line)
             assert "{" not in line and "}" not in line.replace("${", ""), line
@@ -100,6 +102,29 @@ def test_compiled_and_fused_stacks_are_faster_and_the_step_stays_under_the_hardw
     assert seconds["torchtune"] < seconds["hf"] / 1.15  # torch.compile, chunked loss
     assert seconds["unsloth"] < seconds["hf"] / 1.2  # its kernels (a paired comparison)
     assert seconds["nemo"] < seconds["hf"]  # no recompute
+
+
+def test_flash_attention_2_falls_behind_only_on_the_gpus_newer_than_it() -> None:
+    """FlashAttention-2 issues Ampere's instructions: on an A100 it is attention's kernel, on an
+    H100 about half the rate of the kernels written for Hopper (``machine.FA2_SHARE``). A long
+    sequence, where attention is a large part of the step, shows it; the step never gets more
+    than that share slower."""
+    calibration = llm_calibration()
+    job = job_for("llama3-8b", method="full", tokens=1_000_000, sequence=16384, stack="llm-foundry")
+    assert job.tune.attention == "fa2"
+    native = replace(job.tune, attention="native")
+    plan = layout(8, 1, 8, "full")
+    seconds = {}
+    for device in ("A100-80GB", "H100"):
+        machine = machine_for(device, 8, calibration, "bf16")
+        assert machine is not None
+        seconds[device] = [
+            step_of(t, plan, machine, calibration).seconds for t in (job.tune, native)
+        ]
+    assert seconds["A100-80GB"][0] == seconds["A100-80GB"][1]
+    slower = seconds["H100"][0] / seconds["H100"][1]
+    assert 1.05 < slower < 1 / FA2_SHARE
+    assert job_for("llama3-8b", tokens=1_000_000, stack="nemo").tune.attention == "native"
 
 
 def test_unsloths_speed_is_the_paired_comparison_it_is_sourced_from() -> None:

@@ -81,6 +81,7 @@ COLUMNS = (
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
     "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32", "n_compiled", "n_stack",
+    "n_attention",
 )  # fmt: skip
 
 
@@ -229,6 +230,19 @@ def stack(row: dict[str, str]) -> str:
     return "hf"
 
 
+def attention(row: dict[str, str]) -> str:
+    """The fused attention kernel the run's step called: ``native``, one written for its GPU's
+    generation (Transformer Engine's cuDNN attention under NeMo, Megatron-Bridge and AutoModel;
+    PyTorch's SDPA from 2.11 on, whose bundled cuDNN makes cuDNN's its first choice on Hopper,
+    as our own runs had), or ``fa2``, FlashAttention-2 (flash-attn 2, llm-foundry's
+    ``attn_impl: flash``, Unsloth's, and PyTorch's SDPA before 2.11, whose flash backend is
+    FlashAttention-2: every other source ran before it). They differ only on Hopper and later
+    (``machine.FA2_SHARE``)."""
+    if stack(row) in ("nemo", "automodel") or row["source"] == OWN:
+        return "native"
+    return "fa2"
+
+
 def memory_statistic(row: dict[str, str]) -> str:
     """``allocated``: the tensors' peak (torchtune's peak active memory); ``reserved``: what the
     allocator held or nvidia-smi showed (Answer.AI's reserved memory, and every figure whose
@@ -344,6 +358,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_frozen_fp32": frozen_fp32(row),
         "n_compiled": compiled(row),
         "n_stack": stack(row),
+        "n_attention": attention(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"
