@@ -3,12 +3,16 @@
 No edit to the script: every function ``jax.jit`` wraps is wrapped once more, and
 ``optax.apply_updates`` (which Flax's ``TrainState.apply_gradients`` calls too) marks the
 function being traced when it runs: a jitted function whose trace applied updates is a training
-step. Each later call of it (not under another trace) is a step: its outputs are waited for, so
-that the step's time is its device's, not JAX's asynchronous dispatch, and its batch is the
-leading dimension of the last positional argument's first array (``train_step(state, batch)``,
-``train_step(params, opt_state, x, y)``; a PRNG key is passed over). After the third step the
-step is lowered and compiled once more for XLA's ``cost_analysis``: the FLOPs of one step,
-forward, backward and update. That step is marked ``counted`` and its time left out.
+step. Each later call of it (not under another trace) is a step, said once it is done: the
+next call dispatches its own step first and then waits for the previous one's outputs, so that
+a step's time is its device's, not JAX's asynchronous dispatch, while the loop's Python work
+(Flax NNX splitting and merging its state, the next batch) overlaps the device as it does
+unwatched. Where the previous step's outputs were all donated to this one, this one's are
+waited for (it needed them). The last step is not said. A step's batch is the leading
+dimension of the last positional argument's first array (``train_step(state, batch)``,
+``train_step(params, opt_state, x, y)``; a PRNG key is passed over). At the third step the step
+is lowered and compiled once more for XLA's ``cost_analysis``: the FLOPs of one step, forward,
+backward and update. That step is marked ``counted`` and its time left out.
 
 A loop that neither jits its step nor applies updates through optax marks its steps with
 ``advisor.probe.step()``. Nothing here imports JAX or optax: each ``patch`` is given its module
@@ -64,6 +68,13 @@ def patch_jax(jax: Any) -> None:
     jax.jit = reported_jit
 
 
+class _Pending:
+    """A step dispatched and not yet said: its number, its batch and its outputs."""
+
+    def __init__(self, number: int, batch: int | None, outputs: list[Any]) -> None:
+        self.number, self.batch, self.outputs = number, batch, outputs
+
+
 class _Step:
     """A jitted function, reporting each call once its trace applied updates."""
 
@@ -71,6 +82,7 @@ class _Step:
         self._jax, self._jitted = jax, jitted
         self._training = False
         self._steps = 0
+        self._pending: _Pending | None = None
         functools.update_wrapper(self, jitted)
 
     def __getattr__(self, name: str) -> Any:  # .lower, .trace, .clear_cache, ...
@@ -86,17 +98,30 @@ class _Step:
             self._training = True
         if not self._training or _traced(self._jax, args):
             return out
-        self._jax.block_until_ready(out)
         self._steps += 1
-        counted = self._steps == COUNTED_STEP
-        model = _cost(self._jitted, args, kwargs) if counted else None
-        if self._steps == 1:
+        outputs = self._jax.tree_util.tree_leaves(out)
+        previous, self._pending = self._pending, _Pending(self._steps, _batch(args), outputs)
+        if previous is None:
             emit({"event": "backend", "name": "jax"})
-        batch = _batch(args)
-        emit({"event": "step", "batch": batch, "counted": counted})
-        if model is not None and batch:
-            emit({"event": "plan", "flops_per_sample": model / batch})
+        else:
+            # one computation's outputs are ready together: one that was not donated will do
+            alive = next((leaf for leaf in previous.outputs if not _deleted(leaf)), None)
+            self._jax.block_until_ready(outputs if alive is None else alive)
+            counted = previous.number == COUNTED_STEP
+            emit({"event": "step", "batch": previous.batch, "counted": counted})
+        if self._steps == COUNTED_STEP:
+            model = _cost(self._jitted, args, kwargs)
+            if model is not None and self._pending.batch:
+                emit({"event": "plan", "flops_per_sample": model / self._pending.batch})
         return out
+
+
+def _deleted(leaf: Any) -> bool:
+    """An output array donated to a later call (or not an array): nothing to wait for."""
+    try:
+        return bool(leaf.is_deleted())
+    except AttributeError:  # not a jax.Array: a Python number passed through
+        return True
 
 
 def _traced(jax: Any, args: tuple[Any, ...]) -> bool:

@@ -4,6 +4,7 @@ process of its own."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -43,3 +44,41 @@ def test_a_jitted_step_that_applies_optax_updates_is_probed_without_an_edit(
     assert events.plan["flops_per_sample"] == pytest.approx(PRODUCTS, rel=slack)
     sizes = script.sizes_of(events, epochs=3, samples=6400, batch_size=None)
     assert (sizes.epochs, sizes.steps, sizes.batch) == (3, 50, 128)
+
+
+DONATING = """
+import functools, sys
+import jax, jax.numpy as jnp, optax
+
+optimizer = optax.sgd(0.01)
+
+
+@functools.partial(jax.jit, donate_argnums=(0, 1))
+def train_step(params, state, x):
+    grads = jax.grad(lambda p: jnp.mean((x @ p) ** 2))(params)
+    updates, state = optimizer.update(grads, state)
+    return optax.apply_updates(params, updates), state
+
+
+params = jnp.ones((256, 256)) / 256
+state = optimizer.init(params)
+for _ in range(int(sys.argv[1])):
+    params, state = train_step(params, state, jnp.ones((32, 256)))
+print("trained", float(params.sum()))
+"""
+
+
+def test_a_step_that_donates_all_it_returns_is_still_timed_step_by_step(tmp_path: Path) -> None:
+    """A step is said once the next is dispatched, waiting for the previous one's outputs; a
+    step that returns only what the next one donates (``donate_argnums``) leaves none of them
+    to wait for, so the hook waits for the next step's, which needed them. Every step but the
+    last is said, and the script ends as it would unwatched."""
+    path = tmp_path / "donating.py"
+    path.write_text(DONATING)
+    run = script.run_command([sys.executable, str(path), "60"], budget=30.0)
+    assert not run.ended_by_probe and run.returncode == 0
+    assert any("trained" in line for line in run.output_tail)
+    events = run.events
+    assert len(events.steps) == 59 and set(events.batches) == {32}
+    assert len(events.counted) == 1 and events.plan["flops_per_sample"] > 0
+    assert all(later > earlier for earlier, later in itertools.pairwise(events.steps))
