@@ -49,6 +49,10 @@ PREFIX = "script:"
 """A script probe's workload id is this and its name (``script:cifar``)."""
 STACK_MODULES = 5
 """Module names a ``stack`` event's evidence keeps, at most."""
+MAX_OPERATORS = 10_000_000
+"""Operators a step may say it ran, at most (``probes.validity``'s bound on its kernels)."""
+MAX_OPERATOR_SECONDS = 0.01
+"""One operator's host seconds a script may say, at most: a tiny one takes microseconds."""
 
 
 @dataclass
@@ -77,6 +81,10 @@ class Events:
     """The fine-tuning stack the script's imports showed (a stack id of ``advisor.workloads.stacks``), "": none."""
     stack_modules: list[str] = field(default_factory=list)
     """The imported modules that showed it."""
+    operators: int = 0
+    """The operators the counted step ran (PyTorch's; 0: not counted)."""
+    operator_seconds: float = 0.0
+    """What one operator cost the host here (0: not timed)."""
 
     def add(self, event: dict[str, Any]) -> None:
         kind, at = event.get("event"), event.get("t")
@@ -97,10 +105,19 @@ class Events:
         elif kind == "model":
             self.model = {k: event.get(k) for k in ("architecture", "parameters")}
             self.precision = _word(event.get("precision"))
+            self._operators(event.get("operators"), event.get("operator_seconds"))
         elif kind == "backend":
             self.backend = _word(event.get("name"))
         elif kind == "stack":
             self._stack(event)
+
+    def _operators(self, count: object, seconds: object) -> None:
+        """The counted step's operators and one's host seconds, where both are sane."""
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= MAX_OPERATORS:
+            return
+        if not isinstance(seconds, float) or not 0 < seconds < MAX_OPERATOR_SECONDS:
+            return  # NaN fails the comparison too
+        self.operators, self.operator_seconds = count, seconds
 
     def _stack(self, event: dict[str, Any]) -> None:
         stack = event.get("stack")
@@ -473,6 +490,8 @@ def result_of(
         parameters=int(run.events.model.get("parameters") or 0),
         peak_host_bytes=0,
         input_wait_seconds=steady_wait(run.events),
+        dispatch_seconds=run.events.operators * run.events.operator_seconds,
+        device_kernels=run.events.operators,
         architecture=architecture,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

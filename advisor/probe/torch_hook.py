@@ -13,8 +13,11 @@ Global hooks, no edit to the script:
   again (Lightning stops at the length), is an epoch's end; a validation loader's end is not.
 - The third step runs under ``torch.utils.flop_counter.FlopCounterMode``, with a module hook
   reading convolutions, recurrent layers and activations as they run: the step's FLOPs as
-  PyTorch counts them, forward and backward. That step is slower; it is marked ``counted`` and
-  the probe leaves its time out.
+  PyTorch counts them, forward and backward, and its operators (each a kernel an eager step
+  launches on a GPU; views launch none), with what one costs the host here (a tiny operator
+  timed after the step, autograd recording it): the host's dispatch of the step, which on a
+  fast GPU can take longer than its arithmetic. That step is slower; it is marked ``counted``
+  and the probe leaves its time out.
 
 Nothing here imports PyTorch: ``patch`` is given it once the script has imported it.
 """
@@ -37,6 +40,8 @@ _TRAINING_PASSES = 3
 recurrent ones): ``probes.result.TRAINING_PASSES``."""
 _FEED = "_advisor_feed"
 """The attribute a loader's iterator carries its ``_Feed`` in."""
+OPERATOR_CALLS = 300
+"""Calls of a tiny operator timed for one operator's host cost (the least of three runs of it)."""
 
 
 def patch(torch: Any) -> None:
@@ -185,6 +190,8 @@ class _Count:
         self.hook = register_module_forward_hook(self.ran)
         self.mode = FlopCounterMode(display=False)
         self.mode.__enter__()
+        self.operators = _operators(torch)
+        self.operators.__enter__()
 
     def ran(self, module: Any, inputs: Any, output: Any) -> None:
         if not self.precision:
@@ -217,7 +224,9 @@ class _Count:
         return _TRAINING_PASSES * forward
 
     def close(self, samples: int, optimizer: Any) -> dict[str, Any]:
-        """The ``model`` event: the step's counts per sample (None where it saw no samples)."""
+        """The ``model`` event: the step's counts per sample (None where it saw no samples),
+        its operators and the host's seconds for one."""
+        self.operators.__exit__(None, None, None)
         self.mode.__exit__(None, None, None)
         self.hook.remove()
         counts = self.mode.get_flop_counts().get("Global", {})
@@ -240,7 +249,40 @@ class _Count:
                 "recurrent": [{k: v for k, v in r.items() if k != "batch"} for r in self.recurrent],
             }
         return {"event": "model", "architecture": architecture,
-                "parameters": _parameters(optimizer), "precision": self.precision}  # fmt: skip
+                "parameters": _parameters(optimizer), "precision": self.precision,
+                "operators": self.operators.count,
+                "operator_seconds": _operator_seconds(self.torch)}  # fmt: skip
+
+
+def _operators(torch: Any) -> Any:
+    """A dispatch mode counting the operators that run under it, views aside (a view shares
+    its input's memory: no kernel)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Operators(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            if not getattr(func, "is_view", False):
+                self.count += 1
+            return func(*args, **(kwargs or {}))
+
+    return Operators()
+
+
+def _operator_seconds(torch: Any) -> float:
+    """What one operator costs the host here: a tiny product that autograd records, called
+    ``OPERATOR_CALLS`` times, the least of three runs (a first run warms it)."""
+    weight = torch.zeros(16, requires_grad=True)
+    runs = []
+    for _ in range(4):
+        started = time.perf_counter()
+        for _ in range(OPERATOR_CALLS):
+            weight.mul(1.0)
+        runs.append((time.perf_counter() - started) / OPERATOR_CALLS)
+    return min(runs[1:])
 
 
 def _convolution(module: Any, output: Any) -> tuple[float, bool, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -81,6 +82,8 @@ def test_a_plain_loop_is_read_through_its_optimizer_and_its_data_loader(tmp_path
     assert events.model["parameters"] == 784 * 256 + 256 + 256 * 10 + 10
     observed = script.observed(events)
     assert observed["batches_a_step"] == 2 and 0 <= observed["data_wait_share"] < 1
+    # the counted step's operators: two micro-batches' forward and backward, SGD's update
+    assert 30 <= events.operators <= 200 and 1e-7 < events.operator_seconds < 1e-3
 
 
 def test_a_compiled_model_is_counted_as_its_eager_twin(tmp_path: Path) -> None:
@@ -184,6 +187,17 @@ def test_the_pytorch_example_is_probed_and_ranked_on_accelerators(
     assert ranked.exit_code == 0, ranked.output
     options = json.loads(ranked.output)["options"]
     assert options and all(option["accelerator"] == "T4" for option in options)
+    # on a GPU the step is never below the host's dispatch of its operators, measured here
+    explained = CliRunner().invoke(
+        cli, ["recommend", "--model", "torch_mnist", "--deadline", "2h", "--accelerator", "T4",
+              "--explain"],
+    )  # fmt: skip
+    assert explained.exit_code == 0, explained.output
+    floor = re.search(
+        r"host dispatch ([\d.]+) ms \(measured here[^)]*\) \+ (\d+) kernels", explained.output
+    )
+    assert floor is not None, explained.output
+    assert float(floor.group(1)) > 0 and 50 <= int(floor.group(2)) <= 1000
 
 
 SCRIPTS = ROOT / "benchmarks" / "scripts"
