@@ -2,11 +2,13 @@
 
 transformers/examples publish how long their scripts train: ``run_glue.py`` (BERT-base, nine
 GLUE tasks, on one Titan RTX in fp32 and with ``--fp16``) and ``run_xnli.py`` (multilingual
-BERT-base, on one V100 16GB), in ``data/script-runs-published.csv`` with their sources. Each
-script is probed as a user probes it (``advisor probe --name NAME --budget B -- python
-benchmarks/scripts/hf_run_glue.py ...``, a process of its own, a fresh ``ADVISOR_HOME``), then
-its step on the published GPU is predicted (``predict()``, the published precision) and times
-the task's steps (epochs x batches of 32). Nothing of it is fitted: every row is held out.
+BERT-base, on one V100 16GB); cifar10-fast's ``dawn.py`` (ResNet-9 on CIFAR-10 in fp16, its
+author's V100 and Lambda's V100, Titan RTX, RTX 2080 Ti and GTX 1080 Ti), all in
+``data/script-runs-published.csv`` with their sources. Each script is probed as a user probes it
+(``advisor probe --name NAME --budget B -- python benchmarks/scripts/hf_run_glue.py ...``, a
+process of its own, a fresh ``ADVISOR_HOME``), then its step on the published GPU is predicted
+(``predict()``, the published precision) and times the run's steps (epochs x batches). Nothing
+of it is fitted: every row is held out.
 Passes interleave the two scripts; the figures are the median prediction of the passes.
 
     .venv/bin/python benchmarks/script_cross_device.py [--passes 3] [--budget 90]
@@ -36,13 +38,15 @@ from advisor.estimate.predict import predict  # noqa: E402
 from advisor.estimate.prediction import Target  # noqa: E402
 
 PUBLISHED = ROOT / "data" / "script-runs-published.csv"
-SCRIPT = ROOT / "benchmarks" / "scripts" / "hf_run_glue.py"
+SCRIPTS = ROOT / "benchmarks" / "scripts"
 COMMANDS = {
-    "run_glue.py": ["--samples", "3668", "--epochs", "5"],  # MRPC, as its README runs it
-    "run_xnli.py": ["--multilingual", "--samples", "392702", "--epochs", "2", "--learning-rate",
-                    "5e-5"],
+    "run_glue.py": ["hf_run_glue.py", "--samples", "3668", "--epochs", "5"],  # MRPC, as its README runs it
+    "run_xnli.py": ["hf_run_glue.py", "--multilingual", "--samples", "392702", "--epochs", "2",
+                    "--learning-rate", "5e-5"],
+    "dawn.py": ["resnet9_cifar.py", "--epochs", "24"],
 }  # fmt: skip
-"""The command each published script is probed with (``hf_run_glue.py`` stands for both)."""
+"""The script each published one is probed as, and its arguments (``hf_run_glue.py`` stands for
+both of transformers', ``resnet9_cifar.py`` for cifar10-fast's)."""
 
 
 def probe_here(script: str, budget: float) -> dict[str, Any]:
@@ -50,7 +54,8 @@ def probe_here(script: str, budget: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "ADVISOR_HOME": home}
         command = [str(ROOT / ".venv/bin/advisor"), "probe", "--name", "glue", "--budget",
-                   str(budget), "--json", "--", sys.executable, str(SCRIPT), *COMMANDS[script]]  # fmt: skip
+                   str(budget), "--json", "--", sys.executable, str(SCRIPTS / COMMANDS[script][0]),
+                   *COMMANDS[script][1:]]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             raise SystemExit(f"{script}: the probe failed: {done.stderr.strip()[-400:]}")
@@ -77,6 +82,7 @@ def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         key = f"{row['device']} {row['precision']}"
         step = statistics.median(p[row["script"]]["steps"][key] for p in passes)
         steps = int(row["epochs"]) * math.ceil(int(row["train_samples"]) / int(row["batch_size"]))
+        # (dawn.py's samples are the 97 whole batches it trains an epoch: its last one dropped)
         predicted = step * steps
         published = float(row["published_seconds"])
         scored.append({**row, "steps": steps, "predicted_step": step, "predicted": predicted,
