@@ -91,7 +91,9 @@ if args.half:
             module.half()  # the batch norms stay fp32 (cifar10-fast@f00c6ba)
 
 train = Transform(prepared(args.samples, 4), np.random.randint(0, 10, args.samples))
-test = list(zip(prepared(args.test_samples, 0), np.random.randint(0, 10, args.test_samples)))
+test = list(
+    zip(prepared(args.test_samples, 0), np.random.randint(0, 10, args.test_samples), strict=True)
+)
 pin = device == "cuda"
 train_batches = DataLoader(train, BATCH, shuffle=True, drop_last=True, pin_memory=pin)
 test_batches = DataLoader(test, BATCH, shuffle=False, pin_memory=pin)
