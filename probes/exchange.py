@@ -67,7 +67,7 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
         "accelerator_memory_gib": d.accelerator_memory_gib or "", "onednn": int(d.onednn),
         "xla": int(d.xla), "dispatch_s": result.dispatch_seconds,
         "layer_dispatch_s": result.layer_dispatch_seconds, "host_layers": result.host_layers,
-        "device_kernels": result.device_kernels,
+        "device_kernels": result.device_kernels, "keras": int(result.keras),
     }  # fmt: skip
     if result.architecture is not None:
         facts["architecture"] = architecture_note(result.architecture)
@@ -327,6 +327,13 @@ MIN_FIGURE, MAX_FIGURE = 1e-9, 1e12
 a trillion samples a second are not measurements, and their ratios would overflow."""
 
 
+def _flag(text: str, name: str) -> bool:
+    """A 0/1 fact as a bool, or a ``ValueError`` naming it."""
+    if text not in ("0", "1"):
+        raise ValueError(f"{name} must be 0 or 1, got {text[:20]!r}")
+    return text == "1"
+
+
 def _created_at(text: str) -> str:
     """An ISO-8601 date and time, as UTC in one spelling (stored dates compare as strings)."""
     from datetime import UTC, datetime
@@ -432,6 +439,7 @@ def _result(row: Row) -> ProbeResult:
         layer_dispatch_seconds=float(facts.get("layer_dispatch_s", 0)),
         host_layers=int(facts.get("host_layers", 0)),
         device_kernels=int(facts.get("device_kernels", 0)),
+        keras=_flag(facts.get("keras", "1"), "keras"),
     )  # fmt: skip
 
 

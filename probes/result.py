@@ -242,6 +242,10 @@ class ProbeResult:
     architecture: Architecture | None = None
     """The model's layers as ``probes.architecture`` counted them; None when not read (older
     probes, imports)."""
+    keras: bool = True
+    """Keras drove the training (the zoo, a ``.keras`` file, a script's ``fit``); False: a
+    script's own PyTorch or JAX loop, whose host pays none of Keras's work on a GPU
+    (``advisor.estimate.floor.gpu_host``)."""
 
     @property
     def fit_seconds(self) -> float:

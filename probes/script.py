@@ -75,6 +75,8 @@ class Events:
     loader_batches: int = 0
     """Batches an epoch of the data loader that fed the first step (PyTorch's), 0: not said."""
     backend: str = ""
+    native: bool = False
+    """The backend was driven by the script's own loop (PyTorch's or JAX's hooks), not Keras."""
     precision: str = ""
     """What the counted step ran in (``float32``, ``autocast bfloat16``), where it was read."""
     stack: str = ""
@@ -108,6 +110,7 @@ class Events:
             self._operators(event.get("operators"), event.get("operator_seconds"))
         elif kind == "backend":
             self.backend = _word(event.get("name"))
+            self.native = event.get("native") is True
         elif kind == "stack":
             self._stack(event)
 
@@ -493,6 +496,7 @@ def result_of(
         dispatch_seconds=run.events.operators * run.events.operator_seconds,
         device_kernels=run.events.operators,
         architecture=architecture,
+        keras=not run.events.native,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 

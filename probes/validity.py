@@ -107,6 +107,8 @@ def _problem(result: ProbeResult) -> str | None:
         return f"reference_seconds must be 2 to {MAX_REFERENCE_READINGS} times in seconds, got {readings!r}"
     if not _finite(result.contention) or not 0 <= result.contention <= 1:
         return f"contention must be in [0, 1], got {result.contention!r}"
+    if not isinstance(result.keras, bool):
+        return f"keras must be true or false, got {result.keras!r}"
     if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:
         return f"device_kernels must be a whole number in [0, 10,000,000], got {result.device_kernels!r}"
     per_layer = result.layer_dispatch_seconds

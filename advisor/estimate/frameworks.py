@@ -115,15 +115,16 @@ def from_software(software: str) -> Framework:
     return replace(TENSORFLOW_2, keras=keras)
 
 
-def from_backend(backend: str, version: str) -> Framework:
-    """The framework a probe ran under (``probes.backend`` name and its version string)."""
+def from_backend(backend: str, version: str, keras: bool = True) -> Framework:
+    """The framework a probe ran under (``probes.backend`` name and its version string), driven
+    by Keras or (``keras`` False) by a script's own loop."""
     name = "torch" if backend == "torch" else backend
     if name not in FRAMEWORKS:
         return replace(TENSORFLOW_2, keras=True)
     numbers = re.findall(r"\d+", version)
     if len(numbers) < 2:
-        return Framework(name, _version(name, None, 0, False), keras=True)
-    return Framework(name, (int(numbers[0]), int(numbers[1])), keras=True)
+        return Framework(name, _version(name, None, 0, False), keras=keras)
+    return Framework(name, (int(numbers[0]), int(numbers[1])), keras=keras)
 
 
 def _version(name: str, major: int | None, minor: int, container: bool) -> tuple[int, int]:

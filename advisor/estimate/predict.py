@@ -404,8 +404,9 @@ def _foreign_waits(probe: ProbeResult, stack: Stack, own: Stack) -> float:
 
 
 def probe_framework(probe: ProbeResult) -> frameworks.Framework:
-    """The framework a probe trained under (its Keras backend and that framework's version)."""
-    return frameworks.from_backend(probe.device.backend, probe.device.tensorflow)
+    """The framework a probe trained under (its Keras backend, or a script's own PyTorch or JAX
+    loop, and that framework's version)."""
+    return frameworks.from_backend(probe.device.backend, probe.device.tensorflow, probe.keras)
 
 
 def _steps(probe: ProbeResult, batch: int | None) -> int:

@@ -102,7 +102,7 @@ class _Step:
         outputs = self._jax.tree_util.tree_leaves(out)
         previous, self._pending = self._pending, _Pending(self._steps, _batch(args), outputs)
         if previous is None:
-            emit({"event": "backend", "name": "jax"})
+            emit({"event": "backend", "name": "jax", "native": True})
         else:
             # one computation's outputs are ready together: one that was not donated will do
             alive = next((leaf for leaf in previous.outputs if not _deleted(leaf)), None)

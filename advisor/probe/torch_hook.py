@@ -151,7 +151,7 @@ class _Loop:
             self.trained = getattr(self.current, "_dataset", None), feed
         if self.steps == 1:
             emit({"event": "loader", "batches": _length(self.current)})
-            emit({"event": "backend", "name": "torch"})
+            emit({"event": "backend", "name": "torch", "native": True})
         samples = feed.samples if feed is not None else 0
         counted, self.count = self.count, None
         model = counted.close(samples, optimizer) if counted is not None else None

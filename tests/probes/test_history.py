@@ -65,7 +65,7 @@ def test_latest_includes_other_devices(tmp_path: Path) -> None:
 
 def test_export_import_round_trip(tmp_path: Path) -> None:
     original = dataclasses.replace(result(), dispatch_seconds=0.0007, layer_dispatch_seconds=155e-6,
-                                   host_layers=176, device_kernels=1066)  # fmt: skip
+                                   host_layers=176, device_kernels=1066, keras=False)  # fmt: skip
     path = tmp_path / "probe.csv"
     assert exchange.write_csv(path, [original]) == 4
     rows = exchange.read_csv(path)
@@ -77,13 +77,15 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
     for name in ("step_seconds", "step_interval", "predicted_seconds", "predicted_interval",
                  "startup_seconds", "validation_step_seconds", "epoch_overhead_seconds",
                  "parameters", "flops_per_sample", "created_at", "extrapolated",
-                 "dispatch_seconds", "layer_dispatch_seconds", "host_layers", "device_kernels"):  # fmt: skip
+                 "dispatch_seconds", "layer_dispatch_seconds", "host_layers", "device_kernels",
+                 "keras"):  # fmt: skip
         assert getattr(back, name) == getattr(original, name), name
     # a file from before the host's floor was exported reads it as not measured
     older = path.read_text().replace("; dispatch_s=0.0007", "").replace("; host_layers=176", "")
-    path.write_text(older)
+    path.write_text(older.replace("; keras=0", ""))
     (back,) = exchange.from_rows(exchange.read_csv(path))
     assert back.dispatch_seconds == 0 and back.host_layers == 0
+    assert back.keras  # and a file from before scripts' own loops: Keras drove it
     # and one from before the topology was read: the family's, not a guess
     older = path.read_text().replace(f"; threads_per_core={original.device.threads_per_core}", "")
     path.write_text(older)
@@ -100,6 +102,17 @@ def test_an_impossible_topology_in_an_export_is_one_usage_error(tmp_path: Path, 
     exchange.write_csv(path, [one])
     path.write_text(path.read_text().replace("threads_per_core=2", f"threads_per_core={value}"))
     with pytest.raises(UsageError, match=r"probe\.csv:2:"):
+        exchange.from_rows(exchange.read_csv(path), str(path))
+
+
+@pytest.mark.parametrize("value", ["2", "yes", ""])
+def test_a_keras_flag_other_than_0_or_1_in_an_export_is_one_usage_error(
+    tmp_path: Path, value: str
+) -> None:
+    path = tmp_path / "probe.csv"
+    exchange.write_csv(path, [result()])
+    path.write_text(path.read_text().replace("keras=1", f"keras={value}"))
+    with pytest.raises(UsageError, match=r"probe\.csv:2: .*keras"):
         exchange.from_rows(exchange.read_csv(path), str(path))
 
 

@@ -198,6 +198,8 @@ def test_the_pytorch_example_is_probed_and_ranked_on_accelerators(
     )
     assert floor is not None, explained.output
     assert float(floor.group(1)) > 0 and 50 <= int(floor.group(2)) <= 1000
+    # a plain PyTorch loop pays none of Keras's work on a GPU host
+    assert "Keras" not in explained.output[floor.start() : floor.end() + 80]
 
 
 SCRIPTS = ROOT / "benchmarks" / "scripts"
