@@ -48,6 +48,8 @@ def _problem(result: ProbeResult) -> str | None:
         ("logical_cpus", result.device.logical_cpus, 0, 1_000_000),
         ("threads", result.device.threads, 0, 1_000_000),
         ("threads_per_core", result.device.threads_per_core, 0, 64),
+        ("device_kernels", result.device_kernels, 0, 10**7),
+        ("host_layers", result.host_layers, 0, 10**6),
     )
     for name, count, floor, top in counts:
         if not isinstance(count, int) or isinstance(count, bool) or not floor <= count <= top:
@@ -109,13 +111,9 @@ def _problem(result: ProbeResult) -> str | None:
         return f"contention must be in [0, 1], got {result.contention!r}"
     if not isinstance(result.keras, bool):
         return f"keras must be true or false, got {result.keras!r}"
-    if not isinstance(result.device_kernels, int) or not 0 <= result.device_kernels <= 10**7:
-        return f"device_kernels must be a whole number in [0, 10,000,000], got {result.device_kernels!r}"
     per_layer = result.layer_dispatch_seconds
     if not _finite(per_layer) or not 0 <= per_layer <= MAX_STEP_SECONDS:
         return f"layer_dispatch_seconds must be in [0, {MAX_STEP_SECONDS:g}], got {per_layer!r}"
-    if not isinstance(result.host_layers, int) or not 0 <= result.host_layers <= 10**6:
-        return f"host_layers must be a whole number in [0, 1,000,000], got {result.host_layers!r}"
     return None if result.architecture is None else _architecture_problem(result.architecture)
 
 
