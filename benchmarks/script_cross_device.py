@@ -53,14 +53,14 @@ def probe_here(script: str, budget: float) -> dict[str, Any]:
     """Probe ``script``'s command in a fresh home; its step here and on each published GPU."""
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "ADVISOR_HOME": home}
-        command = [str(ROOT / ".venv/bin/advisor"), "probe", "--name", "glue", "--budget",
+        command = [str(ROOT / ".venv/bin/advisor"), "probe", "--name", Path(script).stem, "--budget",
                    str(budget), "--json", "--", sys.executable, str(SCRIPTS / COMMANDS[script][0]),
                    *COMMANDS[script][1:]]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             raise SystemExit(f"{script}: the probe failed: {done.stderr.strip()[-400:]}")
         os.environ["ADVISOR_HOME"] = home
-        probe = service.stored_script_probe("glue")
+        probe = service.stored_script_probe(Path(script).stem)
         assert probe is not None
         steps = {}
         for device, precision in {(r["device"], r["precision"]) for r in rows(script)}:

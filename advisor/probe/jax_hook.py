@@ -22,6 +22,7 @@ once the script has imported it.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.probe.events import emit
@@ -68,11 +69,13 @@ def patch_jax(jax: Any) -> None:
     jax.jit = reported_jit
 
 
+@dataclass(frozen=True)
 class _Pending:
     """A step dispatched and not yet said: its number, its batch and its outputs."""
 
-    def __init__(self, number: int, batch: int | None, outputs: list[Any]) -> None:
-        self.number, self.batch, self.outputs = number, batch, outputs
+    number: int
+    batch: int | None
+    outputs: list[Any]
 
 
 class _Step:
