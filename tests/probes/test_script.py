@@ -443,3 +443,25 @@ def test_a_hostile_stack_event_is_left_out() -> None:
                                      "accelerate"]  # fmt: skip
     events.add({"event": "stack", "t": "soon", "stack": "torchtune", "modules": ["torchtune"]})
     assert script.observed(events)["stack"] == "hf"
+
+
+def test_hostile_operator_counts_and_backend_flags_are_left_out() -> None:
+    """A script's process writes its own events: an operator count or an operator's seconds that
+    is not a sane number (NaN, infinity, negative, huge, a bool, text) leaves the host floor
+    unmeasured; only ``native`` exactly true makes the loop native."""
+    events = script.Events()
+    for operators, seconds in (
+        (float("nan"), 2e-6), (100, float("nan")), (100, float("inf")), (-5, 2e-6),
+        (10**9, 2e-6), (True, 2e-6), ("100", 2e-6), (100, 1.0), (100, 0.0), (100, "2e-6"),
+    ):  # fmt: skip
+        events.add(
+            {"event": "model", "t": 1.0, "operators": operators, "operator_seconds": seconds}
+        )
+        assert (events.operators, events.operator_seconds) == (0, 0.0), (operators, seconds)
+    events.add({"event": "model", "t": 2.0, "operators": 1097, "operator_seconds": 2.5e-6})
+    assert (events.operators, events.operator_seconds) == (1097, 2.5e-6)
+    for flag in ("true", 1, "yes", None):
+        events.add({"event": "backend", "t": 3.0, "name": "torch", "native": flag})
+        assert not events.native, flag
+    events.add({"event": "backend", "t": 4.0, "name": "torch", "native": True})
+    assert events.native
