@@ -240,11 +240,12 @@ def billed(
 def describe_probe(probe: ProbeResult, stored: bool) -> tuple[str, ...]:
     device = probe.device
     where = device.accelerator or f"{device.cpu_model} ({device.threads} threads)"
+    where += device.together
     busy = reference.busy_note(probe.contention, probe.machine_drift)
     return (
         f"{probe.step_seconds * 1000:.1f} ms per step at batch {probe.config.batch_size} on {where} "
         f"(Keras on {device.backend}), "
-        f"{probe.config.steps_per_epoch} steps x {probe.config.epochs} epochs",
+        f"{probe.steps_per_epoch} steps x {probe.config.epochs} epochs",
         f"model.fit here: {describe_seconds(probe.fit_seconds)} "
         f"(start-up {describe_seconds(probe.startup_seconds)} of it); "
         + (f"stored probe from {probe.created_at}" if stored else "probed just now"),

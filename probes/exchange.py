@@ -63,7 +63,7 @@ def to_rows(result: ProbeResult) -> list[dict[str, Any]]:
         "parameters": result.parameters, "peak_host_bytes": result.peak_host_bytes,
         "extrapolated": int(result.extrapolated), "created_at": result.created_at,
         "logical_cpus": d.logical_cpus, "threads": d.threads,
-        "threads_per_core": d.threads_per_core,
+        "threads_per_core": d.threads_per_core, "devices": d.devices, "nodes": d.nodes,
         "accelerator_memory_gib": d.accelerator_memory_gib or "", "onednn": int(d.onednn),
         "xla": int(d.xla), "dispatch_s": result.dispatch_seconds,
         "layer_dispatch_s": result.layer_dispatch_seconds, "host_layers": result.host_layers,
@@ -415,6 +415,7 @@ def _result(row: Row) -> ProbeResult:
         onednn=facts["onednn"] == "1", xla=facts["xla"] == "1", precision=row.precision,
         backend=row.backend,
         threads_per_core=int(facts.get("threads_per_core", "0")),  # older exports: not read
+        devices=int(facts.get("devices", "1")), nodes=int(facts.get("nodes", "1")),  # one
     )  # fmt: skip
     config = WorkloadConfig(row.workload, int(facts["samples"]),
                             int(facts["validation_samples"]), row.epochs, row.batch_size)  # fmt: skip

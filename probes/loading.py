@@ -74,6 +74,14 @@ def prepare(
     return _prepare(spec)
 
 
+def prepare_whole(spec: ProbeSpec) -> Prepared:
+    """The whole model of ``spec``, never a proxy: what a data-parallel probe steps on devices
+    that hold it (``probes.distributed``)."""
+    if spec.workload is not None and spec.workload.transformer is not None:
+        return _prepare_transformer(spec.workload, None, None)
+    return _prepare(spec)
+
+
 def probe_stages(stages: tuple[int, ...]) -> tuple[int, ...]:
     """The blocks per stage a probe steps of a ResNet: all of them up to ``PROXY_BLOCKS``, else
     each stage's share of ``PROXY_BLOCKS``, at least one a stage. Tracing a training step costs

@@ -38,16 +38,31 @@ class Fingerprint:
     threads_per_core: int = 0
     """Logical CPUs per core as the operating system reports them (1: each logical CPU a whole
     core, as many VMs give; 2: hyperthreads); 0 where not read (older probes): the family's."""
+    devices: int = 1
+    """Devices one step trained on together, data parallel, over every node
+    (``probes.distributed``): 8 for a node's eight GPUs, 16 for two such nodes; 1: one."""
+    nodes: int = 1
+    """Machines those devices sit in, one process each."""
+
+    @property
+    def together(self) -> str:
+        """`` x8`` or `` x16 over 2 nodes`` after a data-parallel probe's device; empty for one."""
+        if self.devices == 1 and self.nodes == 1:
+            return ""
+        return f" x{self.devices}" + (f" over {self.nodes} nodes" if self.nodes > 1 else "")
 
     @property
     def key(self) -> str:
         """Stable short id of this device and backend, part of the probe store's key (a
         TensorFlow probe's key is what it was before other backends: stored probes still match;
-        the topology, read later than the rest, names no other device)."""
+        the topology, read later than the rest, names no other device; one device on one node
+        is what every probe was before data-parallel ones)."""
         fields = asdict(self)
         del fields["threads_per_core"]
         if fields["backend"] == "tensorflow":
             del fields["backend"]
+        if fields["devices"] == 1 and fields["nodes"] == 1:
+            del fields["devices"], fields["nodes"]
         blob = json.dumps(fields, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -246,6 +261,16 @@ class ProbeResult:
     """Keras drove the training (the zoo, a ``.keras`` file, a script's ``fit``); False: a
     script's own PyTorch or JAX loop, whose host pays none of Keras's work on a GPU
     (``advisor.estimate.floor.gpu_host``)."""
+
+    @property
+    def global_batch(self) -> int:
+        """Samples one step trained on: the batch of each device times the devices."""
+        return self.config.batch_size * self.device.devices
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Training steps of one epoch at the global batch."""
+        return -(-self.config.samples // self.global_batch)
 
     @property
     def fit_seconds(self) -> float:

@@ -22,6 +22,10 @@ from probes.limits import (
 from probes.result import GATES, Architecture, ProbeResult
 
 MAX_RECURRENT_LAYERS = 10_000
+MAX_NODES = 1_024
+MAX_DEVICES = 65_536
+"""Most nodes and devices a data-parallel probe may say it trained on (a TPU v4 pod is 4,096
+chips; MLPerf's largest GPU runs, 11,616 H100s)."""
 MAX_MATMUL_ROWS = 10_000_000
 """Most rows a sample may give a model's products (a million-token context is 1e6)."""
 _RELATIVE_SLACK = 1e-9
@@ -36,7 +40,8 @@ def problem(result: ProbeResult) -> str | None:
         return f"malformed ({exc})"
 
 
-def _problem(result: ProbeResult) -> str | None:
+def _count_problem(result: ProbeResult) -> str | None:
+    """What is wrong with ``result``'s whole numbers, or None."""
     c = result.config
     counts = (
         ("samples", c.samples, 1, MAX_SAMPLES),
@@ -48,12 +53,21 @@ def _problem(result: ProbeResult) -> str | None:
         ("logical_cpus", result.device.logical_cpus, 0, 1_000_000),
         ("threads", result.device.threads, 0, 1_000_000),
         ("threads_per_core", result.device.threads_per_core, 0, 64),
+        ("nodes", result.device.nodes, 1, MAX_NODES),
+        ("devices", result.device.devices, result.device.nodes, MAX_DEVICES),
         ("device_kernels", result.device_kernels, 0, 10**7),
         ("host_layers", result.host_layers, 0, 10**6),
     )
     for name, count, floor, top in counts:
         if not isinstance(count, int) or isinstance(count, bool) or not floor <= count <= top:
             return f"{name} must be a whole number in [{floor}, {top:,}], got {count!r}"
+    return None
+
+
+def _problem(result: ProbeResult) -> str | None:
+    wrong = _count_problem(result)
+    if wrong is not None:
+        return wrong
     if result.peak_device_bytes is not None and not 0 <= result.peak_device_bytes <= MAX_BYTES:
         return f"peak_device_bytes out of range: {result.peak_device_bytes!r}"
     positive = (

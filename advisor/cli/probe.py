@@ -15,6 +15,7 @@ from advisor.cli.backend import backend_option
 from advisor.cli.numbers import BoundedInt, FiniteFloat
 from advisor.cli.output import emit, output_format
 from advisor.cli.progress import run_with_progress
+from advisor.errors import UsageError
 from probes.limits import MAX_BATCH, MAX_EPOCHS, MAX_SAMPLES
 
 _HELP = {"help_option_names": ["-h", "--help"]}
@@ -42,6 +43,15 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
 @click.option("--force", is_flag=True, help="Let --export replace an existing file.")
 @click.option("--thread-scaling", is_flag=True,
               help="Also measure with 1 intra-op thread (a fresh process; adds seconds).")  # fmt: skip
+@click.option("--data-parallel", is_flag=True,
+              help="Train over every device here, data parallel (--backend jax); the batch is "
+              "each device's. Always probes afresh.")  # fmt: skip
+@click.option("--nodes", type=BoundedInt(1, 1024), default=1, show_default=True,
+              help="With --data-parallel: the machines training together, one process each.")  # fmt: skip
+@click.option("--node-rank", type=BoundedInt(0, 1023), default=0, show_default=True,
+              help="With --nodes: this machine's place among them (0 reports).")  # fmt: skip
+@click.option("--coordinator", metavar="HOST:PORT", default="",
+              help="With --nodes: where the rank-0 machine's process listens.")  # fmt: skip
 @backend_option
 @output_format
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -57,6 +67,10 @@ def probe(
     export: str | None,
     force: bool,
     thread_scaling: bool,
+    data_parallel: bool,
+    nodes: int,
+    node_rank: int,
+    coordinator: str,
     fmt: str,
     command: tuple[str, ...],
 ) -> None:
@@ -68,9 +82,9 @@ def probe(
       advisor probe --model mnist_cnn --epochs 3 --json
       advisor probe --model my_model.keras --samples 50000 --epochs 10
       advisor probe --model lstm --backend jax
+      advisor probe --model resnet50 --backend jax --data-parallel
       advisor probe --name cifar -- python train.py --epochs 30
     """
-    from advisor.errors import UsageError
     from advisor.recommend.files import check_writable, write_atomic
     from advisor.store import check_can_store, connect
     from probes import device, exchange, history, reference
@@ -94,13 +108,19 @@ def probe(
         validation_samples=validation_samples,
     )  # fmt: skip
     db = connect()
-    result = None if fresh else history.find(db, spec.config, device.fingerprint().key)
+    layout = _layout(data_parallel, nodes, node_rank, coordinator, thread_scaling)
+    result = None if fresh or layout else history.find(db, spec.config, device.fingerprint().key)
     if result is not None and thread_scaling and len(result.thread_scaling) < 2:
         result = None  # stored without the thread scaling asked for now
     cached = result is not None
     if result is None:
         check_can_store(db, f"a probe of {spec.label}")  # before its seconds are spent
-        result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
+        if layout is not None:
+            from probes import distributed
+
+            result = distributed.probe(spec, layout, budget_seconds=budget)
+        else:
+            result = run_with_progress(spec, budget, (1,) if thread_scaling else ())
         history.save(db, result)
     if export:
         write_atomic(export, exchange.csv_text([result]), overwrite=force)
@@ -113,6 +133,23 @@ def probe(
         emit([payload], fmt, columns=_TABLE_COLUMNS, title=f"Probe of {spec.label}")
     else:
         emit([payload], fmt, payload=payload)
+
+
+def _layout(
+    data_parallel: bool, nodes: int, rank: int, coordinator: str, thread_scaling: bool
+) -> Any:
+    """The processes of a data-parallel probe (``probes.distributed.Layout``), or None for a
+    probe on one device; usage errors before anything is imported."""
+    if not data_parallel and nodes == 1:
+        if rank or coordinator:
+            raise UsageError("--node-rank and --coordinator go with --nodes above 1")
+        return None
+    from probes import distributed
+
+    if thread_scaling:
+        raise UsageError("--thread-scaling measures one device's threads, not --data-parallel")
+    distributed.check_backend()
+    return distributed.Layout(nodes, rank, coordinator)
 
 
 def _probe_command(
@@ -129,7 +166,6 @@ def _probe_command(
 ) -> None:
     """``advisor probe [--name NAME] -- COMMAND``: the user's own training, probed and stored."""
     from advisor import service
-    from advisor.errors import UsageError
     from advisor.recommend.files import write_atomic
     from probes import exchange
     from probes import script as user_script
@@ -194,7 +230,9 @@ def summary(
     fit = result.fit_seconds
     return {
         "workload": c.workload,
-        "device": d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)",
+        "device": (d.accelerator or f"CPU ({d.cpu_model}, {d.threads} threads)") + d.together,
+        "devices": d.devices,
+        "nodes": d.nodes,
         "device_key": d.key,
         "backend": d.backend,
         "samples": c.samples,

@@ -48,10 +48,15 @@ def measured_on(probes: Iterable[ProbeResult], target: Target) -> ProbeResult | 
 
 
 def is_same_device(device: Fingerprint, target: Target) -> bool:
-    """True when a probe on ``device`` measured exactly what ``target`` rents."""
+    """True when a probe on ``device`` measured exactly what ``target`` rents: its accelerator,
+    as many of them over as many nodes (a data-parallel probe, ``probes.distributed``), or its
+    vCPUs of its CPU family."""
     if target.accelerator or device.accelerator:
-        one = target.accelerator_count <= 1 and target.nodes <= 1
-        return device.accelerator == target.accelerator and one
+        devices = max(target.accelerator_count, 1) * target.nodes
+        together = device.devices == devices and device.nodes == target.nodes
+        return device.accelerator == target.accelerator and together
+    if device.nodes > 1 or device.devices > 1:
+        return False  # a CPU offering is one machine, its cores one device
     if target.vcpus is None or float(target.vcpus) != float(device.logical_cpus):
         return False
     # a model string that names its family, or the family itself (a bench on a rented machine)
@@ -247,11 +252,13 @@ def _overhead_share(probe: ProbeResult) -> float | None:
 
 def cpu_rate(probe: ProbeResult) -> tuple[float, float] | None:
     """A CPU probe's training FLOP/s and its CPU's datasheet peak for the threads it used
-    (``catalog``: the family's all-core clock x FLOPs a cycle), or None for an accelerator or a
-    probe without FLOPs. A rate above the peak says the family or the FLOP count is wrong."""
+    (``catalog``: the family's all-core clock x FLOPs a cycle; every node's, for a data-parallel
+    probe over several), or None for an accelerator or a probe without FLOPs. A rate above the
+    peak says the family or the FLOP count is wrong."""
     if probe.device.accelerator or probe.flops_per_sample <= 0 or probe.step_seconds <= 0:
         return None
     family, _ = catalog.cpu_family(catalog.family_of_cpu_model(probe.device.cpu_model)[0])
     threads = probe.device.threads or probe.device.logical_cpus
-    rate = probe.flops_per_sample * probe.config.batch_size / probe.step_seconds
-    return rate, family.gflops_per_cpu(probe.device.threads_per_core) * 1e9 * threads
+    rate = probe.flops_per_sample * probe.global_batch / probe.step_seconds
+    peak = family.gflops_per_cpu(probe.device.threads_per_core) * 1e9 * threads
+    return rate, peak * probe.device.nodes

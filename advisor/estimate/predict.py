@@ -109,7 +109,12 @@ def predict(
     per_device = batch_size or probe.config.batch_size
     own_stack = Stack(framework=probe_framework(probe))
     stack = stack or own_stack
-    if _measured_on_target(probe, target, precision, stack, own_stack, global_batch or per_device):
+    asked = (
+        (global_batch, probe.global_batch)
+        if global_batch
+        else (per_device, probe.config.batch_size)
+    )
+    if _measured_on_target(probe, target, precision, stack, own_stack, asked[0] == asked[1]):
         # on a CPU, mixed precision runs fp32 kernels
         measured = _measured(probe, run_log_sigma)
         return _held_to_hardware(measured, probe, target, precision, stack, calibration)
@@ -199,16 +204,16 @@ def _measured_on_target(
     precision: str,
     stack: Stack,
     own_stack: Stack,
-    batch: int,
+    same_batch: bool,
 ) -> bool:
     """Whether the probe measured the job itself: on the target's device, at its precision (on
-    a CPU, mixed precision runs fp32 kernels), at the probe's batch (``batch``: the global one
-    asked, else the per-device one) and under the probe's own software."""
+    a CPU, mixed precision runs fp32 kernels), at the batch asked (``same_batch``: the global
+    one asked, else the per-device one, is the probe's) and under the probe's own software."""
     # a probe runs its framework's float32 default, TF32 on the GPUs that have it: never strict
     same_precision = precision != "fp32-strict" and probe.device.precision == _precision_class(
         precision
     )
-    same_job = batch == probe.config.batch_size and stack == own_stack
+    same_job = same_batch and stack == own_stack
     return (
         is_same_device(probe.device, target)
         and (same_precision or not target.accelerator)
@@ -681,7 +686,7 @@ def _held_to_hardware(
     facts = facts_for(probe)
     calibration = calibration or shipped_calibration()
     machine = target_machine(target, calibration, precision, facts.cudnn_rnn, stack)
-    batch = probe.config.batch_size
+    batch = probe.global_batch
     least = least_step_seconds(facts, machine, batch) * _steps(probe, batch) * probe.config.epochs
     if measured.seconds >= least:
         return replace(measured, least_seconds=least)

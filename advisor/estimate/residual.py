@@ -82,11 +82,14 @@ def residuals(
 ) -> dict[str, Residual]:
     """The residual of each kind of device, from the measurements of ``probe``'s workload
     configuration on devices other than ``probe``'s; a measurement faster than its device's
-    hardware allows corrects nothing (it is held at that bound where it was taken)."""
+    hardware allows corrects nothing (it is held at that bound where it was taken), nor does
+    one over several devices (``probes.distributed``): it stands for its own offering only."""
     found: dict[str, list[tuple[str, float, float]]] = {}
     for other in measured:
         if other.config != probe.config or other.device.key == probe.device.key:
             continue
+        if other.device.devices > 1:
+            continue  # data parallel: its error holds the exchange's, which one device lacks
         target = device_target(other.device)
         if predict(other, target, precision=precision).least_seconds > other.predicted_seconds:
             continue

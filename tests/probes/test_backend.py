@@ -36,12 +36,12 @@ JAX_SKIP = "JAX is not installed: the jax backend's tests did not run (pip insta
 
 
 def test_a_tensorflow_probe_keeps_the_key_it_had_before_backends() -> None:
-    fields = {
-        k: v for k, v in asdict(LOCAL_CPU).items() if k not in ("backend", "threads_per_core")
-    }
+    later = ("backend", "threads_per_core", "devices", "nodes")  # one device: as before them
+    fields = {k: v for k, v in asdict(LOCAL_CPU).items() if k not in later}
     before = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
     assert LOCAL_CPU.key == before
     assert JAX.key != LOCAL_CPU.key
+    assert replace(JAX, devices=2, nodes=2).key not in (JAX.key, replace(JAX, devices=2).key)
 
 
 def test_two_backends_probes_of_one_workload_are_stored_side_by_side() -> None:

@@ -93,6 +93,42 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
     assert back.device.threads_per_core == 0 and back.device.key == original.device.key
 
 
+def test_a_data_parallel_probe_round_trips_its_devices_and_nodes(tmp_path: Path) -> None:
+    """Sixteen devices over two nodes come back as such; a file from before data-parallel
+    probes reads as one device on one node, under the key it always had."""
+    original = result()
+    spread = dataclasses.replace(
+        original, device=dataclasses.replace(original.device, devices=16, nodes=2)
+    )
+    path = tmp_path / "probe.csv"
+    exchange.write_csv(path, [spread])
+    (back,) = exchange.from_rows(exchange.read_csv(path))
+    assert (back.device.devices, back.device.nodes) == (16, 2)
+    assert back.device.key == spread.device.key != original.device.key
+    exchange.write_csv(path, [original])
+    path.write_text(path.read_text().replace("; devices=1; nodes=1", ""))
+    assert "devices=" not in path.read_text()
+    (back,) = exchange.from_rows(exchange.read_csv(path))
+    assert (back.device.devices, back.device.nodes) == (1, 1)
+    assert back.device.key == original.device.key
+
+
+@pytest.mark.parametrize(
+    ("devices", "nodes"),
+    [("0", "1"), ("-1", "1"), ("70000", "1"), ("1.5", "1"), ("x", "1"), ("2", "3"), ("2", "0"),
+     ("4096", "2000"), ("", "1")],
+)  # fmt: skip
+def test_impossible_devices_or_nodes_in_an_export_are_one_usage_error(
+    tmp_path: Path, devices: str, nodes: str
+) -> None:
+    path = tmp_path / "probe.csv"
+    exchange.write_csv(path, [result()])
+    text = path.read_text().replace("devices=1; nodes=1", f"devices={devices}; nodes={nodes}")
+    path.write_text(text)
+    with pytest.raises(UsageError, match=r"probe\.csv:2:"):
+        exchange.from_rows(exchange.read_csv(path), str(path))
+
+
 @pytest.mark.parametrize("value", ["-1", "65", "2.5", "two"])
 def test_an_impossible_topology_in_an_export_is_one_usage_error(tmp_path: Path, value: str) -> None:
     one = dataclasses.replace(
