@@ -4,7 +4,9 @@ Setup installs advisor on the node in a virtual environment of its own (Python 3
 ``uv``, whatever the image ships): the wheel built from this checkout, sent with
 ``file_mounts``, or advisor from an index the user names; TensorFlow's CUDA extra on a GPU. Run
 probes the workload with ``advisor probe --export`` and prints the exported rows, each behind
-``EXPORT_MARK``, so they come back with the job's log (``exported``). The YAML is written by a
+``EXPORT_MARK``, so they come back with the job's log (``exported``); on a machine of several
+accelerators, or a cluster (``num_nodes``), the probe trains data parallel over all of them,
+its processes meeting at the first node SkyPilot lists. The YAML is written by a
 serializer: region and instance names come from price catalogs, and are data.
 
 Task format: https://docs.skypilot.co/en/latest/reference/yaml-spec.html
@@ -27,6 +29,8 @@ from probes.backend import BACKENDS
 REMOTE_DIR = "~/advisor-bench"
 """Where the node keeps advisor, its database and the export (under the node user's home)."""
 EXPORT_FILE = "probe.csv"
+COORDINATOR_PORT = 8476
+"""Where the rank-0 node's probe listens for the others (JAX's coordination service)."""
 EXPORT_MARK = "advisor-export: "
 """Prefix of each exported CSV line in the job's log (a log may prefix lines of its own)."""
 
@@ -70,18 +74,27 @@ class Install:
             raise ValueError("install advisor from a wheel or from an index, one of them")
 
 
-def run_commands(probe: ProbeArgs) -> str:
-    """The job: probe, export, print the export (needs only what setup installed)."""
+def run_commands(probe: ProbeArgs, nodes: int = 1, data_parallel: bool = False) -> str:
+    """The job: probe, export, print the export (needs only what setup installed). Data
+    parallel (``probes.distributed``), over ``nodes`` machines: every node runs the probe, the
+    first one SkyPilot lists (rank 0) coordinates and prints the export."""
     advisor = shlex.join(["env/bin/advisor", *probe.command()])
-    return "\n".join(
-        [
-            "set -e",
-            f"mkdir -p {REMOTE_DIR} && cd {REMOTE_DIR}",
-            'export ADVISOR_HOME="$PWD/home"',
-            advisor,
-            f"sed -e {shlex.quote('s/^/' + EXPORT_MARK + '/')} {EXPORT_FILE}",
-        ]
-    )
+    show = f"sed -e {shlex.quote('s/^/' + EXPORT_MARK + '/')} {EXPORT_FILE}"
+    lines = [
+        "set -e",
+        f"mkdir -p {REMOTE_DIR} && cd {REMOTE_DIR}",
+        'export ADVISOR_HOME="$PWD/home"',
+    ]
+    if nodes > 1:
+        lines.append(f'COORDINATOR="$(echo "$SKYPILOT_NODE_IPS" | head -n1):{COORDINATOR_PORT}"')
+        advisor += (
+            ' --data-parallel --nodes "$SKYPILOT_NUM_NODES" --node-rank "$SKYPILOT_NODE_RANK"'
+            ' --coordinator "$COORDINATOR"'
+        )
+        show = f'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then {show}; fi'
+    elif data_parallel:
+        advisor += " --data-parallel"
+    return "\n".join([*lines, advisor, show])
 
 
 def setup_commands(candidate: Candidate, install: Install, backend: str = "tensorflow") -> str:
@@ -115,10 +128,12 @@ def task_config(candidate: Candidate, probe: ProbeArgs, install: Install) -> dic
         resources["accelerators"] = {r.accelerator: r.accelerator_count}
     resources["use_spot"] = r.pricing == "spot"
     config: dict[str, Any] = {"name": candidate.cluster, "resources": resources}
+    if candidate.nodes > 1:
+        config["num_nodes"] = candidate.nodes
     if install.wheel is not None:
         config["file_mounts"] = {f"{REMOTE_DIR}/{install.wheel.name}": str(install.wheel.resolve())}
     config["setup"] = setup_commands(candidate, install, probe.backend)
-    config["run"] = run_commands(probe)
+    config["run"] = run_commands(probe, candidate.nodes, candidate.data_parallel)
     return config
 
 

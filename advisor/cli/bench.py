@@ -34,7 +34,12 @@ def _size(name: str, help_text: str, high: int = MAX_SAMPLES) -> Any:
 @_size("--samples", "Training samples per epoch (default: the workload's).")
 @click.option("--validation-samples", type=BoundedInt(0, MAX_SAMPLES), default=None,
               help="Validation samples per epoch (default: the workload's).")  # fmt: skip
-@click.option("--gpus", metavar="T4,L4,...", help="Accelerators to bench, one machine each.")
+@click.option("--gpus", metavar="T4,A100:8,...",
+              help="Accelerators to bench, one machine each (A100:8: a machine of eight, "
+              "trained data parallel; --backend jax).")  # fmt: skip
+@click.option("--nodes", type=BoundedInt(1, 32), default=1, show_default=True,
+              help="Rent each --gpus machine this many times over: a cluster training data "
+              "parallel (--backend jax).")  # fmt: skip
 @click.option("--cpus", metavar="8,16,...", help="vCPU counts to bench, one machine each.")
 @click.option("--spot/--no-spot", default=False, show_default=True,
               help="Rent spot machines (cheaper; a preempted one is reported).")  # fmt: skip
@@ -60,6 +65,7 @@ def bench(
     samples: int | None,
     validation_samples: int | None,
     gpus: str | None,
+    nodes: int,
     cpus: str | None,
     spot: bool,
     max_cost: float | None,
@@ -80,6 +86,7 @@ def bench(
     \b
       advisor bench --model mnist_cnn --gpus T4,L4 --cpus 8 --dry-run
       advisor bench --model lstm --gpus T4,A100 --spot --max-cost 2
+      advisor bench --model resnet50 --gpus A100:8 --nodes 2 --backend jax --dry-run
     """
     if wheel and index_url:
         raise UsageError("--wheel and --index-url exclude each other")
@@ -98,8 +105,13 @@ def bench(
     db = database.connect()
     candidates = planning.plan(
         db, gpus=planning.parse_gpus(gpus), cpus=planning.parse_cpus(cpus), spot=spot,
-        probe_seconds=probe_seconds, tag=secrets.token_hex(2),
+        probe_seconds=probe_seconds, tag=secrets.token_hex(2), nodes=nodes,
     )  # fmt: skip
+    if any(c.data_parallel for c in candidates) and probe.backend != "jax":
+        raise UsageError(
+            "a bench over several accelerators trains them data parallel through Keras's "
+            "distribution API, which runs on JAX only: add --backend jax"
+        )
     sky_missing = importlib.util.find_spec("sky") is None
     if sky_missing and not dry_run:  # every argument checked first
         raise UsageError(INSTALL_HINT)
@@ -121,7 +133,8 @@ def bench(
             click.echo(f"to run them, {INSTALL_HINT.removeprefix('advisor bench ')}", err=True)
         return
     if not yes:
-        click.confirm(f"Rent {len(candidates)} machine(s) for about ${total:.2f}?", abort=True)
+        machines = sum(c.nodes for c in candidates)
+        click.confirm(f"Rent {machines} machine(s) for about ${total:.2f}?", abort=True)
     if build is not None and root is not None:
         click.echo(f"building advisor's wheel: {plain(shlex.join(build))}", err=True)
         tasks.build_wheel(root, folder / "wheel")
@@ -169,10 +182,12 @@ def _where(c: Any) -> str:
 
 
 def _print_plan(label: str, candidates: list[Any], total: float, probe_seconds: float) -> None:
-    click.echo(f"bench of {label}: {len(candidates)} machine(s), cheapest offering of each")
+    machines = sum(c.nodes for c in candidates)
+    click.echo(f"bench of {label}: {machines} machine(s), cheapest offering of each")
     for c in candidates:
+        machines = f"{c.nodes} x " if c.nodes > 1 else ""
         click.echo(
-            f"  {c.label:<12} {_where(c):<52} ${c.rentable.usd_per_hour:.4f}/h "
+            f"  {c.label:<12} {_where(c):<52} {machines}${c.rentable.usd_per_hour:.4f}/h "
             f"x {c.expected_seconds / 60:.0f} min = ${c.expected_usd:.3f}  [{c.cluster}]"
         )
     click.echo(

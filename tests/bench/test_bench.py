@@ -125,8 +125,17 @@ def database_rows(db: Any, accelerator: str, pricing: str) -> list[Any]:
 
 def test_plan_refuses_what_it_cannot_bench() -> None:
     db = database.connect()
-    with pytest.raises(UsageError, match="a bench probes one device"):
-        plan.parse_gpus("T4:4")
+    assert plan.parse_gpus("T4, A100:8,H100:1") == [("T4", 1), ("A100", 8), ("H100", 1)]
+    for hostile in ("T4:0", "T4:17", "T4:x", "T4:-1", "T4:1e3", "T4:８"):
+        with pytest.raises(UsageError, match="a count is 1-16 accelerators of one machine"):
+            plan.parse_gpus(hostile)
+    for nodes in (0, 33):
+        with pytest.raises(UsageError, match="--nodes must be 1-32"):
+            plan.plan(db, gpus=["A100"], cpus=[], spot=False, probe_seconds=20, tag="x",
+                      nodes=nodes)  # fmt: skip
+    for cpus, spot in (([8], False), ([], True)):
+        with pytest.raises(UsageError, match="clusters of on-demand GPU machines"):
+            plan.plan(db, gpus=["A100"], cpus=cpus, spot=spot, probe_seconds=20, tag="x", nodes=2)
     with pytest.raises(UsageError, match="vCPU counts"):
         plan.parse_cpus("eight")
     with pytest.raises(UsageError, match="nothing to bench"):
@@ -156,7 +165,7 @@ def test_without_skypilot_a_dry_run_writes_its_tasks_and_a_real_one_says_how_to_
     [
         (("--model", "nope", "--gpus", "T4"), "unknown model 'nope'"),
         (("--model", "mlp", "--gpus", "T5"), "unknown accelerator 'T5'"),
-        (("--model", "mlp", "--gpus", "T4:4"), "a bench probes one device"),
+        (("--model", "mlp", "--gpus", "T4:99"), "a count is 1-16 accelerators of one machine"),
         (("--model", "mlp", "--cpus", "eight"), "--cpus takes vCPU counts"),
         (("--model", "mlp", "--cpus", "9" * 5_000), "(5,000 characters)"),
         (("--model", "mlp"), "nothing to bench"),
@@ -222,6 +231,24 @@ def test_dry_run_tasks_parse_with_skypilot_and_rent_what_was_planned(
         assert wheel.endswith(task.wheel_name())
         assert ("[cuda]" in parsed.setup) is bool(accelerators)
     assert {"T4", "L4", "A100-80GB"} <= seen
+
+
+@needs_sky
+def test_a_cluster_task_parses_with_skypilot_as_two_nodes_of_eight(
+    tmp_path: Path,
+    sky_runtime: Path,  # noqa: F811
+) -> None:
+    import sky
+
+    out = tmp_path / "bench"
+    code, _, err = invoke("bench", "-m", "resnet50", "--gpus", "A100:8", "--nodes", "2",
+                          "--backend", "jax", "--dry-run", "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    (path,) = out.glob("*.yaml")
+    parsed = sky.Task.from_yaml(str(path))
+    (resources,) = parsed.resources
+    assert parsed.num_nodes == 2 and resources.accelerators == {"A100": 8}
+    assert "--data-parallel --nodes" in parsed.run and "[jax-cuda]" in parsed.setup
 
 
 def test_catalog_names_reach_the_yaml_as_data(tmp_path: Path) -> None:
@@ -414,3 +441,110 @@ def test_a_bench_probes_with_its_backend_installed_by_its_extra(
         config = task.task_config(candidate, args, install)
         assert f"--backend {backend}" in config["run"]
         assert shlex.split(config["setup"])[-1].endswith(f"{task.wheel_name()}{extra}")
+
+
+def test_a_cluster_bench_rents_every_node_and_probes_data_parallel(tmp_path: Path) -> None:
+    """``--gpus A100:8 --nodes 2``: two on-demand machines of eight A100s whose network
+    ``advisor recommend`` knows, both paid for; every node probes, data parallel, meeting at the
+    first node SkyPilot lists, and only that one prints the export. One machine of eight probes
+    data parallel alone; one GPU as before."""
+    db = database.connect()
+    (cluster,) = plan.plan(db, gpus=[("A100", 8)], cpus=[], spot=False, probe_seconds=20,
+                           tag="c", nodes=2)  # fmt: skip
+    r = cluster.rentable
+    assert (cluster.label, cluster.nodes, r.accelerator_count) == ("2 nodes of 8x A100", 2, 8)
+    assert catalog.node_network(r.provider, r.instance_type or "") is not None
+    assert cluster.expected_usd == pytest.approx(
+        2 * r.usd_per_hour * cluster.expected_seconds / 3600
+    )
+    (machine,) = plan.plan(db, gpus=[("A100", 8)], cpus=[], spot=False, probe_seconds=20, tag="m")
+    (one,) = plan.plan(db, gpus=["A100"], cpus=[], spot=False, probe_seconds=20, tag="o")
+    assert machine.rentable.usd_per_hour <= r.usd_per_hour  # any network will do for one
+    args = task.ProbeArgs("resnet50", backend="jax")
+    install = task.Install(wheel=tmp_path / task.wheel_name())
+    config = task.task_config(cluster, args, install)
+    assert config["num_nodes"] == 2 and config["resources"]["accelerators"] == {"A100": 8}
+    run = config["run"]
+    assert '--data-parallel --nodes "$SKYPILOT_NUM_NODES" --node-rank "$SKYPILOT_NODE_RANK"' in run
+    assert 'if [ "$SKYPILOT_NODE_RANK" = 0 ]; then sed' in run
+    alone = task.task_config(machine, args, install)
+    assert "num_nodes" not in alone and alone["run"].splitlines()[-2].endswith(" --data-parallel")
+    single = task.task_config(one, args, install)
+    assert "--data-parallel" not in single["run"] and "num_nodes" not in single
+
+
+def test_a_cluster_bench_needs_jax(tmp_path: Path) -> None:
+    for gpus in (["--gpus", "A100:8"], ["--gpus", "A100:8", "--nodes", "2"]):
+        code, _, err = invoke("bench", "--model", "mlp", *gpus, "--dry-run", "--out",
+                              str(tmp_path))  # fmt: skip
+        assert code == 2 and "runs on JAX only: add --backend jax" in err
+        assert "Traceback" not in err
+
+
+@pytest.mark.jax
+def test_the_run_commands_of_a_cluster_executed_as_its_two_nodes_would(tmp_path: Path) -> None:
+    """The task of a two-node bench run as SkyPilot runs it: the same run commands on two
+    "nodes" (two processes here, each with its own home and SkyPilot's variables), which meet
+    at the first node's address and train the workload data parallel for real (Keras's
+    distribution API on JAX, gloo between the processes: one CPU device each). Only rank 0
+    prints its export; it says two devices over two nodes, the global batch's steps, and
+    imports. What cannot run here: the rented machines (the addresses are 127.0.0.1)."""
+    (cluster,) = plan.plan(database.connect(), gpus=[("A100", 8)], cpus=[], spot=False,
+                           probe_seconds=4, tag="n", nodes=2)  # fmt: skip
+    args = task.ProbeArgs("mnist_mlp", epochs=2, samples=4096, validation_samples=512,
+                          budget_seconds=4, backend="jax")  # fmt: skip
+    run = task.task_config(cluster, args, task.Install(wheel=tmp_path / "w.whl"))["run"]
+    nodes = []
+    for rank in (0, 1):
+        home = tmp_path / f"node{rank}"
+        (home / "advisor-bench" / "env" / "bin").mkdir(parents=True)
+        (home / "advisor-bench" / "env" / "bin" / "advisor").symlink_to(
+            Path(sys.executable).parent / "advisor"
+        )
+        env = {**os.environ, "HOME": str(home), "SKYPILOT_NUM_NODES": "2",
+               "SKYPILOT_NODE_RANK": str(rank), "SKYPILOT_NODE_IPS": "127.0.0.1\n127.0.0.1"}  # fmt: skip
+        env.pop("ADVISOR_HOME")
+        nodes.append(subprocess.Popen(["bash", "-c", run], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))  # fmt: skip
+    (out0, err0), (out1, err1) = (node.communicate(timeout=300) for node in nodes)
+    assert nodes[0].returncode == 0, err0[-2000:]
+    assert nodes[1].returncode == 0, err1[-2000:]
+    assert task.exported(out1) is None  # rank 1 trained, and said nothing
+    csv = task.exported(out0)
+    assert csv is not None
+    path = tmp_path / "cluster.csv"
+    path.write_text(csv)
+    (result,) = exchange.from_rows(exchange.read_csv(path))
+    assert (result.device.devices, result.device.nodes, result.device.backend) == (2, 2, "jax")
+    assert result.config.batch_size == 128 and result.global_batch == 256
+    assert result.steps_per_epoch == 16  # 4,096 samples at 256 a step
+    expected = 2 * (16 * result.step_seconds + 2 * result.validation_step_seconds)
+    assert result.predicted_seconds == pytest.approx(expected, rel=1e-6)
+    assert 0 < result.step_interval[0] <= result.step_seconds <= result.step_interval[1]
+    assert result.probe_seconds < 4 + 30  # its rounds stop by the budget (start-up aside)
+
+
+def test_a_cluster_measured_by_a_bench_stands_for_that_cluster_alone() -> None:
+    """A probe of 2 x 8 A100s: that cluster's options are measured; one machine of eight and
+    single A100s keep their predictions (a data-parallel measurement corrects no other)."""
+    db = database.connect()
+    history.save(db, probe_on(fingerprint(), 66.0))
+    asked = ("--accelerator", "A100", "--no-spot", "--top", "200")
+    before = {_shape(o): o for o in recommend(*asked)["options"]}
+    a100 = replace(T4, accelerator="A100", accelerator_memory_gib=40.0, devices=16, nodes=2)
+    history.save(db, probe_on(a100, 20.0), source="bench:test")
+    after = recommend(*asked)["options"]
+    measured = [o for o in after if o["measured"]]
+    assert measured and all(_shape(o)[1:] == (8, 2) for o in measured)
+    for option in measured:
+        assert option["predicted_hours"] - overhead_hours(option) == pytest.approx(
+            (20.0 + 1.2) / 3600, abs=1e-4
+        )
+    for option in after:
+        if not option["measured"] and _shape(option) in before:
+            assert option["predicted_hours"] == before[_shape(option)]["predicted_hours"]
+    assert any(_shape(o)[1:] == (8, 1) and not o["measured"] for o in after)
+
+
+def _shape(option: dict) -> tuple[str, int, int]:
+    return (option["instance_type"], option["accelerator_count"], option["nodes"])
