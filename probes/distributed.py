@@ -26,10 +26,14 @@ offering (``advisor.estimate.measured.is_same_device``), never corrects another
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import re
 import statistics
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -91,16 +95,19 @@ def probe(spec: ProbeSpec, layout: Layout, *, budget_seconds: float = 20.0) -> P
     if spec.workload is None or is_probe_name(spec.config.workload):
         raise UsageError("a data-parallel probe measures zoo workloads (see 'advisor models')")
     quiet.prepare()
-    local, everywhere = _join(layout)
-    if everywhere == 1:
-        raise UsageError(
-            "one device here: a data-parallel probe trains over several (drop --data-parallel)"
+    with _stdout_to_stderr():
+        local, everywhere = join(layout)
+        if everywhere == 1:
+            raise UsageError(
+                "one device here: a data-parallel probe trains over several (drop --data-parallel)"
+            )
+        prepared = prepare_whole(spec)
+        batch = spec.config.batch_size * local
+        x, y = arrays(prepared, POOL_STEPS * batch, batch, seed=layout.rank)
+        rounds = _rounds(prepared, x, y, batch, started + budget_seconds)
+        validation = (
+            _validation_step(prepared, x, y, batch) if spec.config.validation_samples else 0.0
         )
-    prepared = prepare_whole(spec)
-    batch = spec.config.batch_size * local
-    x, y = arrays(prepared, POOL_STEPS * batch, batch, seed=layout.rank)
-    rounds = _rounds(prepared, x, y, batch, started + budget_seconds)
-    validation = _validation_step(prepared, x, y, batch) if spec.config.validation_samples else 0.0
     machine = replace(
         device.fingerprint(threads=backend.active().threads()),
         devices=everywhere,
@@ -109,9 +116,25 @@ def probe(spec: ProbeSpec, layout: Layout, *, budget_seconds: float = 20.0) -> P
     return _result(spec, prepared, machine, rounds, validation, started)
 
 
-def _join(layout: Layout) -> tuple[int, int]:
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """File descriptor 1 sent to 2 for the block: gloo's C++ says its connections on standard
+    output, where ``advisor probe --json`` writes its one JSON document."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def join(layout: Layout) -> tuple[int, int]:
     """Join the other processes (when there are any) and train data parallel over every
-    device; this process's devices and every process's."""
+    device from now on; this process's devices and every process's. A benchmark's real run
+    joins the same way (``benchmarks/data_parallel.py``)."""
     import jax
 
     if layout.nodes > 1:
