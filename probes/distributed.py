@@ -12,15 +12,18 @@ as ``advisor recommend`` predicts a data-parallel job (weak scaling).
 
 A collective waits for every process, so every process must take the same steps: the probe
 cannot stop itself, as a one-device probe does, when its own clock says the step is known. It
-trains in rounds of doubling epochs over a pool of ``POOL_STEPS`` batches; after each round
-process 0 decides whether another fits the budget, and its decision reaches every process
-(``broadcast_one_to_all``). The steady step is the mean of the last round's steps after the
-warm-up, each epoch's first step (its boundary) left out; one validation pass of
-``VALIDATION_STEPS`` is timed after one that traces it.
+trains in rounds of 1, 2, 4, ... epochs of a pool of ``POOL_STEPS`` batches, each epoch shuffled
+and closed by a validation pass of ``VALIDATION_STEPS`` batches as a real run's; after each
+round past the second, process 0 decides whether another fits the budget, and its decision
+reaches every process (``broadcast_one_to_all``). The last round gives the steady step (its
+steps after the warm-up, each epoch's first step, which carries the boundary, left out) and, as
+a one-device probe's short epochs do (``probes.epochs.figures``), the validation step and the
+per-epoch overheads; the first round, beyond an epoch at that pace, is the start-up (tracing
+and compiling both steps).
 
-What it leaves out beside a one-device probe (``probes.run``): the per-epoch overhead (taken as
-none), the host's dispatch, the op split and thread scaling. Its result stands for its own
-offering (``advisor.estimate.measured.is_same_device``), never corrects another
+What it leaves out beside a one-device probe (``probes.run``): the host's dispatch, the op split
+and thread scaling. Its result stands for its own offering
+(``advisor.estimate.measured.is_same_device``), never corrects another
 (``advisor.estimate.residual``).
 """
 
@@ -40,7 +43,7 @@ from typing import Any
 
 from advisor.errors import UsageError
 from advisor.workloads.llm_job import is_probe_name
-from probes import backend, data, device, quiet, stats
+from probes import backend, data, device, epochs, quiet, stats
 from probes.fitting import arrays
 from probes.loading import Prepared, parameter_count, prepare_whole
 from probes.result import Fingerprint, ProbeResult
@@ -88,8 +91,8 @@ def check_backend() -> None:
 
 def probe(spec: ProbeSpec, layout: Layout, *, budget_seconds: float = 20.0) -> ProbeResult:
     """Train ``spec``'s zoo workload data parallel over every device of every process of
-    ``layout`` for about ``budget_seconds`` (its first round and validation pass whatever the
-    budget), and predict the full training over them."""
+    ``layout`` for about ``budget_seconds`` (its first two rounds whatever the budget), and predict
+    the full training over them."""
     started = time.perf_counter()
     check_backend()
     if spec.workload is None or is_probe_name(spec.config.workload):
@@ -104,16 +107,16 @@ def probe(spec: ProbeSpec, layout: Layout, *, budget_seconds: float = 20.0) -> P
         prepared = prepare_whole(spec)
         batch = spec.config.batch_size * local
         x, y = arrays(prepared, POOL_STEPS * batch, batch, seed=layout.rank)
-        rounds = _rounds(prepared, x, y, batch, started + budget_seconds)
-        validation = (
-            _validation_step(prepared, x, y, batch) if spec.config.validation_samples else 0.0
-        )
+        validation = None
+        if spec.config.validation_samples:
+            validation = arrays(prepared, VALIDATION_STEPS * batch, batch, seed=10 + layout.rank)
+        rounds = _rounds(prepared, x, y, validation, batch, started + budget_seconds)
     machine = replace(
         device.fingerprint(threads=backend.active().threads()),
         devices=everywhere,
         nodes=layout.nodes,
     )
-    return _result(spec, prepared, machine, rounds, validation, started)
+    return _result(spec, prepared, machine, rounds, started)
 
 
 @contextlib.contextmanager
@@ -152,33 +155,53 @@ def join(layout: Layout) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class _Rounds:
+    """What the rounds measured."""
+
     steady: list[float]
     """The last round's steady steps (seconds)."""
-    startup: float
-    """What the first round took beyond its steps at the steady pace: tracing, compiling."""
+    phase: epochs.EpochPhase
+    """The last round's epochs in figures: the validation step, the per-epoch overheads."""
+    first_seconds: float
+    """The first round's ``fit`` (one epoch, its tracing and compiling)."""
+
+    @property
+    def step(self) -> float:
+        return statistics.fmean(self.steady)
+
+    def epoch_seconds(self, steps: int, validation_steps: int) -> float:
+        """One epoch of ``steps`` training and ``validation_steps`` validation steps."""
+        e = self.phase
+        overhead = e.train_overhead + (e.validation_overhead if validation_steps else 0.0)
+        return steps * self.step + validation_steps * e.validation_step + overhead
+
+    @property
+    def startup(self) -> float:
+        """What the first round took beyond an epoch of the pool: tracing, compiling."""
+        pool = self.epoch_seconds(POOL_STEPS, VALIDATION_STEPS if self.phase.validation_step else 0)
+        return max(0.0, self.first_seconds - pool)
 
 
-def _rounds(prepared: Prepared, x: Any, y: Any, batch: int, deadline: float) -> _Rounds:
-    """Rounds of 1, 2, 4, ... epochs of the pool while process 0 sees time for the next."""
-    first: list[float] = []
-    steady: list[float] = []
+def _rounds(
+    prepared: Prepared, x: Any, y: Any, validation: Any, batch: int, deadline: float
+) -> _Rounds:
+    """Rounds of 1, 2, 4, ... epochs of the pool, as a real run's epochs (shuffled, with its
+    validation pass): at least two, more while process 0 sees time for the next."""
+    first = 0.0
     for round_index in range(MAX_ROUNDS):
-        epochs = 2**round_index
         timer = make_timer(None)
         began = time.perf_counter()
-        prepared.model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0,
-                           callbacks=[timer])  # fmt: skip
+        prepared.model.fit(x, y, batch_size=batch, epochs=2**round_index, shuffle=True,
+                           validation_data=validation, verbose=0, callbacks=[timer])  # fmt: skip
         took = time.perf_counter() - began
-        durations = timer.stamps.durations()
-        if round_index == 0:
-            first = durations
-        start = stats.warmup_end(durations) or (1 if len(durations) > 1 else 0)
-        steady = timer.stamps.steady_durations(start) or durations[-1:]
-        go_on = time.perf_counter() + 2 * took < deadline
+        first = first or took
+        go_on = round_index == 0 or time.perf_counter() + 2 * took < deadline
         if not _agreed(go_on):
             break
-    step = statistics.fmean(steady)
-    return _Rounds(steady, max(0.0, sum(first) - step * len(first)))
+    durations = timer.stamps.durations()
+    start = stats.warmup_end(durations) or 1
+    steady = timer.stamps.steady_durations(start) or durations[-1:]
+    phase = epochs.figures(timer.stamps, statistics.fmean(steady), POOL_STEPS)
+    return _Rounds(steady, phase, first)
 
 
 def _agreed(go_on: bool) -> bool:
@@ -189,23 +212,11 @@ def _agreed(go_on: bool) -> bool:
     return bool(multihost_utils.broadcast_one_to_all(np.int32(go_on)))
 
 
-def _validation_step(prepared: Prepared, x: Any, y: Any, batch: int) -> float:
-    """One validation step's seconds: the second of two passes (the first traces)."""
-    rows = min(VALIDATION_STEPS * batch, len(y))
-    seconds = []
-    for _ in range(2):
-        began = time.perf_counter()
-        prepared.model.evaluate(x[:rows], y[:rows], batch_size=batch, verbose=0)
-        seconds.append(time.perf_counter() - began)
-    return seconds[-1] / max(1, rows // batch)
-
-
 def _result(
     spec: ProbeSpec,
     prepared: Prepared,
     machine: Fingerprint,
     rounds: _Rounds,
-    validation: float,
     started: float,
 ) -> ProbeResult:
     """The probe's result: the full training at the global batch, every device's; the step's
@@ -217,7 +228,7 @@ def _result(
         -(-c.samples // global_batch),
         -(-c.validation_samples // global_batch),
     )
-    epoch = steps * steady.mean + validation_steps * validation
+    epoch = rounds.epoch_seconds(steps, validation_steps)
     low, high = steady.interval
     if not math.isfinite(high) or low <= 0:
         low, high = min(rounds.steady), max(rounds.steady)
@@ -228,8 +239,8 @@ def _result(
         device=machine,
         step_seconds=steady.mean,
         step_interval=(steady.mean * ratio[0], steady.mean * ratio[1]),
-        validation_step_seconds=validation,
-        epoch_overhead_seconds=0.0,
+        validation_step_seconds=rounds.phase.validation_step,
+        epoch_overhead_seconds=rounds.phase.train_overhead + rounds.phase.validation_overhead,
         startup_seconds=rounds.startup,
         predicted_seconds=predicted,
         predicted_interval=(predicted * ratio[0], predicted * ratio[1]),

@@ -139,6 +139,15 @@ def plan(
     return candidates
 
 
+def check_backend(candidates: list[Candidate], backend: str) -> None:
+    """Refuse a data-parallel bench on a backend Keras cannot distribute (``probes.distributed``)."""
+    if backend != "jax" and any(c.data_parallel for c in candidates):
+        raise UsageError(
+            "a bench over several accelerators trains them data parallel through Keras's "
+            "distribution API, which runs on JAX only: add --backend jax"
+        )
+
+
 def _label(name: str, count: int, nodes: int) -> str:
     """``T4``, ``8x A100``, ``2 nodes of 8x A100``."""
     one = name if count == 1 else f"{count}x {name}"

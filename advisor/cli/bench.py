@@ -107,11 +107,7 @@ def bench(
         db, gpus=planning.parse_gpus(gpus), cpus=planning.parse_cpus(cpus), spot=spot,
         probe_seconds=probe_seconds, tag=secrets.token_hex(2), nodes=nodes,
     )  # fmt: skip
-    if any(c.data_parallel for c in candidates) and probe.backend != "jax":
-        raise UsageError(
-            "a bench over several accelerators trains them data parallel through Keras's "
-            "distribution API, which runs on JAX only: add --backend jax"
-        )
+    planning.check_backend(candidates, probe.backend)
     sky_missing = importlib.util.find_spec("sky") is None
     if sky_missing and not dry_run:  # every argument checked first
         raise UsageError(INSTALL_HINT)

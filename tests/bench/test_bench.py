@@ -519,7 +519,9 @@ def test_the_run_commands_of_a_cluster_executed_as_its_two_nodes_would(tmp_path:
     assert (result.device.devices, result.device.nodes, result.device.backend) == (2, 2, "jax")
     assert result.config.batch_size == 128 and result.global_batch == 256
     assert result.steps_per_epoch == 16  # 4,096 samples at 256 a step
-    expected = 2 * (16 * result.step_seconds + 2 * result.validation_step_seconds)
+    epoch = 16 * result.step_seconds + 2 * result.validation_step_seconds
+    expected = 2 * (epoch + result.epoch_overhead_seconds)
+    assert 0 < result.validation_step_seconds < result.step_seconds
     assert result.predicted_seconds == pytest.approx(expected, rel=1e-6)
     assert 0 < result.step_interval[0] <= result.step_seconds <= result.step_interval[1]
     assert result.probe_seconds < 4 + 30  # its rounds stop by the budget (start-up aside)
