@@ -662,12 +662,15 @@ def probe_log_sigma(probe: ProbeResult) -> float:
 
 
 def _measured(probe: ProbeResult, run_log_sigma: float | None) -> Prediction:
+    d = probe.device
+    where = "this device" if d.devices == 1 else f"these {d.devices} devices, data parallel"
+    where += f" over {d.nodes} nodes" if d.nodes > 1 else ""
     return Prediction(
         seconds=probe.predicted_seconds,
         log_sigma=local_log_sigma(probe, run_log_sigma),
         measured=True,
-        kernel_path=f"measured on this device ({probe.device.precision})",
-        steps=(f"measured by a probe on this device: {probe.predicted_seconds:.4g} s",),
+        kernel_path=f"measured on {where} ({probe.device.precision})",
+        steps=(f"measured by a probe on {where}: {probe.predicted_seconds:.4g} s",),
         step_seconds=probe.step_seconds,
     )
 

@@ -224,7 +224,7 @@ def explain(rec: Recommendation, option: Option) -> list[str]:
     lines.append(f"Time: {time_words(option)}")
     lines += overhead_lines(option)
     lines += [f"Measurement: {line}" for line in rec.context]
-    how = "measured on this device" if p.measured else "scaled from the probe"
+    how = "measured there" if p.measured else "scaled from the probe"
     if p.environment:  # an LLM job: the device model's absolute time, laid out on the node
         how = "the device model"
     lines.append(

@@ -549,5 +549,20 @@ def test_a_cluster_measured_by_a_bench_stands_for_that_cluster_alone() -> None:
     assert any(_shape(o)[1:] == (8, 1) and not o["measured"] for o in after)
 
 
+def test_a_data_parallel_measurement_is_that_offering_and_says_so() -> None:
+    """Measured on 2 x 8 A100s: used as it is there, said as such; one machine of eight, or
+    eight machines of one, are other offerings (predicted)."""
+    from advisor.estimate import predict
+    from advisor.estimate.prediction import Target
+
+    a100 = replace(T4, accelerator="A100", accelerator_memory_gib=40.0, devices=16, nodes=2)
+    measured = probe_on(a100, 20.0)
+    there = predict(measured, Target("A100", 8, nodes=2, network_gbps=100.0))
+    assert there.measured and there.seconds == 20.0
+    assert "measured by a probe on these 16 devices, data parallel over 2 nodes" in there.steps[0]
+    for other in (Target("A100", 8), Target("A100", 2, nodes=8, network_gbps=100.0)):
+        assert not predict(measured, other).measured
+
+
 def _shape(option: dict) -> tuple[str, int, int]:
     return (option["instance_type"], option["accelerator_count"], option["nodes"])
