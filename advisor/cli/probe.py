@@ -146,10 +146,11 @@ def _layout(
         return None
     from probes import distributed
 
+    layout = distributed.Layout(nodes, rank, coordinator)
     if thread_scaling:
         raise UsageError("--thread-scaling measures one device's threads, not --data-parallel")
     distributed.check_backend()
-    return distributed.Layout(nodes, rank, coordinator)
+    return layout
 
 
 def _probe_command(

@@ -19,7 +19,6 @@ from probes import history
 
 TINY = ["--model", "mlp", "--samples", "1024", "--validation-samples", "256", "--epochs", "2",
         "--batch-size", "64", "--budget", "4"]  # fmt: skip
-JAX_AT_H1 = ["--backend", "jax", "--coordinator", "h:1"]
 KEYS = {"workload", "device", "samples", "epochs", "batch_size", "predicted_seconds",
         "predicted_interval", "startup_seconds", "step_seconds", "samples_per_second",
         "probe_seconds"}  # fmt: skip
@@ -63,20 +62,20 @@ def test_models_lists_the_zoo_and_the_llms_with_their_methods() -> None:
         (["--model", "mlp", "--budget", "-1"], "'--budget': -1 must be > 0"),
         (["--model", "llama3.1-8b"], "is an LLM: 'advisor recommend --model llama3.1-8b"),
         (["--model", "mlp", "--data-parallel"], "runs on JAX only: add --backend jax"),
-        (["--model", "mlp", "--nodes", "2", "--backend", "jax"], "--coordinator must be HOST:PORT"),
+        (["--model", "mlp", "--nodes", "2"], "--coordinator must be HOST:PORT"),
         (["--model", "mlp", "--node-rank", "1"], "go with --nodes above 1"),
         (["--model", "mlp", "--coordinator", "h:1"], "go with --nodes above 1"),
         (
-            ["--model", "mlp", "--nodes", "2", "--node-rank", "2", *JAX_AT_H1],
+            ["--model", "mlp", "--nodes", "2", "--node-rank", "2", "--coordinator", "h:1"],
             "--node-rank must be 0-1, got 2",
         ),
         (
-            ["--model", "mlp", "--nodes", "2", *JAX_AT_H1[:2], "--coordinator", "h:1; rm -rf ~"],
+            ["--model", "mlp", "--nodes", "2", "--coordinator", "h:1; rm -rf ~"],
             "--coordinator must be HOST:PORT",
         ),
         (["--model", "mlp", "--nodes", "2000"], "'--nodes': 2000 must be <= 1,024"),
         (
-            ["--model", "mlp", "--data-parallel", "--backend", "jax", "--thread-scaling"],
+            ["--model", "mlp", "--data-parallel", "--thread-scaling"],
             "--thread-scaling measures one device's threads",
         ),
     ],
