@@ -11,6 +11,7 @@ reaches one within the budget, is one error line with its last output lines.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -228,11 +229,34 @@ def run_command(
             except OSError as error:
                 raise UsageError(f"cannot run {command[0]!r}: {error.strerror}") from None
             try:
-                events, ended = _watch(process, events_path, started, budget, epochs, cancel)
+                with _stopped_when_terminated():
+                    events, ended = _watch(process, events_path, started, budget, epochs, cancel)
             finally:
                 _stop(process)
         tail = _tail(output_path)
     return ScriptRun(started, events, ended, process.returncode, tuple(tail), time.time() - started)
+
+
+@contextlib.contextmanager
+def _stopped_when_terminated() -> Iterator[None]:
+    """SIGTERM or SIGHUP to advisor (``kill``, a closed terminal, a job's time limit) raises
+    ``Cancelled`` while the command runs, so that it is stopped with everything it started:
+    Python's default for them ends advisor at once and left the user's training running its
+    whole length. Only the main thread may set handlers; elsewhere (the app's worker) nothing
+    changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Cancelled(f"probe stopped by {signal.Signals(signum).name}; nothing was stored")
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _tail(path: Path, size: int = 16_384) -> list[str]:

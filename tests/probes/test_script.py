@@ -34,7 +34,10 @@ def _write(folder: Path, name: str, body: str) -> Path:
 
 def _alive(marker: str) -> bool:
     """A process whose command line holds ``marker`` still runs."""
-    listed = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    # -ww: the whole line, whatever COLUMNS says (a width cut the marker off the end)
+    listed = subprocess.run(
+        ["ps", "-ww", "-eo", "args"], capture_output=True, text=True, check=True
+    )
     return any(marker in line and "ps -eo" not in line for line in listed.stdout.splitlines())
 
 
@@ -303,6 +306,38 @@ def test_a_cancelled_probe_stops_the_command_and_its_children(tmp_path: Path) ->
     with pytest.raises(Cancelled):
         script.run_command([PYTHON, str(loop)], budget=60.0, cancel=cancel)
     assert time.monotonic() - began < 1.5 + 5.0
+    assert not _alive(marker)
+
+
+def test_advisor_terminated_stops_the_command_and_its_children(tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) to a running ``advisor probe -- COMMAND``: advisor stops the command
+    and everything it started, then exits, instead of dying and leaving the training running."""
+    marker = f"advisor-test-terminated-{os.getpid()}"
+    loop = _write(tmp_path, "loop.py", f"""
+        import subprocess, sys, time
+        import advisor.probe as ap
+        import random
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)  # {marker}"])
+        while True:  # steps too uneven to be known within the budget: only a signal ends it
+            time.sleep(random.choice([0.002, 0.05]))
+            ap.step(batch=8)
+    """)  # fmt: skip
+    env = {**os.environ, "ADVISOR_HOME": str(tmp_path / "home")}
+    advisor = subprocess.Popen(
+        [str(Path(PYTHON).parent / "advisor"), "probe", "--budget", "60", "--name", "loop",
+         "--samples", "800", "--epochs", "1", "--", PYTHON, str(loop)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not _alive(marker) and time.monotonic() < deadline and advisor.poll() is None:
+        time.sleep(0.1)
+    assert _alive(marker), "the command never started its child"
+    began = time.monotonic()
+    advisor.terminate()
+    _, err = advisor.communicate(timeout=30)
+    assert time.monotonic() - began < 10
+    assert advisor.returncode != 0 and "probe stopped by SIGTERM" in err
+    assert "Traceback" not in err
     assert not _alive(marker)
 
 
