@@ -3,12 +3,12 @@
 No edit to the script: every function ``jax.jit`` wraps is wrapped once more, and
 ``optax.apply_updates`` (which Flax's ``TrainState.apply_gradients`` calls too) marks the
 function being traced when it runs: a jitted function whose trace applied updates is a training
-step. Each later call of it (not under another trace) is a step, said once it is done: the
-next call dispatches its own step first and then waits for the previous one's outputs, so that
-a step's time is its device's, not JAX's asynchronous dispatch, while the loop's Python work
-(Flax NNX splitting and merging its state, the next batch) overlaps the device as it does
-unwatched. Where the previous step's outputs were all donated to this one, this one's are
-waited for (it needed them). The last step is not said. A step's batch is the leading
+step. Each later call of it (not under another trace) is a step, said once it is done: a call
+dispatches its own step first and then waits for the outputs of the step ``IN_FLIGHT`` calls
+back, so that a step's time is its device's, not JAX's asynchronous dispatch, while the loop's
+Python work (Flax NNX splitting and merging its state, the next batch) overlaps the device as it
+does unwatched. Where that step's outputs were all donated to a later one, the later one's are
+waited for (it needed them). The last ``IN_FLIGHT`` steps are not said. A step's batch is the leading
 dimension of the last positional argument's first array (``train_step(state, batch)``,
 ``train_step(params, opt_state, x, y)``; a PRNG key is passed over). At the third step the step
 is lowered and compiled once more for XLA's ``cost_analysis``: the FLOPs of one step, forward,
@@ -22,6 +22,7 @@ once the script has imported it.
 from __future__ import annotations
 
 import functools
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,10 @@ from advisor.probe.events import emit
 
 COUNTED_STEP = 3
 """The step whose FLOPs XLA is asked for (two before it compile and warm up)."""
+IN_FLIGHT = 2
+"""Steps dispatched and not yet waited for: the loop runs this far ahead of the device, as JAX's
+asynchronous dispatch lets an unwatched one run (further still), so that its Python work
+between steps overlaps the device's."""
 
 
 class _Traces:
@@ -85,7 +90,7 @@ class _Step:
         self._jax, self._jitted = jax, jitted
         self._training = False
         self._steps = 0
-        self._pending: _Pending | None = None
+        self._pending: deque[_Pending] = deque()
         functools.update_wrapper(self, jitted)
 
     def __getattr__(self, name: str) -> Any:  # .lower, .trace, .clear_cache, ...
@@ -102,21 +107,30 @@ class _Step:
         if not self._training or _traced(self._jax, args):
             return out
         self._steps += 1
-        outputs = self._jax.tree_util.tree_leaves(out)
-        previous, self._pending = self._pending, _Pending(self._steps, _batch(args), outputs)
-        if previous is None:
+        if self._steps == 1:
             emit({"event": "backend", "name": "jax", "native": True})
-        else:
-            # one computation's outputs are ready together: one that was not donated will do
-            alive = next((leaf for leaf in previous.outputs if not _deleted(leaf)), None)
-            self._jax.block_until_ready(outputs if alive is None else alive)
-            counted = previous.number == COUNTED_STEP
-            emit({"event": "step", "batch": previous.batch, "counted": counted})
+        outputs = self._jax.tree_util.tree_leaves(out)
+        self._pending.append(_Pending(self._steps, _batch(args), outputs))
+        while len(self._pending) > IN_FLIGHT:
+            oldest = self._pending.popleft()
+            self._jax.block_until_ready(_readiness(oldest, self._pending))
+            counted = oldest.number == COUNTED_STEP
+            emit({"event": "step", "batch": oldest.batch, "counted": counted})
         if self._steps == COUNTED_STEP:
             model = _cost(self._jitted, args, kwargs)
-            if model is not None and self._pending.batch:
-                emit({"event": "plan", "flops_per_sample": model / self._pending.batch})
+            if model is not None and self._pending[-1].batch:
+                emit({"event": "plan", "flops_per_sample": model / self._pending[-1].batch})
         return out
+
+
+def _readiness(step: _Pending, later: deque[_Pending]) -> Any:
+    """What to wait for to know ``step`` done: one of its outputs (a computation's outputs are
+    ready together); where a later step was donated them all, that step's (it needed them)."""
+    for pending in (step, *later):
+        alive = next((leaf for leaf in pending.outputs if not _deleted(leaf)), None)
+        if alive is not None:
+            return alive
+    return later[-1].outputs
 
 
 def _deleted(leaf: Any) -> bool:
