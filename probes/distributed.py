@@ -13,9 +13,9 @@ as ``advisor recommend`` predicts a data-parallel job (weak scaling).
 A collective waits for every process, so every process must take the same steps: the probe
 cannot stop itself, as a one-device probe does, when its own clock says the step is known. It
 trains in rounds of 1, 2, 4, ... epochs of a pool of ``POOL_STEPS`` batches, each epoch shuffled
-and closed by a validation pass of ``VALIDATION_STEPS`` batches as a real run's; after each
-round past the second, process 0 decides whether another fits the budget, and its decision
-reaches every process (``broadcast_one_to_all``). The last round gives the steady step (its
+and closed by a validation pass of ``VALIDATION_STEPS`` batches as a real run's; from the
+second round on, process 0 decides after each whether another fits the budget, and its
+decision reaches every process (``broadcast_one_to_all``). The last round gives the steady step (its
 steps after the warm-up, each epoch's first step, which carries the boundary, left out) and, as
 a one-device probe's short epochs do (``probes.epochs.figures``), the validation step and the
 per-epoch overheads; the first round, beyond an epoch at that pace, is the start-up (tracing
@@ -56,6 +56,7 @@ MAX_ROUNDS = 8
 """Rounds at most: 1, 2, ..., 128 epochs of the pool, 255 epochs in all."""
 VALIDATION_STEPS = 4
 _ADDRESS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}:[0-9]{1,5}$")
+"""``--coordinator``: a host name or IPv4 address and a port, nothing a shell or URL could add."""
 
 
 @dataclass(frozen=True)
@@ -224,10 +225,8 @@ def _result(
     c = spec.config
     steady = stats.steady_stats(rounds.steady)
     global_batch = c.batch_size * machine.devices
-    steps, validation_steps = (
-        -(-c.samples // global_batch),
-        -(-c.validation_samples // global_batch),
-    )
+    steps = -(-c.samples // global_batch)
+    validation_steps = -(-c.validation_samples // global_batch)
     epoch = rounds.epoch_seconds(steps, validation_steps)
     low, high = steady.interval
     if not math.isfinite(high) or low <= 0:

@@ -94,6 +94,7 @@ def probe(
         check_writable(export, overwrite=force)
     if budget <= 0:
         raise UsageError(f"--budget must be > 0 seconds, got {budget}")
+    layout = _layout(data_parallel, nodes, node_rank, coordinator, thread_scaling, command or name)
     if command or name:
         _probe_command(
             command, name, model, budget, epochs, samples, batch_size, export, force, fmt
@@ -108,7 +109,6 @@ def probe(
         validation_samples=validation_samples,
     )  # fmt: skip
     db = connect()
-    layout = _layout(data_parallel, nodes, node_rank, coordinator, thread_scaling)
     result = None if fresh or layout else history.find(db, spec.config, device.fingerprint().key)
     if result is not None and thread_scaling and len(result.thread_scaling) < 2:
         result = None  # stored without the thread scaling asked for now
@@ -136,10 +136,19 @@ def probe(
 
 
 def _layout(
-    data_parallel: bool, nodes: int, rank: int, coordinator: str, thread_scaling: bool
+    data_parallel: bool,
+    nodes: int,
+    rank: int,
+    coordinator: str,
+    thread_scaling: bool,
+    command: object,
 ) -> Any:
     """The processes of a data-parallel probe (``probes.distributed.Layout``), or None for a
     probe on one device; usage errors before anything is imported."""
+    if command and (data_parallel or nodes > 1):
+        raise UsageError(
+            "--data-parallel and --nodes probe zoo workloads; a command trains as it says"
+        )
     if not data_parallel and nodes == 1:
         if rank or coordinator:
             raise UsageError("--node-rank and --coordinator go with --nodes above 1")

@@ -74,6 +74,7 @@ def test_models_lists_the_zoo_and_the_llms_with_their_methods() -> None:
             "--coordinator must be HOST:PORT",
         ),
         (["--model", "mlp", "--nodes", "2000"], "'--nodes': 2000 must be <= 1,024"),
+        (["--data-parallel", "--", "python", "t.py"], "--data-parallel and --nodes probe zoo"),
         (
             ["--model", "mlp", "--data-parallel", "--thread-scaling"],
             "--thread-scaling measures one device's threads",
