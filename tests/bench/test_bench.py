@@ -236,9 +236,13 @@ def test_dry_run_tasks_parse_with_skypilot_and_rent_what_was_planned(
 @needs_sky
 def test_a_cluster_task_parses_with_skypilot_as_two_nodes_of_eight(
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     sky_runtime: Path,  # noqa: F811
 ) -> None:
     import sky
+
+    # --backend exports its choice (for the probe's children): undone after this test
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", "tensorflow"))
 
     out = tmp_path / "bench"
     code, _, err = invoke("bench", "-m", "resnet50", "--gpus", "A100:8", "--nodes", "2",
@@ -473,7 +477,8 @@ def test_a_cluster_bench_rents_every_node_and_probes_data_parallel(tmp_path: Pat
     assert "--data-parallel" not in single["run"] and "num_nodes" not in single
 
 
-def test_a_cluster_bench_needs_jax(tmp_path: Path) -> None:
+def test_a_cluster_bench_needs_jax(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)  # the default, TensorFlow
     for gpus in (["--gpus", "A100:8"], ["--gpus", "A100:8", "--nodes", "2"]):
         code, _, err = invoke("bench", "--model", "mlp", *gpus, "--dry-run", "--out",
                               str(tmp_path))  # fmt: skip

@@ -81,7 +81,10 @@ def test_models_lists_the_zoo_and_the_llms_with_their_methods() -> None:
         ),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)  # the default backend, TensorFlow
     code, _, err = invoke("probe", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
