@@ -181,9 +181,9 @@ def _print_plan(label: str, candidates: list[Any], total: float, probe_seconds: 
     machines = sum(c.nodes for c in candidates)
     click.echo(f"bench of {label}: {machines} machine(s), cheapest offering of each")
     for c in candidates:
-        machines = f"{c.nodes} x " if c.nodes > 1 else ""
+        times = f"{c.nodes} x " if c.nodes > 1 else ""
         click.echo(
-            f"  {c.label:<12} {_where(c):<52} {machines}${c.rentable.usd_per_hour:.4f}/h "
+            f"  {c.label:<12} {_where(c):<52} {times}${c.rentable.usd_per_hour:.4f}/h "
             f"x {c.expected_seconds / 60:.0f} min = ${c.expected_usd:.3f}  [{c.cluster}]"
         )
     click.echo(

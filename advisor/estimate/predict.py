@@ -109,12 +109,11 @@ def predict(
     per_device = batch_size or probe.config.batch_size
     own_stack = Stack(framework=probe_framework(probe))
     stack = stack or own_stack
-    asked = (
-        (global_batch, probe.global_batch)
-        if global_batch
-        else (per_device, probe.config.batch_size)
-    )
-    if _measured_on_target(probe, target, precision, stack, own_stack, asked[0] == asked[1]):
+    if global_batch:
+        same_batch = global_batch == probe.global_batch
+    else:
+        same_batch = per_device == probe.config.batch_size
+    if _measured_on_target(probe, target, precision, stack, own_stack, same_batch):
         # on a CPU, mixed precision runs fp32 kernels
         measured = _measured(probe, run_log_sigma)
         return _held_to_hardware(measured, probe, target, precision, stack, calibration)

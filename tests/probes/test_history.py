@@ -116,7 +116,8 @@ def test_a_data_parallel_probe_round_trips_its_devices_and_nodes(tmp_path: Path)
 @pytest.mark.parametrize(
     ("devices", "nodes"),
     [("0", "1"), ("-1", "1"), ("70000", "1"), ("1.5", "1"), ("x", "1"), ("2", "3"), ("2", "0"),
-     ("4096", "2000"), ("", "1")],
+     ("4096", "2000"), ("", "1"), ("nan", "1"), ("inf", "1"), ("2", "-inf"),
+     ("9" * 5000, "1"), ("16; rm -rf ~", "2")],
 )  # fmt: skip
 def test_impossible_devices_or_nodes_in_an_export_are_one_usage_error(
     tmp_path: Path, devices: str, nodes: str
