@@ -567,6 +567,12 @@ def test_a_data_parallel_measurement_is_that_offering_and_says_so() -> None:
     assert "measured by a probe on these 16 devices, data parallel over 2 nodes" in there.steps[0]
     for other in (Target("A100", 8), Target("A100", 2, nodes=8, network_gbps=100.0)):
         assert not predict(measured, other).measured
+    # a cluster's export that claims the whole run in a microsecond is held at what 16 A100s can
+    # do at their datasheet peaks for its global batch's steps, and says so
+    claimed = probe_on(a100, 1e-6)
+    held = predict(claimed, Target("A100", 8, nodes=2, network_gbps=100.0))
+    assert held.measured and held.seconds == held.least_seconds > 1e-6
+    assert "datasheet peaks: held there" in held.steps[-1]
 
 
 def _shape(option: dict) -> tuple[str, int, int]:
