@@ -163,7 +163,7 @@ def memory_figures() -> dict[str, Any]:
 
 
 def _allocated(run: PublishedRun) -> float:
-    counted = footprint(run.tune)
+    counted = footprint(run.tune, run.precision == "fp8")
     return memory.llm_bytes(
         counted, run.plan.sharding, run.plan.gpus, run.plan.micro_batch, run.tune.shape.sequence
     )

@@ -271,7 +271,8 @@ def model_parallel_seconds(
 
 def fit_of(tune: FineTune, plan: Layout, machine: Machine) -> Fit | None:
     """Whether ``plan`` fits each GPU of ``machine`` (None on a CPU)."""
-    share = footprint(tune).split(plan.tensor, plan.pipeline)
+    fp8 = machine.kernels.precision == "fp8"
+    share = footprint(tune, fp8).split(plan.tensor, plan.pipeline, plan.virtual)
     return memory.llm_check(
         share, machine, plan.sharding, _sharded_over(plan, machine), plan.micro_batch,
         tune.shape.sequence,

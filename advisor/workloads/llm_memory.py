@@ -9,9 +9,10 @@ Counted from the shape and the method (``advisor.workloads.llm.FineTune``);
 * gradients of the trained weights (none with the optimizer in the backward pass) and the
   optimizer's state (AdamW's two slots in the master precision, two bytes for 8-bit AdamW);
 * activations kept per token, 16-bit, for a Llama block under FlashAttention: 8h + 4 d_q +
-  4 d_kv + 8 d_ff (4 d_ff for a plain feed-forward); under checkpointing each layer's input (2h)
-  and one layer's full set while it is recomputed; fp32 adapters without autocast add 4 bytes an
-  adapted input element;
+  4 d_kv + 8 d_ff (4 d_ff for a plain feed-forward); under Megatron-Core's Transformer Engine
+  layers 8h + 4 d_q + 4 d_kv + 6 d_ff, and 6h + 5 d_q + 4 d_kv + 5 d_ff with the products in
+  FP8 (``layer_kept_bytes``); under checkpointing each layer's input (2h) and one layer's full
+  set while it is recomputed; fp32 adapters without autocast add 4 bytes an adapted input element;
 * the logits: 10 bytes each in bf16, 2 over a chunked loss, 4 under one fused kernel; and a
   trained output projection's gradient while the loss's backward pass builds it (twice its size
   under a chunked loss).
@@ -75,16 +76,18 @@ class Footprint:
         """What FSDP / ZeRO-3 splits across a node's GPUs."""
         return self.weights + self.gradients + self.optimizer
 
-    def split(self, tensor: int, pipeline: int) -> Footprint:
+    def split(self, tensor: int, pipeline: int, virtual: int = 1) -> Footprint:
         """What one GPU of a model split ``tensor`` x ``pipeline`` ways holds: a share of every
         weight, gradient and optimizer slot; a tensor share of each token's activations, which
         sequence parallelism splits too. A pipeline's first stage keeps its layers' activations
         for as many micro-batches as there are stages (1F1B), so the pipeline does not divide
-        them (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+        them; interleaved over ``virtual`` chunks a stage, it keeps 1 + (p - 1) / (p v) times
+        as many (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
         Models", 2022, sections 4.2 and 4.2.3)."""
         if tensor * pipeline == 1:
             return self
         share = tensor * pipeline
+        interleaved = 1 + (pipeline - 1) / (pipeline * virtual) if virtual > 1 else 1.0
         return replace(
             self,
             weights=self.weights / share,
@@ -93,7 +96,7 @@ class Footprint:
             optimizer=self.optimizer / share,
             layer_weights=self.layer_weights / tensor,
             gathered=self.gathered / share,
-            kept_per_token=self.kept_per_token / tensor,
+            kept_per_token=self.kept_per_token * interleaved / tensor,
             loss_per_token=self.loss_per_token / tensor,
             recomputed_per_token=self.recomputed_per_token / tensor,
             output_gradient=self.output_gradient / tensor,
@@ -101,10 +104,31 @@ class Footprint:
 
 
 def layer_activation_bytes(tune: FineTune) -> float:
-    """16-bit activations one token keeps in one layer, FlashAttention (no scores)."""
+    """16-bit activations one token keeps in one layer, FlashAttention (no scores), as eager
+    PyTorch keeps them (and as the step's activation traffic counts them)."""
     shape = tune.shape
     feed = (8 if shape.gated else 4) * shape.ffn
     return 8 * shape.hidden + 4 * shape.query_width + 4 * shape.kv_width + feed
+
+
+def layer_kept_bytes(tune: FineTune, fp8: bool = False) -> float:
+    """Bytes one token keeps in one layer for the backward pass, as the stack's layers keep
+    them (``FineTune.kept``). Eager: ``layer_activation_bytes``. Megatron-Core's Transformer
+    Engine layers: a fused SwiGLU keeps its input alone, the gate's and the up projection's
+    outputs, and recomputes the SiLU and the product from them (2 d_ff bytes fewer); with the
+    products in FP8 each linear layer keeps its input in FP8: the QKV's and the first
+    feed-forward product's normed inputs and the SwiGLU's output in 8 bits, beside which the
+    output projection keeps an FP8 copy of the attention's output, which the attention keeps
+    too (docs/SOURCES.md, "LLM fine-tuning")."""
+    kept = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
+    if tune.kept != "te":
+        return kept
+    shape = tune.shape
+    if shape.gated:
+        kept -= 2 * shape.ffn
+    if fp8:
+        kept -= 2 * shape.hidden + shape.ffn - shape.query_width
+    return kept
 
 
 def logit_memory_bytes(tune: FineTune) -> float:
@@ -120,7 +144,8 @@ def adapter_copy_bytes(tune: FineTune) -> float:
     return 4.0 * tune.adapted_widths()[0] if tune.fp32_adapters else 0.0
 
 
-def footprint(tune: FineTune) -> Footprint:
+def footprint(tune: FineTune, fp8: bool = False) -> Footprint:
+    """``tune``'s bytes by component; ``fp8``: its products run in FP8."""
     shape = tune.shape
     master = _MASTER_BYTES[tune.master]
     slot = _SLOT_BYTES.get(tune.optimizer) or master
@@ -132,7 +157,7 @@ def footprint(tune: FineTune) -> Footprint:
         frozen = gathered + unquantised * 2.0 if tune.frozen_fp32 else gathered
     else:
         frozen = gathered = 0.0
-    per_layer = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
+    per_layer = layer_kept_bytes(tune, fp8)
     if tune.checkpointing:
         kept = 0.0 if tune.activation_offload else shape.layers * 2.0 * shape.hidden
         recomputed = per_layer

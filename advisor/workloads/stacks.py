@@ -64,6 +64,8 @@ class TrainingStack:
     """Its launch line on each node of a cluster (SkyPilot's variables)."""
     attention: str
     """Its fused attention kernel (``FineTune.attention``): ``native`` or ``fa2``."""
+    kept: str
+    """What its layers keep for the backward pass (``FineTune.kept``): ``eager`` or ``te``."""
 
     def recipe(self, tune: FineTune, checkpointing: bool | None = None) -> FineTune:
         """``tune`` as this stack runs it; ``checkpointing`` when the user said."""
@@ -80,6 +82,7 @@ class TrainingStack:
             optimizer_in_backward=self.optimizer_in_backward,
             activation_offload=self.activation_offload and recompute,  # offloads what it keeps
             attention=self.attention,
+            kept=self.kept,
         )
 
     def describe(self) -> str:
@@ -117,7 +120,7 @@ def stacks() -> dict[str, TrainingStack]:
             _flag(row["optimizer_in_backward"]), _flag(row["activation_offload"]),
             tuple(row["runs_on"].split()), _flag(row["fp8"]), float(row["speed"]), row["nearest"],
             tuple(row["parallel"].split()), row["launch"],
-            row["launch_nodes"], row["attention"],
+            row["launch_nodes"], row["attention"], row["kept"],
         )  # fmt: skip
     return found
 
