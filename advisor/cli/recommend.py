@@ -113,7 +113,7 @@ LLM_JOB = _options(
     click.option(
         "--checkpointing/--no-checkpointing",
         default=None,
-        help="LLM: activation checkpointing (default on).",
+        help="LLM: activation checkpointing (default: the stack's, turned on where that fits no layout).",
     ),
     click.option(
         "--fp32-adapters",

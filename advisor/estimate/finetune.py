@@ -286,6 +286,25 @@ def _sharded_over(plan: Layout, machine: Machine) -> int:
     return plan.data
 
 
+def recomputed(tune: FineTune) -> FineTune | None:
+    """The recipe with activation recompute, where its stack keeps every activation by default
+    (NeMo's and AutoModel's recipes): what their users turn on when a model does not fit
+    (``recompute_granularity``, ``activation_checkpointing``), since it changes no arithmetic,
+    only adds a forward pass. None where it recomputes already, or where a user turned off the
+    stack's own recompute (``--no-checkpointing``)."""
+    if tune.checkpointing or stacks.get(tune.stack).checkpointing:
+        return None
+    return replace(tune, checkpointing=True)
+
+
+def recipes(tune: FineTune) -> list[FineTune]:
+    """The recipes a plan tries in turn until one fits: the job's own, with recompute
+    (``recomputed``), then ``low_memory``'s of each."""
+    own = [tune, *filter(None, [recomputed(tune)])]
+    smaller = [found for found in map(low_memory, own) if found is not None]
+    return list(dict.fromkeys([*own, *smaller]))
+
+
 def low_memory(tune: FineTune) -> FineTune | None:
     """The recipe full fine-tuning falls back to where mixed-precision AdamW fits no layout:
     pure bf16 weights and 8-bit AdamW, 6 bytes a weight instead of 18 (torchtune's low-memory
@@ -308,11 +327,12 @@ def choose_layout(
     across the GPUs; with ``calibration``, also the stack's other ways to spread a model (HSDP
     over several nodes, tensor and pipeline parallel), the fastest a sequence winning. The
     micro-batch given, or the largest power of two up to ``MAX_AUTO_MICRO_BATCH`` that fits;
-    full fine-tuning in ``low_memory``'s recipe when its own fits nowhere. When nothing fits:
+    the first of ``recipes`` that fits somewhere (recompute, then the low-memory recipe, where
+    the job's own fits nowhere). When nothing fits:
     the asked (or smallest) layout sharded as far as the GPUs allow, with the fit that says why
     and what would fit."""
     sizes = [micro_batch] if micro_batch else _powers(MAX_AUTO_MICRO_BATCH)
-    for recipe in [tune, *filter(None, [low_memory(tune)])]:
+    for recipe in recipes(tune):
         families = [_data_parallel(gpus)]
         if calibration is not None and gpus > 1:
             families += _spread(recipe, machine, gpus)

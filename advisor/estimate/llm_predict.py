@@ -114,7 +114,7 @@ def predict_job(
         kernel_path=_path(machine, plan, tune),
         fallback=_fallback(job, precision, target.accelerator or machine.label, machine, tune),
         steps=(
-            *_explain(job, tune, plan, step, machine, steps, seconds, host_seconds),
+            *_explain(job, asked, tune, plan, step, machine, steps, seconds, host_seconds),
             stack_line(job, calibration),
         ),
         compared=functools.cache(
@@ -274,18 +274,30 @@ def _precision(asked: str, accelerator: str | None) -> str:
 
 
 def _fallback(job: Job, precision: str, device: str, machine: Machine, tune: FineTune) -> str:
-    """What the plan runs other than the job asked: a precision the GPU lacks, the low-memory
-    recipe where mixed-precision AdamW fits no layout."""
+    """What the plan runs other than the job asked: a precision the GPU lacks, the recipe
+    changed to fit (``switched``)."""
     said = []
     if precision != job.precision:
         said.append(f"{job.precision} asked: no bf16 units on {device}, {precision} runs")
     elif machine.kernels.fallback:
         said.append(machine.kernels.fallback)
-    if (tune.master, tune.optimizer) != (job.tune.master, job.tune.optimizer):
+    return "; ".join([*said, *switched(job.tune, tune)])
+
+
+def switched(asked: FineTune, tune: FineTune) -> list[str]:
+    """How the planned recipe ``tune`` differs from the one ``asked``, to fit
+    (``finetune.recipes``): recompute turned on, the low-memory recipe."""
+    said = []
+    if tune.checkpointing and not asked.checkpointing:
+        said.append(
+            "no layout fits here without activation recompute: each layer's forward runs again "
+            "in the backward pass"
+        )
+    if (tune.master, tune.optimizer) != (asked.master, asked.optimizer):
         said.append(
             f"mixed-precision AdamW fits no layout here: {tune.master} weights and 8-bit AdamW"
         )
-    return "; ".join(said)
+    return said
 
 
 def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
@@ -304,6 +316,7 @@ def _path(machine: Machine, plan: Layout, tune: FineTune) -> str:
 
 def _explain(
     job: Job,
+    asked: FineTune,
     tune: FineTune,
     plan: Layout,
     step: Step,
@@ -315,14 +328,11 @@ def _explain(
     peak = machine.peaks.matmul_flops
     host = "measured here" if host_seconds else "calibrated"
     bound = "host-bound" if step.host >= step.device else "device-bound"
+    changed = switched(asked, tune)
     return (
         f"job: {job.describe()}",
         f"layout on {machine.label}: {_path(machine, plan, tune)}"
-        + (
-            " (mixed-precision AdamW fits no layout here: pure bf16 and 8-bit AdamW)"
-            if tune != job.tune
-            else ""
-        ),
+        + (f" ({'; '.join(changed)})" if changed else ""),
         f"one optimizer step: device {step.device:.3g} s (the device model), host "
         f"{step.host:.3g} s (dispatch {host}, kernel launches), {bound}"
         + (f", + {step.exchange:.3g} s of exposed gathers" if step.exchange else ""),
@@ -351,7 +361,7 @@ def _environment(
         ("ADVISOR_MICRO_BATCH", str(plan.micro_batch)),
         ("ADVISOR_GRAD_ACCUM", str(plan.accumulation)),
         ("ADVISOR_PRECISION", precision),
-        ("ADVISOR_CHECKPOINTING", "1" if job.tune.checkpointing else "0"),
+        ("ADVISOR_CHECKPOINTING", "1" if tune.checkpointing else "0"),
         ("ADVISOR_STACK", job.tune.stack),
         ("ADVISOR_COMPILE", "1" if job.tune.compiled else "0"),
     ]

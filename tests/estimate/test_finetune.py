@@ -54,6 +54,43 @@ def test_70b_full_fine_tuning_needs_an_8_gpu_node() -> None:
     assert not predict_job(job, Target("B200", 1)).fits
 
 
+def test_a_stack_that_keeps_every_activation_recomputes_before_it_changes_the_optimizer() -> None:
+    """NeMo keeps every activation by default. Its 70B full fine-tune over two H100 nodes fits
+    no layout so, and NeMo's users turn recompute on (it changes no arithmetic): the plan does
+    too, and says so, before it reaches for 8-bit AdamW. A user who turned off the recompute
+    their stack does by default (Hugging Face's) is taken at their word."""
+    two_nodes = Target("H100", 8, nodes=2, network_gbps=3200)
+    nemo = job_for("llama3.1-70b", method="full", tokens=20_000_000, stack="nemo")
+    assert not nemo.tune.checkpointing
+    planned = predict_job(nemo, two_nodes)
+    assert planned.fits and "activation recompute" in planned.fallback
+    assert "8-bit" not in planned.fallback and "8-bit" not in planned.kernel_path
+    said = dict(planned.environment)
+    assert said["ADVISOR_CHECKPOINTING"] == "1" and said["ADVISOR_OPTIMIZER"] == "adamw"
+    assert any("activation recompute" in line for line in planned.steps)
+    chosen = finetune.choose_layout(
+        nemo.tune, _machine_of(two_nodes), 16, 16, calibration=CALIBRATION
+    )
+    assert chosen[0] == replace(nemo.tune, checkpointing=True)
+    four_nodes = predict_job(nemo, Target("H100", 8, nodes=4, network_gbps=3200))
+    assert four_nodes.fits and four_nodes.fallback == ""  # 32 GPUs hold it as it is
+    told = job_for(
+        "llama3.1-70b", method="full", tokens=20_000_000, stack="hf", checkpointing=False
+    )
+    assert finetune.recomputed(told.tune) is None
+    assert finetune.recipes(told.tune) == [told.tune, finetune.low_memory(told.tune)]
+    assert "activation recompute" not in predict_job(told, two_nodes).fallback
+
+
+def _machine_of(target: Target):  # type: ignore[no-untyped-def]
+    machine = finetune.machine_for(
+        target.accelerator, target.accelerator_count, CALIBRATION, "bf16",
+        nodes=target.nodes, network_bytes_s=target.network_gbps * 1e9 / 8,
+    )  # fmt: skip
+    assert machine is not None
+    return machine
+
+
 def test_a_gpu_too_small_names_the_largest_batch_or_sequence_that_fits() -> None:
     tune = job_for("llama3-8b", method="qlora", tokens=10**6, sequence=8192).tune
     counted = footprint(tune)
