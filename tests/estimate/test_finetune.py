@@ -165,17 +165,15 @@ def test_the_most_tokens_that_fit_are_the_boundary(compiled: bool) -> None:
     assert memory.tokens_that_fit(counted, "none", 1, GIB) == 0  # not even the weights
 
 
-UNSTATED_MEMORY = {
-    "llama2-70b full 4096 tok 16xH100 fp8",
-    "llama3.1-70b full 8192 tok 64xH100 bf16",
-}
-"""Known misses of the multi-node runs (held out, said in docs/BENCHMARKS.md). NeMo 24.07's 70B
-full fine-tune over 16 H100s, tensor 4 x pipeline 4 and no data parallel, counted with fp32
+UNSTATED_MEMORY = {"llama2-70b full 4096 tok 16xH100 fp8"}
+"""The known miss of the multi-node runs (held out, said in docs/BENCHMARKS.md): NeMo 24.07's
+70B full fine-tune over 16 H100s, tensor 4 x pipeline 4 and no data parallel, counted with fp32
 gradients, fp32 master weights and no recompute (none of them stated), needs 90.7 GiB of a
 card's 75.5: it must have recomputed, kept 16-bit gradients (Megatron-Core's
 ``grad_reduce_in_fp32`` defaults to False) or its optimizer's master weights as 16-bit
-remainders (Apex's distributed Adam). AutoModel's 64-GPU run splits each sequence over two GPUs
-(context parallel, not modelled) and does not say whether it recomputes."""
+remainders (Apex's distributed Adam). AutoModel's 64-GPU run fits: its configuration recomputes
+(``activation_checkpointing: True``), though it splits each sequence over two GPUs (context
+parallel), which is not modelled."""
 
 
 def test_transformer_engine_layers_keep_less_and_an_interleaved_pipeline_more() -> None:

@@ -204,11 +204,12 @@ def chunked_loss(row: dict[str, str]) -> str:
 def compiled(row: dict[str, str]) -> str:
     """The step ran under ``torch.compile``: torchtune's 2024-09 table (its README: "torch.compile
     on"), the rows of its 3B table that say ``compile=yes`` and its 2024-05 QLoRA row ("torch
-    compile"), and our own compiled runs (``torch.compile`` in their notes). No other source
-    says it compiled its step."""
+    compile"), AutoModel's runs whose config sets ``enable_compile: True``, and our own compiled
+    runs (``torch.compile`` in their notes). No other source says it compiled its step."""
     said = (
         "torch.compile on" in row["framework"],
         "compile=yes" in row["notes"],
+        "enable_compile: True" in row["notes"],
         row["source"] == OWN and "torch.compile" in row["notes"],
     )
     return "yes" if any(said) or "torch compile)" in row["notes"] else "no"
