@@ -119,7 +119,7 @@ def layer_kept_bytes(tune: FineTune, fp8: bool = False) -> float:
     products in FP8 each linear layer keeps its input in FP8: the QKV's and the first
     feed-forward product's normed inputs and the SwiGLU's output in 8 bits, beside which the
     output projection keeps an FP8 copy of the attention's output, which the attention keeps
-    too (docs/SOURCES.md, "LLM fine-tuning")."""
+    too (docs/SOURCES.md, "Training stacks": ``nemo``)."""
     kept = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
     if tune.kept != "te":
         return kept
