@@ -38,7 +38,7 @@ def test_every_stack_of_the_table_is_whole_and_its_launch_lines_are_plain() -> N
         assert stack.loss in stacks.LOSSES and set(stack.runs_on) <= {"gpu", "tpu"}, stack.id
         assert stack.nearest in ("", *table) and stack.nearest != stack.id, stack.id
         assert stack.master in ("fp32", "bf16") and 1.0 <= stack.speed < 2.0, stack.id
-        assert stack.attention in ("native", "fa2"), stack.id
+        assert stack.attention in ("native", "fa2") and stack.kept in ("eager", "te"), stack.id
         for line in (stack.launch_line(8, "lora"), stack.launch_line(8, "full", nodes=4)):
             assert "\n" not in line and SAFE_LAUNCH.fullmatch(line), (stack.id, line)
             assert "{" not in line and "}" not in line.replace("${", ""), line
@@ -125,6 +125,8 @@ def test_flash_attention_2_falls_behind_only_on_the_gpus_newer_than_it() -> None
     slower = seconds["H100"][0] / seconds["H100"][1]
     assert 1.05 < slower < 1 / FA2_SHARE
     assert job_for("llama3-8b", tokens=1_000_000, stack="nemo").tune.attention == "native"
+    assert job_for("llama3-8b", tokens=1_000_000, stack="nemo").tune.kept == "te"
+    assert job_for("llama3-8b", tokens=1_000_000, stack="hf").tune.kept == "eager"
 
 
 def test_unsloths_speed_is_the_paired_comparison_it_is_sourced_from() -> None:
