@@ -13,8 +13,9 @@ N times its table's smallest run (one GPU, or one node where a table starts ther
 prediction's the same way, told apart in points.
 
 BERT-large's pre-training rows (sequences of 128 and 512 tokens, LAMB, gradient accumulation)
-are not the zoo's BERT-large (SQuAD fine-tuning at 384 tokens): they count for scaling efficiency
-alone (``EFFICIENCY_ONLY``), their absolute figures are listed but not scored.
+are not the zoo's BERT-large (SQuAD fine-tuning at 384 tokens), and Goyal et al.'s 2017 runs of
+ResNet-50 on 8 and 256 P100s ran Caffe2, a framework advisor does not model: they count for
+scaling efficiency alone (``EFFICIENCY_ONLY``), their absolute figures are listed but not scored.
 
 Many-core CPUs: the published single-node fp32 runs of ``data/cpu-scaling-published.csv`` whose
 workload is the zoo's and whose figure is samples/s (PaddlePaddle with MKL-DNN and MKLML on 1-40
@@ -58,8 +59,9 @@ from probes.result import ProbeResult
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ROOT / "benchmarks" / "results" / "end_to_end.json"
 TARGETS = {"median_factor": 1.25, "worst_factor": 2.0, "efficiency_points_8": 15.0}
-EFFICIENCY_ONLY = "pretrain"
-"""Sources whose id holds this ran another workload than the zoo's of the same name."""
+EFFICIENCY_ONLY = ("pretrain", "caffe2")
+"""Sources whose id holds one of these ran another workload than the zoo's of the same name, or
+under software advisor does not model."""
 MODERN_FRAMEWORKS = ("tensorflow-2", "pytorch", "jax")
 """Framework ids of today's software (oneDNN TensorFlow 2.x, PyTorch, JAX/XLA). The many-core law
 was fitted on TensorFlow 1.2 and held to 2017-2018 builds (PaddlePaddle, Keras on MXNet,
@@ -76,6 +78,7 @@ SYSTEMS = (
     ("dgx2", ("nvidia", "dgx-2")),
     ("dgx1", ("nvidia", "dgx-1")),
     ("aws-k80", ("aws", "p2.8xlarge")),
+    ("big-basin", ("facebook", "big-basin")),
 )
 """The machine a published table's source ran on (its id names it), for its network."""
 
@@ -168,7 +171,7 @@ def with_efficiency(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     points = [abs(row["efficiency_points"]) for row in rows if "efficiency_points" in row]
-    rows = [row for row in rows if EFFICIENCY_ONLY not in row["source"]]
+    rows = [row for row in rows if not _efficiency_only(row)]
     if not rows:
         return {"rows": 0, "efficiency_rows": len(points)}
     factors = sorted(row["factor"] for row in rows)
@@ -182,6 +185,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "median_efficiency_points": round(statistics.median(points), 1) if points else None,
         "worst_efficiency_points": round(max(points), 1) if points else None,
     }
+
+
+def _efficiency_only(row: dict[str, Any]) -> bool:
+    return any(marker in row["source"] for marker in EFFICIENCY_ONLY)
 
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
