@@ -112,7 +112,9 @@ def predict_job(
         log_sigma=sigma,
         extrapolated=extrapolated,
         kernel_path=_path(machine, plan, tune),
-        fallback=_fallback(job, precision, target.accelerator or machine.label, machine, tune),
+        fallback=_fallback(
+            job, precision, target.accelerator or machine.label, machine, asked, tune
+        ),
         steps=(
             *_explain(job, asked, tune, plan, step, machine, steps, seconds, host_seconds),
             stack_line(job, calibration),
@@ -273,7 +275,9 @@ def _precision(asked: str, accelerator: str | None) -> str:
     return asked
 
 
-def _fallback(job: Job, precision: str, device: str, machine: Machine, tune: FineTune) -> str:
+def _fallback(
+    job: Job, precision: str, device: str, machine: Machine, asked: FineTune, tune: FineTune
+) -> str:
     """What the plan runs other than the job asked: a precision the GPU lacks, the recipe
     changed to fit (``switched``)."""
     said = []
@@ -281,7 +285,7 @@ def _fallback(job: Job, precision: str, device: str, machine: Machine, tune: Fin
         said.append(f"{job.precision} asked: no bf16 units on {device}, {precision} runs")
     elif machine.kernels.fallback:
         said.append(machine.kernels.fallback)
-    return "; ".join([*said, *switched(job.tune, tune)])
+    return "; ".join([*said, *switched(asked, tune)])
 
 
 def switched(asked: FineTune, tune: FineTune) -> list[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from advisor.estimate.layout import Layout
 from advisor.locations import shipped
-from advisor.workloads import llm, stacks
+from advisor.workloads import llm
 from advisor.workloads.llm import FineTune
 
 PUBLISHED_FILE = "llm-finetune-published.csv"
@@ -87,7 +87,6 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
     if model is None or not row["n_method"]:
         return None
     sequence = _int(row["sequence_length"], llm.DEFAULT_SEQUENCE)
-    stack = row.get("n_stack") or "hf"
     tune = FineTune(
         replace(model.shape, sequence=sequence),
         row["n_method"],
@@ -104,9 +103,8 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         fused_loss=row["n_fused_loss"] == "yes",
         frozen_fp32=row["n_frozen_fp32"] == "yes",
         compiled=row.get("n_compiled") == "yes",
-        stack=stack,
+        stack=row.get("n_stack") or "hf",
         attention=row.get("n_attention") or "native",
-        kept=stacks.get(stack).kept,
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

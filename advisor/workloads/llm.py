@@ -189,11 +189,6 @@ class FineTune:
     """Its fused attention kernel: ``native`` (written for the GPU's generation: cuDNN's,
     Transformer Engine's) or ``fa2`` (FlashAttention-2, written for Ampere: about half the
     native rate on Hopper and later, ``advisor.estimate.machine.FA2_SHARE``)."""
-    kept: str = "eager"
-    """What a layer keeps for its backward pass (``advisor.workloads.llm_memory``): ``eager``
-    (each operation its own inputs, as PyTorch's autograd keeps them) or ``te`` (Megatron-Core
-    on Transformer Engine: a fused SwiGLU that keeps its input alone, and linear layers that
-    keep their inputs in FP8 when the products run in FP8)."""
 
     @property
     def adapted(self) -> bool:

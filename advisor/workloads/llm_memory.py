@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from advisor.workloads import stacks
 from advisor.workloads.llm import QUANTISED_BYTES, FineTune
 
 LOGIT_BYTES = 10.0
@@ -113,7 +114,7 @@ def layer_activation_bytes(tune: FineTune) -> float:
 
 def layer_kept_bytes(tune: FineTune, fp8: bool = False) -> float:
     """Bytes one token keeps in one layer for the backward pass, as the stack's layers keep
-    them (``FineTune.kept``). Eager: ``layer_activation_bytes``. Megatron-Core's Transformer
+    them (its stack's ``kept``, ``data/llm-stacks.csv``). Eager: ``layer_activation_bytes``. Megatron-Core's Transformer
     Engine layers: a fused SwiGLU keeps its input alone, the gate's and the up projection's
     outputs, and recomputes the SiLU and the product from them (2 d_ff bytes fewer); with the
     products in FP8 each linear layer keeps its input in FP8: the QKV's and the first
@@ -121,7 +122,7 @@ def layer_kept_bytes(tune: FineTune, fp8: bool = False) -> float:
     output projection keeps an FP8 copy of the attention's output, which the attention keeps
     too (docs/SOURCES.md, "Training stacks": ``nemo``)."""
     kept = layer_activation_bytes(tune) + adapter_copy_bytes(tune)
-    if tune.kept != "te":
+    if stacks.get(tune.stack).kept != "te":
         return kept
     shape = tune.shape
     if shape.gated:

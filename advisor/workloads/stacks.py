@@ -65,7 +65,9 @@ class TrainingStack:
     attention: str
     """Its fused attention kernel (``FineTune.attention``): ``native`` or ``fa2``."""
     kept: str
-    """What its layers keep for the backward pass (``FineTune.kept``): ``eager`` or ``te``."""
+    """What its layers keep for the backward pass (``llm_memory.layer_kept_bytes``): ``eager``
+    (each operation its own inputs, as PyTorch's autograd keeps them) or ``te`` (Megatron-Core on
+    Transformer Engine's layers)."""
 
     def recipe(self, tune: FineTune, checkpointing: bool | None = None) -> FineTune:
         """``tune`` as this stack runs it; ``checkpointing`` when the user said."""
@@ -82,7 +84,6 @@ class TrainingStack:
             optimizer_in_backward=self.optimizer_in_backward,
             activation_offload=self.activation_offload and recompute,  # offloads what it keeps
             attention=self.attention,
-            kept=self.kept,
         )
 
     def describe(self) -> str:
