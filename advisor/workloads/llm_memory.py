@@ -13,7 +13,8 @@ Counted from the shape and the method (``advisor.workloads.llm.FineTune``);
   layers 8h + 4 d_q + 4 d_kv + 6 d_ff, and 6h + 5 d_q + 4 d_kv + 5 d_ff with the products in
   FP8 (``layer_kept_bytes``); under checkpointing each layer's input (2h) and one layer's full
   set while it is recomputed; fp32 adapters without autocast add 4 bytes an adapted input element;
-* the logits: 10 bytes each in bf16, 2 over a chunked loss, 4 under one fused kernel; and a
+* the logits: 10 bytes each in bf16, 2 over a chunked loss, 4 under one fused kernel, 6 when
+  the model's forward computes its loss and compiles with it; and a
   trained output projection's gradient while the loss's backward pass builds it (twice its size
   under a chunked loss).
 
@@ -35,6 +36,12 @@ CHUNKED_LOGIT_BYTES = 2.0
 """The same when the loss runs over chunks of the sequence: only the bf16 logits stay."""
 FUSED_LOGIT_BYTES = 4.0
 """The same under a fused cross-entropy kernel: the bf16 logits and their bf16 gradient."""
+COMPILED_LOGIT_BYTES = 6.0
+"""The same when the model's forward computes its loss and compiles with it (Hugging Face's
+model under ``torch.compile``): AOTAutograd saves the bf16 logits for the backward pass, which
+recomputes the softmax from them, and makes a zero gradient for the logits the forward also
+returns; with the logits' bf16 gradient, three 16-bit copies (traced on CPU by
+``benchmarks/research/compiled_loss_memory.py``; docs/PREDICTION.md)."""
 _MASTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 _SLOT_BYTES = {"adamw": None, "adamw8bit": 1.0}
 """Bytes of one optimizer slot a weight (None: the master precision)."""
@@ -136,7 +143,11 @@ def logit_memory_bytes(tune: FineTune) -> float:
     """Bytes a logit holds at the loss, by how the loss runs."""
     if tune.chunked_loss:
         return CHUNKED_LOGIT_BYTES
-    return FUSED_LOGIT_BYTES if tune.fused_loss else LOGIT_BYTES
+    if tune.fused_loss:
+        return FUSED_LOGIT_BYTES
+    if tune.compiled and stacks.get(tune.stack).loss_in_forward:
+        return COMPILED_LOGIT_BYTES
+    return LOGIT_BYTES
 
 
 def adapter_copy_bytes(tune: FineTune) -> float:

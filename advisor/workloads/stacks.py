@@ -68,6 +68,9 @@ class TrainingStack:
     """What its layers keep for the backward pass (``llm_memory.layer_kept_bytes``): ``eager``
     (each operation its own inputs, as PyTorch's autograd keeps them) or ``te`` (Megatron-Core on
     Transformer Engine's layers)."""
+    loss_in_forward: bool
+    """The model's forward computes the loss from labels (Hugging Face's, Megatron-Core's), so a
+    compiled model compiles its loss with it (``llm_memory.logit_memory_bytes``)."""
 
     def recipe(self, tune: FineTune, checkpointing: bool | None = None) -> FineTune:
         """``tune`` as this stack runs it; ``checkpointing`` when the user said."""
@@ -121,7 +124,7 @@ def stacks() -> dict[str, TrainingStack]:
             _flag(row["optimizer_in_backward"]), _flag(row["activation_offload"]),
             tuple(row["runs_on"].split()), _flag(row["fp8"]), float(row["speed"]), row["nearest"],
             tuple(row["parallel"].split()), row["launch"],
-            row["launch_nodes"], row["attention"], row["kept"],
+            row["launch_nodes"], row["attention"], row["kept"], _flag(row["loss_in_forward"]),
         )  # fmt: skip
     return found
 
