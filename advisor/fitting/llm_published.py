@@ -105,6 +105,7 @@ def _run(row: dict[str, str], line: int) -> PublishedRun | None:
         compiled=row.get("n_compiled") == "yes",
         stack=row.get("n_stack") or "hf",
         attention=row.get("n_attention") or "native",
+        fp8_weights=row.get("n_fp8_weights") == "yes",
     )
     gpus, micro = _int(row["gpus"], 1), _int(row["batch_per_gpu"], 1)
     total = _int(row["global_batch"], gpus * micro)

@@ -185,6 +185,10 @@ class FineTune:
     phases (``advisor.estimate.memory.llm_lines``). An eager step also keeps each operation's
     own intermediates (fp32 upcasts in norms and rotary embeddings, a shifted copy of the
     logits), for which its count adds the two phases' working sets together."""
+    fp8_weights: bool = False
+    """The trained weights are built in FP8 for the products (Transformer Engine's
+    ``fp8_model_init``, NeMo's ``fp8_params``) beside their master copy, which the optimizer
+    holds: a byte a weight, and a byte for the FP8 transpose Transformer Engine keeps."""
     attention: str = "native"
     """Its fused attention kernel: ``native`` (written for the GPU's generation: cuDNN's,
     Transformer Engine's) or ``fa2`` (FlashAttention-2, written for Ampere: about half the

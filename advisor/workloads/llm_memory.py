@@ -5,7 +5,8 @@ Counted from the shape and the method (``advisor.workloads.llm.FineTune``);
 
 * weights as stored (frozen in 16 bits, QLoRA's projections in 4, 32 when loaded in fp32 under
   mixed precision, ``FineTune.frozen_fp32``; trained in their master precision), plus the
-  16-bit copy mixed precision computes with;
+  16-bit copy mixed precision computes with, or the FP8 weights and their transpose that
+  Transformer Engine computes with beside a master copy (``FineTune.fp8_weights``);
 * gradients of the trained weights (none with the optimizer in the backward pass) and the
   optimizer's state (AdamW's two slots in the master precision, two bytes for 8-bit AdamW);
 * activations kept per token, 16-bit, for a Llama block under FlashAttention: 8h + 4 d_q +
@@ -150,6 +151,12 @@ def logit_memory_bytes(tune: FineTune) -> float:
     return LOGIT_BYTES
 
 
+def _computes_on_a_copy(tune: FineTune, master: float) -> bool:
+    """The trained weights' products read another copy of them, two bytes a weight: mixed
+    precision's 16-bit one of an fp32 master, or FP8 weights and their FP8 transpose."""
+    return not tune.adapted and (master > 2.0 or tune.fp8_weights)
+
+
 def adapter_copy_bytes(tune: FineTune) -> float:
     """Bytes one token keeps in one layer for fp32 adapters: the fp32 copy of each adapted
     input that the adapter's first product reads again in the backward pass."""
@@ -181,7 +188,7 @@ def footprint(tune: FineTune, fp8: bool = False) -> Footprint:
         output_gradient *= 2 if tune.chunked_loss else 1
     return Footprint(
         weights=frozen + trained * master,
-        compute_copy=trained * 2.0 if master > 2.0 and not tune.adapted else 0.0,
+        compute_copy=trained * 2.0 if _computes_on_a_copy(tune, master) else 0.0,
         gradients=0.0 if tune.optimizer_in_backward else trained * master,
         optimizer=2 * slot * trained,
         layer_weights=2.0 * shape.layer_parameters(),

@@ -81,7 +81,7 @@ COLUMNS = (
     "n_quant", "n_precision", "n_device", "n_capacity_gib", "n_checkpointing",
     "n_activation_offload", "n_chunked_loss", "n_memory_statistic", "n_optimizer", "n_optimizer_in_backward", "n_master", "n_sharding",
     "n_offload", "n_fp32_adapters", "n_fused_loss", "n_frozen_fp32", "n_compiled", "n_stack",
-    "n_attention",
+    "n_attention", "n_fp8_weights",
 )  # fmt: skip
 
 
@@ -153,7 +153,9 @@ parameters' dtype."""
 
 def master(row: dict[str, str]) -> str:
     """The trained weights' precision: torchtune, llm-foundry's PURE mode and ``PURE_BF16`` keep
-    them in bf16; mixed precision everywhere else keeps an fp32 master copy. Our own runs train
+    them in bf16, and so does an optimizer whose state is bf16 (NeMo's SFT recipe: Apex's
+    distributed Adam with ``dtype: bf16`` keeps its master copy, its moments and the gradients
+    in bf16); mixed precision everywhere else keeps an fp32 master copy. Our own runs train
     bf16 weights in full fine-tuning; peft keeps their adapters in fp32."""
     own_full = row["source"] == OWN and method(row) == "full"
     pure = (
@@ -161,8 +163,15 @@ def master(row: dict[str, str]) -> str:
         or row["source"].startswith("torchtune")
         or row["source"] in PURE_BF16
         or "pure" in row["precision"].lower()
+        or "bf16 state" in row["optimizer"].lower()
     )
     return "bf16" if pure else "fp32"
+
+
+def fp8_weights(row: dict[str, str]) -> str:
+    """The model's weights were built in FP8 (NeMo's ``fp8_params``: Transformer Engine's
+    ``fp8_model_init``), their high-precision copy in the optimizer."""
+    return "yes" if "fp8_params" in row["precision"].lower() else "no"
 
 
 FUSED_LOSS = {"llm-foundry-mpt-bench"}
@@ -360,6 +369,7 @@ def normalise(row: dict[str, str]) -> dict[str, str]:
         "n_compiled": compiled(row),
         "n_stack": stack(row),
         "n_attention": attention(row),
+        "n_fp8_weights": fp8_weights(row),
     }  # fmt: skip
     if normal["n_offload"] == "activations":
         normal["n_offload"] = "none"
