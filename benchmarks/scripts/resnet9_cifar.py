@@ -7,9 +7,12 @@ dropped); the network of ``dawn_utils.net()`` (prep 64, layer1 128 with a residu
 SGD with Nesterov momentum 0.9 and weight decay 5e-4 x 512, a learning rate rising linearly to
 0.4 at epoch 5 and back to 0 at the last, over 512; a test pass each epoch. Random images of
 CIFAR-10's shapes stand for the data (davidcpage/cifar10-fast@a78fd5e, dawn.py and utils.py).
+Its last line is the training epochs' time, test passes apart: ``{"train_seconds": ..., "steps": ...}``.
 """
 
 import argparse
+import json
+import time
 
 import numpy as np
 import torch
@@ -20,7 +23,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=24)
 parser.add_argument("--samples", type=int, default=50_000)
 parser.add_argument("--test-samples", type=int, default=10_000)
-parser.add_argument("--half", action="store_true", help="fp16 weights and inputs (a GPU)")
+parser.add_argument("--half", action="store_true", help="fp16 weights and inputs on a GPU")
 args = parser.parse_args()
 device = "cuda" if torch.cuda.is_available() else "cpu"
 BATCH = 512
@@ -84,8 +87,9 @@ net = nn.Sequential(
     *conv_bn(256, 512), nn.MaxPool2d(2), Residual(512),
     nn.MaxPool2d(4), nn.Flatten(), nn.Linear(512, 10, bias=False), Scale(),
 ).to(device)  # fmt: skip
-dtype = torch.float16 if args.half else torch.float32
-if args.half:
+half = args.half and device == "cuda"  # a CPU trains in fp32, as hf_run_glue.py's --fp16 does
+dtype = torch.float16 if half else torch.float32
+if half:
     for module in net.modules():
         if not isinstance(module, nn.BatchNorm2d):
             module.half()  # the batch norms stay fp32 (cifar10-fast@f00c6ba)
@@ -110,8 +114,9 @@ def rate(step: int) -> float:
     return float(np.interp(epoch, [0, 5, args.epochs], [0.0, 0.4, 0.0])) / BATCH
 
 
-step = 0
+step, training = 0, 0.0
 for _epoch in range(args.epochs):
+    started = time.perf_counter()
     train.new_epoch()
     net.train()
     for images, labels in train_batches:
@@ -122,7 +127,12 @@ for _epoch in range(args.epochs):
         optimizer.step()
         optimizer.zero_grad()
         step += 1
+    if device == "cuda":
+        torch.cuda.synchronize()
+    training += time.perf_counter() - started
     net.eval()
     with torch.no_grad():
         for images, _labels in test_batches:
             net(images.to(device).to(dtype))
+# the training epochs' time, test passes apart, for a real run's training alone
+print(json.dumps({"train_seconds": training, "steps": step}))
