@@ -10,9 +10,11 @@ process of its own, a fresh ``ADVISOR_HOME``), then its step on the published GP
 (``predict()``, the published precision) and times the run's steps (epochs x batches). Nothing
 of it is fitted: every row is held out.
 Passes interleave the two scripts; the figures are the median prediction of the passes.
+``--measured FILE`` adds the real runs ``benchmarks/gpu/script_runs.py`` wrote on a GPU (the
+scripts' own timing of their training loops, today's software), held against the same probes.
 
     .venv/bin/python benchmarks/script_cross_device.py [--passes 3] [--budget 90]
-        [--out benchmarks/results/script_cross_device.json]
+        [--measured script-runs.jsonl ...] [--out benchmarks/results/script_cross_device.json]
 """
 
 from __future__ import annotations
@@ -70,9 +72,39 @@ def probe_here(script: str, budget: float) -> dict[str, Any]:
                 "flops_per_sample": probe.flops_per_sample, "steps": steps}  # fmt: skip
 
 
+MEASURED: list[dict[str, str]] = []
+"""Real runs on a GPU (``measured_rows``), scored beside the published ones."""
+
+
 def rows(script: str | None = None) -> list[dict[str, str]]:
     with PUBLISHED.open() as f:
-        return [r for r in csv.DictReader(f) if script is None or r["script"] == script]
+        found = [*csv.DictReader(f), *MEASURED]
+    return [r for r in found if script is None or r["script"] == script]
+
+
+def measured_rows(path: Path) -> list[dict[str, str]]:
+    """``benchmarks/gpu/script_runs.py``'s lines as rows of the published table: the GPU its
+    first line names (``data/devices.csv``'s name), each run's reported training time and steps
+    (a run that failed, or a GPU the catalog lacks, is left out and said)."""
+    from advisor.fitting.derive.llm_runs import DEVICES
+
+    lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
+    where = lines[0]["machine"]
+    device = DEVICES.get(where["gpu"].removeprefix("NVIDIA ").strip(), "")
+    found = []
+    for line in lines[1:]:
+        if "error" in line or not device:
+            print(f"{path.name}: {line['script']} {line['precision']} left out: "
+                  f"{line.get('error') or where['gpu'] + ' is not in the catalog'}")  # fmt: skip
+            continue
+        found.append({
+            "source": f"advisor-script-runs-{where['date'].replace('-', '')}",
+            "script": line["script"], "task": "measured", "device": device,
+            "precision": line["precision"], "steps": str(line["steps"]),
+            "software": f"torch {where['torch']}, transformers {where['transformers']}",
+            "published_seconds": f"{line['train_seconds']:.3f}",
+        })  # fmt: skip
+    return found
 
 
 def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -81,8 +113,11 @@ def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     for row in rows():
         key = f"{row['device']} {row['precision']}"
         step = statistics.median(p[row["script"]]["steps"][key] for p in passes)
-        steps = int(row["epochs"]) * math.ceil(int(row["train_samples"]) / int(row["batch_size"]))
-        # (dawn.py's samples are the 97 whole batches it trains an epoch: its last one dropped)
+        if row.get("steps"):  # a real run says how many it took
+            steps = int(row["steps"])
+        else:  # (dawn.py's samples are the 97 whole batches it trains an epoch, the last dropped)
+            epochs, batches = int(row["epochs"]), int(row["train_samples"]) / int(row["batch_size"])
+            steps = epochs * math.ceil(batches)
         predicted = step * steps
         published = float(row["published_seconds"])
         scored.append({**row, "steps": steps, "predicted_step": step, "predicted": predicted,
@@ -93,7 +128,9 @@ def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
 def summary(scored: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     groups: dict[str, list[float]] = {}
     for row in scored:
-        for key in ("all", f"{row['script']} {row['device']} {row['precision']}"):
+        measured = row["task"] == "measured"  # "all" is the published rows
+        group = f"{row['script']} {row['device']} {row['precision']}"
+        for key in ("measured", f"{group} measured") if measured else ("all", group):
             groups.setdefault(key, []).append(row["factor"])
     return {
         key: {"rows": len(f), "median_factor": statistics.median(max(x, 1 / x) for x in f),
@@ -110,7 +147,10 @@ def main() -> int:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks/results/script_cross_device.json"
     )
+    parser.add_argument("--measured", type=Path, nargs="*", default=[], help="script_runs.py lines")
     args = parser.parse_args()
+    for path in args.measured:
+        MEASURED.extend(measured_rows(path))
     passes = []
     for index in range(args.passes):
         passes.append({script: probe_here(script, args.budget) for script in COMMANDS})
