@@ -23,7 +23,7 @@ from advisor.estimate.prediction import Target
 from advisor.fitting.llm_published import memory_runs, read_published
 from advisor.locations import shipped
 from advisor.workloads import stacks
-from advisor.workloads.llm import METHODS
+from advisor.workloads.llm import METHODS, FineTune
 from advisor.workloads.llm_job import job_for
 from advisor.workloads.llm_memory import footprint, layer_kept_bytes, logit_memory_bytes
 from tests.recommend.test_llm_cli import invoke, stored_llm_probe
@@ -74,10 +74,12 @@ def test_a_compiled_model_that_computes_its_own_loss_keeps_three_16_bit_copies_o
                and r.tune.compiled)  # fmt: skip
     assert run.tune.stack == "hf" and run.memory_statistic == "allocated"
 
-    def counted(tune: object) -> float:
-        bytes_ = memory.llm_bytes(footprint(tune), run.plan.sharding, run.plan.gpus,  # type: ignore[arg-type]
-                                  run.plan.micro_batch, run.tune.shape.sequence)  # fmt: skip
-        return bytes_ / 2**30 / run.memory_gib - 1
+    def counted(tune: FineTune) -> float:
+        plan = run.plan
+        peak = memory.llm_bytes(
+            footprint(tune), plan.sharding, plan.gpus, plan.micro_batch, tune.shape.sequence
+        )
+        return peak / 2**30 / run.memory_gib - 1
 
     assert abs(counted(run.tune)) < 0.15
     assert counted(replace(run.tune, stack="automodel")) > 0.20  # the loss apart: 10 bytes
