@@ -151,10 +151,10 @@ def logit_memory_bytes(tune: FineTune) -> float:
     return LOGIT_BYTES
 
 
-def _computes_on_a_copy(tune: FineTune, master: float) -> bool:
+def _computes_on_a_copy(tune: FineTune) -> bool:
     """The trained weights' products read another copy of them, two bytes a weight: mixed
     precision's 16-bit one of an fp32 master, or FP8 weights and their FP8 transpose."""
-    return not tune.adapted and (master > 2.0 or tune.fp8_weights)
+    return not tune.adapted and (tune.master == "fp32" or tune.fp8_weights)
 
 
 def adapter_copy_bytes(tune: FineTune) -> float:
@@ -188,7 +188,7 @@ def footprint(tune: FineTune, fp8: bool = False) -> Footprint:
         output_gradient *= 2 if tune.chunked_loss else 1
     return Footprint(
         weights=frozen + trained * master,
-        compute_copy=trained * 2.0 if _computes_on_a_copy(tune, master) else 0.0,
+        compute_copy=trained * 2.0 if _computes_on_a_copy(tune) else 0.0,
         gradients=0.0 if tune.optimizer_in_backward else trained * master,
         optimizer=2 * slot * trained,
         layer_weights=2.0 * shape.layer_parameters(),

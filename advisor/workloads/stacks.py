@@ -107,7 +107,11 @@ def _recipe_method(method: str) -> str:
 
 
 def _flag(text: str) -> bool:
-    return text.strip() == "yes"
+    """A yes-or-no column of the shipped table: anything else is a fault of the table, not a no."""
+    word = text.strip()
+    if word not in ("yes", "no"):
+        raise ValueError(f"{STACKS_FILE}: a flag reads {text!r}, not yes or no")
+    return word == "yes"
 
 
 @lru_cache(maxsize=1)
