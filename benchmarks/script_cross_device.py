@@ -88,23 +88,43 @@ def measured_rows(path: Path) -> list[dict[str, str]]:
     (a run that failed, or a GPU the catalog lacks, is left out and said)."""
     from advisor.fitting.derive.llm_runs import DEVICES
 
-    lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
-    where = lines[0]["machine"]
-    device = DEVICES.get(where["gpu"].removeprefix("NVIDIA ").strip(), "")
+    try:
+        lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
+        where = lines[0]["machine"]
+        device = DEVICES.get(str(where["gpu"]).removeprefix("NVIDIA ").strip(), "")
+        source = f"advisor-script-runs-{str(where['date']).replace('-', '')}"
+        software = f"torch {where['torch']}, transformers {where['transformers']}"
+    except (OSError, ValueError, IndexError, KeyError, TypeError) as error:
+        print(f"{path}: not script_runs.py's lines ({error})", file=sys.stderr)
+        raise SystemExit(2) from None
     found = []
-    for line in lines[1:]:
-        if "error" in line or not device:
-            print(f"{path.name}: {line['script']} {line['precision']} left out: "
-                  f"{line.get('error') or where['gpu'] + ' is not in the catalog'}")  # fmt: skip
+    for number, line in enumerate(lines[1:], start=2):
+        fault = _fault(line, set(COMMANDS))
+        if fault or "error" in line or not device:
+            said = fault or line.get("error") or f"{where['gpu']} is not in the catalog"
+            print(f"{path.name}: line {number} left out: {str(said)[:200]}")
             continue
         found.append({
-            "source": f"advisor-script-runs-{where['date'].replace('-', '')}",
-            "script": line["script"], "task": "measured", "device": device,
-            "precision": line["precision"], "steps": str(line["steps"]),
-            "software": f"torch {where['torch']}, transformers {where['transformers']}",
+            "source": source, "script": line["script"], "task": "measured", "device": device,
+            "precision": line["precision"], "steps": str(line["steps"]), "software": software,
             "published_seconds": f"{line['train_seconds']:.3f}",
         })  # fmt: skip
     return found
+
+
+def _fault(line: dict[str, Any], scripts: set[str]) -> str:
+    """What makes a run's line unusable: a script or precision this benchmark does not probe, a
+    training time or step count that is not a positive finite number."""
+    if line.get("script") not in scripts or line.get("precision") not in ("fp32", "mixed"):
+        return "an unknown script or precision"
+    if "error" in line:
+        return ""
+    seconds, steps = line.get("train_seconds"), line.get("steps")
+    if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds <= 0:
+        return f"training seconds {seconds!r}"
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps <= 0:
+        return f"steps {steps!r}"
+    return ""
 
 
 def score(passes: list[dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:

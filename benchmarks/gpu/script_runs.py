@@ -82,7 +82,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", help="comma-separated indices into RUNS")
     parser.add_argument("--limit", type=float, default=240.0, help="seconds a run may take")
     args = parser.parse_args(argv)
-    chosen = [RUNS[int(i)] for i in args.only.split(",")] if args.only else list(RUNS)
+    indices = args.only.split(",") if args.only else [str(i) for i in range(len(RUNS))]
+    if not all(i.isdigit() and int(i) < len(RUNS) for i in indices):
+        parser.error(f"--only takes indices 0-{len(RUNS) - 1}, comma-separated")
+    chosen = [RUNS[int(i)] for i in indices]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w") as handle:
         handle.write(json.dumps({"machine": machine()}) + "\n")
